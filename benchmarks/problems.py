@@ -1,0 +1,174 @@
+"""Benchmark problems: a function, its hand-written gradient, and inputs.
+
+Each function here is plain numpy code of the kind a user would hand to
+``transpile.grad``; next to it is the gradient a competent person would write
+by hand in numpy. Both take the same arguments; the gradient returns a tuple,
+one entry per name in the problem's ``wrt``. Everything is float64.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from transpile import stop_gradient
+
+# --- 1. logistic regression -------------------------------------------------
+
+
+def logreg_loss(w, b, x, y):
+    """Mean binary cross-entropy of a logistic model."""
+    z = x @ w + b
+    p = 1.0 / (1.0 + np.exp(-z))
+    return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+
+def logreg_grad(w, b, x, y):
+    """Hand-written gradient of ``logreg_loss`` w.r.t. ``(w, b)``."""
+    p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+    r = (p - y) / x.shape[0]
+    return x.T @ r, np.sum(r)
+
+
+def logreg_inputs(rng, n, d):
+    """Weights, a float bias, features and 0/1 labels."""
+    w = rng.normal(scale=1.0 / np.sqrt(d), size=d)
+    x = rng.normal(size=(n, d))
+    y = (rng.random(n) < 0.5).astype(np.float64)
+    return (w, 0.1, x, y)
+
+
+# --- 2. two-layer MLP with softmax cross-entropy ------------------------------
+
+
+def mlp_loss(W1, b1, W2, b2, x, y):
+    """Mean softmax cross-entropy of a tanh MLP; ``y`` is one-hot."""
+    h = np.tanh(x @ W1 + b1)
+    logits = h @ W2 + b2
+    m = stop_gradient(np.max(logits, axis=1, keepdims=True))
+    s = logits - m
+    logp = s - np.log(np.sum(np.exp(s), axis=1, keepdims=True))
+    return -np.mean(np.sum(y * logp, axis=1))
+
+
+def mlp_grad(W1, b1, W2, b2, x, y):
+    """Hand-written backprop for ``mlp_loss`` w.r.t. all four parameters."""
+    h = np.tanh(x @ W1 + b1)
+    logits = h @ W2 + b2
+    e = np.exp(logits - np.max(logits, axis=1, keepdims=True))
+    dlogits = (e / np.sum(e, axis=1, keepdims=True) - y) / x.shape[0]
+    dz = (dlogits @ W2.T) * (1.0 - h * h)
+    return x.T @ dz, np.sum(dz, axis=0), h.T @ dlogits, np.sum(dlogits, axis=0)
+
+
+def mlp_inputs(rng, n, d, hidden, classes):
+    """Glorot-scaled weights, small biases, inputs and one-hot labels."""
+    W1 = rng.normal(scale=1.0 / np.sqrt(d), size=(d, hidden))
+    b1 = rng.normal(scale=0.1, size=hidden)
+    W2 = rng.normal(scale=1.0 / np.sqrt(hidden), size=(hidden, classes))
+    b2 = rng.normal(scale=0.1, size=classes)
+    x = rng.normal(size=(n, d))
+    y = np.eye(classes)[rng.integers(0, classes, size=n)]
+    return (W1, b1, W2, b2, x, y)
+
+
+# --- 3. recurrent network -----------------------------------------------------
+
+
+def rnn_loss(Wx, Wh, b, x, h0):
+    """Sum of squares of the last state of a tanh RNN run over ``x[t]``."""
+    h = h0
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ Wx + h @ Wh + b)
+    return np.sum(h**2)
+
+
+def rnn_grad(Wx, Wh, b, x, h0):
+    """Hand-written backprop through time for ``rnn_loss`` w.r.t. ``(Wx, Wh, b)``."""
+    hs = [h0]
+    for t in range(x.shape[0]):
+        hs.append(np.tanh(x[t] @ Wx + hs[-1] @ Wh + b))
+    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros_like(b)
+    dh = 2.0 * hs[-1]
+    for t in reversed(range(x.shape[0])):
+        dz = dh * (1.0 - hs[t + 1] * hs[t + 1])
+        dWx += x[t].T @ dz
+        dWh += hs[t].T @ dz
+        db += np.sum(dz, axis=0)
+        dh = dz @ Wh.T
+    return dWx, dWh, db
+
+
+def rnn_inputs(rng, steps, batch, d, hidden):
+    """Weights scaled to keep the recurrence stable, inputs and a zero state."""
+    Wx = rng.normal(scale=1.0 / np.sqrt(d), size=(d, hidden))
+    Wh = rng.normal(scale=0.5 / np.sqrt(hidden), size=(hidden, hidden))
+    b = rng.normal(scale=0.1, size=hidden)
+    x = rng.normal(size=(steps, batch, d))
+    return (Wx, Wh, b, x, np.zeros((batch, hidden)))
+
+
+# --- 4. scalar loop -----------------------------------------------------------
+
+
+def scalar_loop(x, a):
+    """Run a thousand steps of a scalar recurrence on Python floats."""
+    for _ in range(1000):
+        x = x * a + np.sin(x) * 0.1
+    return x
+
+
+def scalar_loop_grad(x, a):
+    """Hand-written reverse sweep for ``scalar_loop`` w.r.t. ``(x, a)``."""
+    xs = []
+    for _ in range(1000):
+        xs.append(x)
+        x = x * a + np.sin(x) * 0.1
+    dx, da = 1.0, 0.0
+    for xi in reversed(xs):
+        da += dx * xi
+        dx *= a + np.cos(xi) * 0.1
+    return dx, da
+
+
+def scalar_loop_inputs(rng):
+    """Draw a starting point and a contracting multiplier, as Python floats."""
+    return (float(rng.uniform(0.5, 1.5)), float(rng.uniform(0.8, 0.9)))
+
+
+# --- the table of benchmarks --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One benchmark row: a function, its hand gradient and how to build inputs.
+
+    ``make(rng)`` builds the timed inputs; ``tiny(rng)`` builds a small instance
+    on which the hand-written gradient is checked against finite differences.
+    ``target`` is the largest acceptable generated / hand-written time ratio.
+    """
+
+    name: str
+    size: str
+    func: Callable
+    hand_grad: Callable
+    wrt: tuple
+    make: Callable
+    tiny: Callable
+    target: float
+
+
+PROBLEMS = [
+    Problem("logreg", "small", logreg_loss, logreg_grad, ("w", "b"),
+            lambda r: logreg_inputs(r, 64, 10), lambda r: logreg_inputs(r, 5, 3), 1.2),
+    Problem("logreg", "large", logreg_loss, logreg_grad, ("w", "b"),
+            lambda r: logreg_inputs(r, 8192, 100), lambda r: logreg_inputs(r, 5, 3), 1.2),
+    Problem("mlp", "small", mlp_loss, mlp_grad, ("W1", "b1", "W2", "b2"),
+            lambda r: mlp_inputs(r, 32, 20, 64, 10), lambda r: mlp_inputs(r, 4, 3, 5, 3), 1.2),
+    Problem("mlp", "large", mlp_loss, mlp_grad, ("W1", "b1", "W2", "b2"),
+            lambda r: mlp_inputs(r, 4096, 64, 256, 10), lambda r: mlp_inputs(r, 4, 3, 5, 3), 1.2),
+    Problem("rnn", "T50 h32 b16", rnn_loss, rnn_grad, ("Wx", "Wh", "b"),
+            lambda r: rnn_inputs(r, 50, 16, 16, 32), lambda r: rnn_inputs(r, 4, 2, 2, 3), 1.3),
+    Problem("scalar_loop", "1000 iters", scalar_loop, scalar_loop_grad, ("x", "a"),
+            scalar_loop_inputs, scalar_loop_inputs, 2.0),
+]

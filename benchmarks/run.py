@@ -1,0 +1,211 @@
+"""Time generated gradients against hand-written numpy gradients.
+
+Usage::
+
+    python benchmarks/run.py [--quick] [--only NAME ...] [--baseline]
+
+For each problem in ``problems.PROBLEMS`` this first checks correctness (the
+hand-written gradient against central finite differences on a tiny instance,
+and the generated gradient against the hand-written one, with rtol 1e-6, on the
+tiny and the timed instance), then times both gradients in one process with
+interleaved repeats and prints the medians and their ratio. The exit status is
+0 only when every row is OK.
+"""
+
+import argparse
+import gc
+import math
+import platform
+import sys
+import time
+import traceback
+
+import _path  # noqa: F401  (puts the checkout's root on sys.path)
+import numpy as np
+from problems import PROBLEMS
+
+from transpile import grad
+
+SEED = 0
+RTOL = 1e-6  # generated vs hand-written
+ATOL = 1e-10
+FD_EPS = 1e-6  # central differences on the tiny instance
+FD_RTOL = 1e-5
+FD_ATOL = 1e-8
+
+
+def numeric_grad(func, args, wrt):
+    """Central finite differences of scalar ``func`` w.r.t. the arguments at ``wrt``."""
+    grads = []
+    for i in wrt:
+        if np.ndim(args[i]) == 0:
+            def shifted(delta, i=i):
+                return func(*args[:i], args[i] + delta, *args[i + 1:])
+
+            grads.append((shifted(FD_EPS) - shifted(-FD_EPS)) / (2 * FD_EPS))
+            continue
+        g = np.zeros_like(args[i])
+        for k in np.ndindex(g.shape):
+            values = []
+            for delta in (FD_EPS, -FD_EPS):
+                a = args[i].copy()
+                a[k] += delta
+                values.append(func(*args[:i], a, *args[i + 1:]))
+            g[k] = (values[0] - values[1]) / (2 * FD_EPS)
+        grads.append(g)
+    return tuple(grads)
+
+
+def mismatches(got, want, names, rtol, atol):
+    """Describe each gradient in ``got`` that differs from ``want`` (empty if all agree)."""
+    if not isinstance(got, tuple) or len(got) != len(want):
+        got_len = f" of {len(got)}" if isinstance(got, tuple) else ""
+        return [f"expected a tuple of {len(want)} gradients, got {type(got).__name__}{got_len}"]
+    problems = []
+    for name, g, w in zip(names, got, want):
+        g = np.asarray(g)
+        if g.shape != np.shape(w) or g.dtype != np.float64:
+            problems.append(f"d{name}: shape {g.shape} dtype {g.dtype}, "
+                            f"expected {np.shape(w)} float64")
+        elif not np.allclose(g, w, rtol=rtol, atol=atol):
+            err = np.max(np.abs(g - w))
+            problems.append(f"d{name}: max abs error {err:.3g} (max |expected| "
+                            f"{np.max(np.abs(w)):.3g})")
+    return problems
+
+
+def check_hand(problem):
+    """Failures of the hand-written gradient against finite differences (tiny instance)."""
+    wrt = tuple(problem.func.__code__.co_varnames.index(n) for n in problem.wrt)
+    tiny = problem.tiny(np.random.default_rng(SEED))
+    found = mismatches(problem.hand_grad(*tiny), numeric_grad(problem.func, tiny, wrt),
+                       problem.wrt, FD_RTOL, FD_ATOL)
+    return [f"hand-written vs finite differences: {m}" for m in found]
+
+
+def check_generated(problem, generated):
+    """Failures of the generated gradient against the hand-written one (both instances)."""
+    failures = []
+    for label, make in (("tiny", problem.tiny), ("timed", problem.make)):
+        args = make(np.random.default_rng(SEED))
+        found = mismatches(generated(*args), problem.hand_grad(*args), problem.wrt, RTOL, ATOL)
+        failures += [f"generated vs hand-written ({label} instance): {m}" for m in found]
+    return failures
+
+
+def per_call(func, args, loops):
+    """Seconds per call of ``func(*args)``, averaged over ``loops`` calls."""
+    start = time.perf_counter()
+    for _ in range(loops):
+        func(*args)
+    return (time.perf_counter() - start) / loops
+
+
+def time_pair(funcs, args, repeats, min_sample):
+    """Median seconds per call of each function in ``funcs``, timed interleaved.
+
+    The loop count is chosen so that one sample of the faster function takes at
+    least ``min_sample`` seconds; the order alternates each repeat so that drift
+    in machine speed falls on both sides equally.
+    """
+    for f in funcs:  # warm up caches, allocator, lazy compilation
+        per_call(f, args, 3)
+    fastest = min(per_call(f, args, 5) for f in funcs)
+    loops = max(1, math.ceil(min_sample / max(fastest, 1e-9)))
+    samples = [[] for _ in funcs]
+    gc.collect()
+    gc.disable()
+    try:
+        for r in range(repeats):
+            order = range(len(funcs)) if r % 2 == 0 else reversed(range(len(funcs)))
+            for i in order:
+                samples[i].append(per_call(funcs[i], args, loops))
+    finally:
+        gc.enable()
+    return [float(np.median(s)) for s in samples]
+
+
+def fmt_time(seconds):
+    """Format a duration with a unit that keeps three significant figures readable."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def run_one(problem, args):
+    """Check and time one problem; return its table row and any failure notes."""
+    notes = check_hand(problem)
+    status = "HAND WRONG" if notes else None
+    if args.baseline:
+        generated = problem.hand_grad
+    else:
+        try:
+            generated = grad(problem.func, wrt=problem.wrt)
+        except Exception:  # noqa: BLE001  (any crash is reported, not raised)
+            generated, status = None, status or "ERROR"
+            notes.append("grad() raised:\n" + traceback.format_exc(limit=-3))
+    if generated is not None:
+        try:
+            wrong = check_generated(problem, generated)
+        except Exception:  # noqa: BLE001
+            wrong = ["the generated gradient raised:\n" + traceback.format_exc(limit=-3)]
+            status = status or "ERROR"
+        notes += wrong
+        status = status or ("WRONG" if wrong else None)
+    timed = [problem.hand_grad] if status else [generated, problem.hand_grad]
+    inputs = problem.make(np.random.default_rng(SEED))
+    repeats, min_sample = (9, 0.005) if args.quick else (41, 0.02)
+    medians = time_pair(timed, inputs, repeats, min_sample)
+    hand = medians[-1]
+    if status is None:
+        ratio = medians[0] / hand
+        status = "OK" if ratio <= problem.target else "over"
+        gen_cell, ratio_cell = fmt_time(medians[0]), f"{ratio:.2f}"
+    else:
+        gen_cell, ratio_cell = "-", "-"
+    row = [problem.name, problem.size, gen_cell, fmt_time(hand), ratio_cell,
+           f"<= {problem.target:g}", status]
+    return row, notes
+
+
+def main(argv=None):
+    """Parse options, run the selected benchmarks and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repeats and shorter samples (noisier)")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help="run only this benchmark (repeatable): "
+                        + ", ".join(dict.fromkeys(p.name for p in PROBLEMS)))
+    parser.add_argument("--baseline", action="store_true",
+                        help="time the hand-written gradient against itself instead of the "
+                        "generated one (tests the harness; ratios should be near 1)")
+    args = parser.parse_args(argv)
+    selected = [p for p in PROBLEMS if not args.only or p.name in args.only]
+    if not selected:
+        parser.error(f"no benchmark named {args.only}")
+
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, "
+          f"{'quick' if args.quick else 'full'} run"
+          + (", BASELINE (hand vs hand)" if args.baseline else ""))
+    header = ["benchmark", "size", "generated", "hand-written", "ratio", "target", "status"]
+    rows, all_notes = [], []
+    for problem in selected:
+        row, notes = run_one(problem, args)
+        rows.append(row)
+        if notes:
+            all_notes.append((f"{problem.name} ({problem.size})", notes))
+        print("  done:", " | ".join(row), file=sys.stderr, flush=True)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+    print("\nratio = median time of the generated gradient / median time of the hand-written one")
+    for where, notes in all_notes:
+        print(f"\n{where}:")
+        for note in notes:
+            print("  - " + note.rstrip().replace("\n", "\n    "))
+    return 0 if all(r[-1] == "OK" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

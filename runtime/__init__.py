@@ -1,0 +1,18 @@
+"""What generated gradient code calls at run time.
+
+This package is small and stable, and it never imports ``transpile``: the
+compiler depends on it, not the other way round.
+"""
+
+try:
+    from runtime.gradcheck import GradReport, assert_grad_close, check_grad, numeric_grad
+except ImportError:  # TEMPORARY while gradcheck.py is rewritten
+    pass
+
+
+def stop_gradient(x):
+    """Return ``x`` unchanged; differentiation treats the result as a constant."""
+    return x
+
+
+__all__ = ["stop_gradient", "numeric_grad", "check_grad", "assert_grad_close", "GradReport"]

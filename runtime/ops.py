@@ -1,0 +1,219 @@
+"""Helpers that generated adjoint code calls: short, fast, array-module agnostic.
+
+They only create arrays from existing arrays (``zeros_like``, ``broadcast_to``),
+so cupy and other NEP-18 arrays flow through unchanged, and they keep dtypes.
+"""
+
+import numpy as np
+
+
+def seed(out):
+    """The cotangent 1.0 of a scalar output; a clear error for anything else."""
+    if np.ndim(out) != 0 or isinstance(out, (list, tuple, dict)):
+        raise ValueError(
+            f"grad needs a function that returns a scalar, but it returned a value of shape "
+            f"{np.shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs")
+    return 1.0
+
+
+def _shape(x):
+    return getattr(x, "shape", ())
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
+    xs = _shape(x)
+    gs = _shape(g)
+    if gs == xs:
+        return g
+    extra = len(gs) - len(xs)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(xs) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if not xs and hasattr(g, "shape"):
+        # a Python scalar operand receives a scalar gradient of the same kind
+        return g[()] if isinstance(x, (float, int)) else g
+    return g
+
+
+def matmul_left(g, x, y):
+    """Adjoint of ``x`` in ``x @ y``."""
+    xn, yn = np.ndim(x), np.ndim(y)
+    if xn == 2 and yn == 2:
+        return g @ y.T
+    if yn == 1:
+        if xn == 1:
+            return g * y
+        return g[..., None] * y
+    if xn == 1:
+        return (y @ g[..., None])[..., 0] if g.ndim > 1 else y @ g
+    return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
+
+
+def matmul_right(g, x, y):
+    """Adjoint of ``y`` in ``x @ y``."""
+    xn, yn = np.ndim(x), np.ndim(y)
+    if xn == 2 and yn == 2:
+        return x.T @ g
+    if xn == 1:
+        if yn == 1:
+            return g * x
+        return unbroadcast(x[:, None] * g[..., None, :], y)
+    if yn == 1:
+        return unbroadcast(np.swapaxes(x, -1, -2) @ g[..., None], y[:, None])[..., 0]
+    return unbroadcast(np.swapaxes(x, -1, -2) @ g, y)
+
+
+def _axes(ndim, axis):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(a % ndim for a in axis)
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Broadcast the adjoint of a reduction back to the shape of its input."""
+    shape = _shape(x)
+    if not keepdims and axis is not None:
+        g = np.expand_dims(g, _axes(len(shape), axis))
+    return np.broadcast_to(g, shape)
+
+
+def reduced_size(x, axis=None):
+    """How many elements each output of a reduction over ``axis`` combines."""
+    shape = _shape(x)
+    n = 1
+    for a in _axes(len(shape), axis):
+        n *= shape[a]
+    return n
+
+
+def unreduce_extreme(g, y, x, axis=None, keepdims=False):
+    """Adjoint of max/min: split evenly between the elements that attain it."""
+    hit = x == unreduce(y, x, axis, keepdims)
+    count = hit.sum(axis=_axes(np.ndim(x), axis), keepdims=True)
+    return unreduce(g, x, axis, keepdims) * hit / count
+
+
+def unreduce_prod(g, x, axis=None, keepdims=False):
+    """Adjoint of prod: the product of the other elements, exact when some are zero."""
+    ndim = np.ndim(x)
+    axes = _axes(ndim, axis)
+    rest = tuple(a for a in range(ndim) if a not in axes)
+    moved = np.transpose(x, rest + axes)
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ones = np.ones_like(flat[..., :1])
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (left * right).reshape(moved.shape)
+    others = np.transpose(others, np.argsort(rest + axes))
+    return unreduce(g, x, axis, keepdims) * others
+
+
+def untranspose(g, axes=None):
+    if axes is None or axes == ():
+        return np.transpose(g)
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = axes[0]
+    return np.transpose(g, np.argsort(axes))
+
+
+def cast_like(g, x):
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return float(g) if np.ndim(g) == 0 else g
+    return g.astype(dtype, copy=False) if hasattr(g, "astype") else np.asarray(g, dtype)
+
+
+def winner(a, b):
+    """1 where ``a`` beats ``b``, 0.5 on ties, else 0 (the adjoint weight of max)."""
+    return (a > b) + 0.5 * (a == b)
+
+
+def select(condition, a, b):
+    return np.where(condition, a, b)
+
+
+def inside(x, lo, hi):
+    """1.0 where ``x`` lies within [lo, hi] (either bound may be None)."""
+    mask = np.ones_like(x, dtype=bool)
+    if lo is not None:
+        mask = mask & (x >= lo)
+    if hi is not None:
+        mask = mask & (x <= hi)
+    return mask
+
+
+def _is_basic(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer))
+               for p in parts)
+
+
+def add_at(buf, index, g):
+    """``buf[index] += g`` in place, summing repeated integer indices correctly."""
+    if isinstance(buf, (list, dict)):
+        buf[index] = add(buf[index], g)
+    elif _is_basic(index):
+        buf[index] += g
+    else:
+        np.add.at(buf, index, g)
+
+
+def add(a, b):
+    """Sum of two adjoints that may be containers (lists, tuples, dicts) of arrays."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        return {k: add(a[k], b[k]) for k in a}
+    if isinstance(a, (list, tuple)):
+        return [add(x, y) for x, y in zip(a, b)]
+    return a + b
+
+
+def zeros_like(x):
+    """A zero adjoint shaped like ``x``: arrays, Python numbers, and containers."""
+    if isinstance(x, dict):
+        return {k: zeros_like(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [zeros_like(v) for v in x]
+    if x is None:
+        return None
+    if isinstance(x, (float, int)) and not isinstance(x, bool):
+        return 0.0
+    return np.zeros_like(x)
+
+
+def copy(x):
+    if isinstance(x, (list, tuple)):
+        return [copy(v) for v in x]
+    if isinstance(x, dict):
+        return {k: copy(v) for k, v in x.items()}
+    return x.copy() if hasattr(x, "copy") else x
+
+
+def unstack(g, arrays, axis=0):
+    return [np.take(g, i, axis=axis) for i in range(len(arrays))]
+
+
+def unconcatenate(g, arrays, axis=0):
+    sizes = [np.shape(a)[axis] if np.ndim(a) else 1 for a in arrays]
+    bounds = np.cumsum(sizes)[:-1]
+    parts = np.split(g, bounds, axis=axis)
+    return [np.reshape(p, np.shape(a)) for p, a in zip(parts, arrays)]
+
+
+def spread(g, items):
+    """Adjoint of the builtin ``sum(items)``: every item receives ``g``."""
+    return [unbroadcast(g, x) for x in items]
+
+
+def unarray(g, a):
+    if isinstance(a, (list, tuple)):
+        return [unarray(g[i], x) for i, x in enumerate(a)]
+    return cast_like(g, a) if np.ndim(a) else (float(g) if isinstance(a, float) else g)

@@ -1,0 +1,12 @@
+"""transpile: source-to-source reverse-mode automatic differentiation for NumPy code.
+
+``grad(f)`` reads ``f``'s source and returns an explicit, readable adjoint function
+written in plain numpy; ``source(grad(f))`` shows it.
+"""
+
+from runtime import stop_gradient
+from transpile.api import grad, source, value_and_grad, vjp
+from transpile.errors import TranspileError
+
+__all__ = ["grad", "value_and_grad", "vjp", "stop_gradient", "source", "TranspileError"]
+__version__ = "0.1.0"

@@ -1,0 +1,69 @@
+"""Rejects syntax the transpiler does not differentiate, with a located error.
+
+``run(parsed)`` walks the function once and raises ``TranspileError`` for the first
+unsupported construct; it returns nothing. What is accepted here, later stages handle.
+"""
+
+import gast
+
+from transpile.errors import at
+
+_STATEMENTS = {
+    gast.Try: ("try/except", "move the try/except outside the differentiated function"),
+    gast.With: ("with", "move the `with` block outside the differentiated function"),
+    gast.AsyncWith: ("async with", "differentiate a plain synchronous function"),
+    gast.AsyncFor: ("async for", "differentiate a plain synchronous function"),
+    gast.AsyncFunctionDef: ("async def", "differentiate a plain synchronous function"),
+    gast.Global: ("global", "pass the value in as an argument instead"),
+    gast.Nonlocal: ("nonlocal", "pass the value in as an argument instead"),
+    gast.Delete: ("del", "remove the `del`; rebinding the name is enough"),
+    gast.ClassDef: ("a nested class", "define the class at module level"),
+    gast.FunctionDef: ("a nested function", "define the helper at module level; "
+                       "the transpiler differentiates calls to it"),
+    gast.Import: ("import", "import at module level"),
+    gast.ImportFrom: ("import", "import at module level"),
+}
+_EXPRESSIONS = {
+    gast.Yield: ("yield", "differentiate a function that returns its value"),
+    gast.YieldFrom: ("yield from", "differentiate a function that returns its value"),
+    gast.Await: ("await", "differentiate a plain synchronous function"),
+    gast.NamedExpr: ("an assignment expression (:=)", "assign on a separate line"),
+    gast.ListComp: ("a list comprehension", "write a for loop that appends to a list"),
+    gast.SetComp: ("a set comprehension", "write a for loop"),
+    gast.DictComp: ("a dict comprehension", "write a for loop that fills a dict"),
+    gast.GeneratorExp: ("a generator expression", "write a for loop"),
+    gast.Starred: ("a starred expression", "pass the arguments one by one"),
+}
+_MATCH = getattr(gast, "Match", None)
+
+
+def run(parsed) -> None:
+    """Raise TranspileError for the first unsupported construct in ``parsed.tree``."""
+    tree = parsed.tree
+    args = tree.args
+    if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", []):
+        raise at(parsed, tree, "*args, **kwargs and keyword-only parameters are not supported "
+                 "in a differentiated function",
+                 "use plain positional parameters (with defaults if needed)")
+    for stmt in tree.body:
+        _check(parsed, stmt)
+
+
+def _check(parsed, root):
+    for node in gast.walk(root):
+        kind = type(node)
+        if kind in _STATEMENTS:
+            what, hint = _STATEMENTS[kind]
+            raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
+        if kind in _EXPRESSIONS:
+            what, hint = _EXPRESSIONS[kind]
+            raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
+        if _MATCH is not None and kind is _MATCH:
+            raise at(parsed, node, "match is not supported in a differentiated function",
+                     "use if/elif/else")
+        if isinstance(node, (gast.For, gast.While)) and node.orelse:
+            raise at(parsed, node, "a loop `else:` clause is not supported",
+                     "use a flag variable set before `break`")
+        if isinstance(node, gast.For) and not isinstance(node.target, (gast.Name, gast.Tuple)):
+            raise at(parsed, node, "a loop target must be a name or a tuple of names",
+                     "assign inside the loop body instead")

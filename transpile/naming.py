@@ -1,0 +1,62 @@
+"""Deterministic, readable, collision-free names for generated code.
+
+One ``Namer`` serves one transpilation. It knows every name the user's code
+mentions and hands out new ones: temporaries ``_t1, _t2, ...``, versions of a
+re-assigned variable ``h2, h3``, and adjoints ``dx`` (``d_x`` when ``dx`` is taken).
+"""
+
+import gast
+
+
+class Namer:
+    def __init__(self, taken):
+        self._taken = set(taken)
+        self._counter = 0
+        self._adjoints = {}
+        self._versions = {}
+
+    @classmethod
+    def for_tree(cls, tree, extra=()):
+        """A namer that avoids every identifier appearing in ``tree``."""
+        taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        return cls(taken | set(extra))
+
+    def reserve(self, name: str) -> str:
+        self._taken.add(name)
+        return name
+
+    def fresh(self, base: str) -> str:
+        """``base`` itself if free, else ``base_1``, ``base_2``, ..."""
+        if base not in self._taken:
+            return self.reserve(base)
+        i = 1
+        while f"{base}_{i}" in self._taken:
+            i += 1
+        return self.reserve(f"{base}_{i}")
+
+    def temp(self) -> str:
+        while True:
+            self._counter += 1
+            name = f"_t{self._counter}"
+            if name not in self._taken:
+                return self.reserve(name)
+
+    def version(self, name: str) -> str:
+        """A new name for a re-assignment of ``name``: ``h2``, ``h3``, ..."""
+        n = self._versions.get(name, 1)
+        while True:
+            n += 1
+            sep = "_" if name[-1].isdigit() else ""
+            candidate = f"{name}{sep}{n}"
+            if candidate not in self._taken:
+                self._versions[name] = n
+                return self.reserve(candidate)
+
+    def adjoint(self, name: str) -> str:
+        """The adjoint of ``name``: ``dx`` for ``x``, ``d_t1`` for ``_t1``; stable per name."""
+        if name not in self._adjoints:
+            base = f"d{name}" if name.startswith("_") else f"d{name}"
+            if base in self._taken:
+                base = f"d_{name.lstrip('_')}"
+            self._adjoints[name] = self.fresh(base)
+        return self._adjoints[name]

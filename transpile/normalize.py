@@ -1,0 +1,657 @@
+'''Desugaring and A-normal form.
+
+After ``run``, a function body holds only these statement shapes, where an
+*atom* is a ``Name`` or a ``Constant``:
+
+    name = atom                          copy
+    name = atom OP atom                  BinOp (+ - * / // % ** @)
+    name = OP atom                       UnaryOp (- + not ~)
+    name = atom CMP atom                 Compare, one comparison
+    name = f(atom, ..., k=atom)          Call; f is a Name, an attribute chain of
+                                         names (np.linalg.norm) or a method atom.m
+    name = atom.attr                     Attribute read
+    name = atom[index]                   Subscript read; index made of atoms,
+                                         slices of atoms, None, Ellipsis, tuples
+    name = (atom, ...) / [atom, ...]     Tuple / List display
+    name = {atom: atom, ...}             Dict display
+    name = <opaque>                      BoolOp, Lambda, JoinedStr: never differentiated
+    name[index] = atom                   Subscript write (array or list slot)
+    f(atom, ...)                         Call statement (hs.append(h), print)
+    if atom: ... else: ...
+    for name in atom: ...                atom is a range object computed before the loop
+    while atom: ...                      the test atom is recomputed at the end of the body
+    break / continue / raise / assert
+    return atom                          exactly one, the last statement of the body
+
+Returns inside branches and loops are lowered to a single exit; ``for`` over lists,
+arrays, ``enumerate`` and ``zip`` becomes ``for i in range(...)`` plus element reads;
+augmented assignment and tuple unpacking become plain assignments. Nodes keep the
+line number of the user's statement they came from.
+'''
+
+import builtins
+
+import gast
+
+from transpile.errors import at
+
+_OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
+
+
+def is_atom(node) -> bool:
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def assign(target: str, value, origin):
+    node = gast.Assign(targets=[name(target, gast.Store())], value=value, type_comment=None)
+    return gast.copy_location(node, origin)
+
+
+def call(func, args, origin, keywords=()):
+    return gast.copy_location(gast.Call(func=func, args=list(args), keywords=list(keywords)),
+                              origin)
+
+
+def const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def run(parsed, namer):
+    """Normalize ``parsed.tree`` in place and return it."""
+    tree = parsed.tree
+    tree.body = _Lowerer(parsed, namer).function_body(tree.body)
+    tree.body = _Normalizer(parsed, namer).block(tree.body)
+    tree.body = lower_jumps(tree.body, parsed)
+    return rename(tree, namer)
+
+
+class _Lowerer:
+    """Single exit: every ``return`` becomes an assignment to a result variable."""
+
+    def __init__(self, parsed, namer):
+        self.parsed = parsed
+        self.namer = namer
+        self.result = None
+        self.flag = None
+
+    def function_body(self, body):
+        if not any(isinstance(n, gast.Return) for n in _walk_stmts(body)):
+            raise at(self.parsed, self.parsed.tree, "the function has no return statement",
+                     "return the scalar value to differentiate")
+        last = body[-1] if body else None
+        simple = isinstance(last, gast.Return) and sum(
+            isinstance(n, gast.Return) for n in _walk_stmts(body)) == 1
+        if simple:
+            return body
+        self.result = self.namer.fresh("result")
+        lowered = self.block(body, in_loop=False)
+        ret = gast.Return(value=name(self.result))
+        return lowered + [gast.copy_location(ret, body[-1])]
+
+    def block(self, stmts, in_loop):
+        out = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.Return):
+                value = stmt.value if stmt.value is not None else const(None)
+                out.append(gast.copy_location(
+                    gast.Assign(targets=[name(self.result, gast.Store())], value=value,
+                                type_comment=None), stmt))
+                if in_loop:
+                    out.append(self._set_flag(stmt))
+                    out.append(gast.copy_location(gast.Break(), stmt))
+                return out
+            if isinstance(stmt, gast.If):
+                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts([stmt]))
+                stmt.body = self.block(stmt.body, in_loop)
+                stmt.orelse = self.block(stmt.orelse, in_loop)
+                out.append(stmt)
+                rest = stmts[i + 1:]
+                if returns_in and rest:
+                    body_exits = _always_exits(stmt.body)
+                    else_exits = _always_exits(stmt.orelse)
+                    if body_exits and not else_exits:
+                        stmt.orelse = stmt.orelse + self.block(rest, in_loop)
+                        return out
+                    if else_exits and not body_exits:
+                        stmt.body = stmt.body + self.block(rest, in_loop)
+                        return out
+                    if not (body_exits and else_exits):
+                        return out + self._guard(rest, in_loop, stmt)
+                    return out
+                continue
+            if isinstance(stmt, (gast.For, gast.While)):
+                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts(stmt.body))
+                if returns_in and self.flag is None:
+                    self.flag = self.namer.fresh("returned")
+                    init = gast.copy_location(gast.Assign(
+                        targets=[name(self.flag, gast.Store())], value=const(False),
+                        type_comment=None), stmt)
+                    out.insert(0, init)
+                stmt.body = self.block(stmt.body, in_loop=True)
+                out.append(stmt)
+                if returns_in:
+                    rest = stmts[i + 1:]
+                    if in_loop:
+                        out.append(self._break_if_flag(stmt))
+                    elif rest:
+                        return out + self._guard(rest, in_loop, stmt)
+                continue
+            out.append(stmt)
+        return out
+
+    def _set_flag(self, origin):
+        return gast.copy_location(gast.Assign(targets=[name(self.flag, gast.Store())],
+                                              value=const(True), type_comment=None), origin)
+
+    def _break_if_flag(self, origin):
+        return gast.copy_location(gast.If(test=name(self.flag), body=[gast.Break()],
+                                          orelse=[]), origin)
+
+    def _guard(self, rest, in_loop, origin):
+        if self.flag is None:
+            raise at(self.parsed, origin, "this early return is not supported",
+                     "return at the end of each branch")
+        test = gast.UnaryOp(op=gast.Not(), operand=name(self.flag))
+        return [gast.copy_location(gast.If(test=test, body=self.block(rest, in_loop),
+                                           orelse=[]), origin)]
+
+
+def _always_exits(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Return, gast.Raise, gast.Break, gast.Continue)):
+            return True
+        if isinstance(stmt, gast.If) and _always_exits(stmt.body) and _always_exits(stmt.orelse):
+            return True
+    # a lowered return ends with an assignment to the result followed by nothing else
+    return False
+
+
+def _walk_stmts(stmts):
+    for stmt in stmts:
+        yield stmt
+        for field in ("body", "orelse"):
+            yield from _walk_stmts(getattr(stmt, field, []) or [])
+
+
+class _Normalizer:
+    def __init__(self, parsed, namer):
+        self.parsed = parsed
+        self.namer = namer
+
+    # statements -----------------------------------------------------------------
+    def block(self, stmts):
+        out = []
+        for stmt in stmts:
+            out.extend(self.stmt(stmt))
+        return out
+
+    def stmt(self, s):
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise at(self.parsed, s, f"{type(s).__name__} statements are not supported")
+        return method(s)
+
+    def stmt_Pass(self, s):
+        return []
+
+    def stmt_Break(self, s):
+        return [s]
+
+    stmt_Continue = stmt_Break
+
+    def stmt_Raise(self, s):
+        return [s]
+
+    def stmt_Assert(self, s):
+        return [s]
+
+    def stmt_Expr(self, s):
+        if isinstance(s.value, gast.Constant):
+            return []  # docstring or bare constant
+        pre = []
+        value = self.expr(s.value, pre, top=True)
+        if isinstance(value, gast.Call):
+            return pre + [gast.copy_location(gast.Expr(value=value), s)]
+        return pre
+
+    def stmt_Return(self, s):
+        pre = []
+        value = self.atom(s.value if s.value is not None else const(None), pre)
+        return pre + [gast.copy_location(gast.Return(value=value), s)]
+
+    def stmt_AnnAssign(self, s):
+        if s.value is None:
+            return []
+        return self.stmt_Assign(gast.copy_location(
+            gast.Assign(targets=[s.target], value=s.value, type_comment=None), s))
+
+    def stmt_AugAssign(self, s):
+        load_target = _as_load(s.target)
+        value = gast.copy_location(gast.BinOp(left=load_target, op=s.op, right=s.value), s)
+        return self.stmt_Assign(gast.copy_location(
+            gast.Assign(targets=[s.target], value=value, type_comment=None), s))
+
+    def stmt_Assign(self, s):
+        pre = []
+        if len(s.targets) > 1:  # a = b = expr
+            value = self.atom(s.value, pre)
+            for target in s.targets:
+                pre.extend(self.bind(target, value, s))
+            return pre
+        target = s.targets[0]
+        if isinstance(target, gast.Name):
+            value = self.expr(s.value, pre, top=True)
+            return pre + [assign(target.id, value, s)]
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(s.value, (gast.Tuple,
+                                                                               gast.List)):
+            if len(target.elts) != len(s.value.elts):
+                raise at(self.parsed, s, "tuple unpacking with mismatched lengths")
+            values = [self.atom(v, pre) for v in s.value.elts]
+            values = [self._copy_if_name(v, pre, s) for v in values]
+            for t, v in zip(target.elts, values):
+                pre.extend(self.bind(t, v, s))
+            return pre
+        value = self.atom(s.value, pre)
+        return pre + self.bind(target, value, s)
+
+    def _copy_if_name(self, v, pre, origin):
+        # a, b = b, a: read every value before any target is written
+        if isinstance(v, gast.Name):
+            t = self.namer.temp()
+            pre.append(assign(t, v, origin))
+            return name(t)
+        return v
+
+    def bind(self, target, value_atom, origin):
+        """Statements that bind ``target`` (a name, tuple, or subscript) to an atom."""
+        if isinstance(target, gast.Name):
+            return [assign(target.id, value_atom, origin)]
+        if isinstance(target, (gast.Tuple, gast.List)):
+            out = []
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, gast.Starred):
+                    raise at(self.parsed, origin, "starred unpacking is not supported")
+                item = gast.Subscript(value=value_atom, slice=const(i), ctx=gast.Load())
+                if isinstance(elt, gast.Name):
+                    out.append(assign(elt.id, item, origin))
+                else:
+                    t = self.namer.temp()
+                    out.append(assign(t, item, origin))
+                    out.extend(self.bind(elt, name(t), origin))
+            return out
+        if isinstance(target, gast.Subscript):
+            pre = []
+            base = target.value
+            if not isinstance(base, gast.Name):
+                base = self.atom(base, pre)
+            index = self.index(target.slice, pre)
+            node = gast.Assign(targets=[gast.Subscript(value=name(base.id), slice=index,
+                                                       ctx=gast.Store())],
+                               value=value_atom, type_comment=None)
+            return pre + [gast.copy_location(node, origin)]
+        if isinstance(target, gast.Attribute):
+            raise at(self.parsed, origin, "assigning to an attribute is not supported",
+                     "build a new value instead of mutating an object")
+        raise at(self.parsed, origin, f"cannot assign to {type(target).__name__}")
+
+    def stmt_If(self, s):
+        pre = []
+        test = self.atom(s.test, pre)
+        node = gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse))
+        return pre + [gast.copy_location(node, s)]
+
+    def stmt_While(self, s):
+        pre = []
+        test = self.atom(s.test, pre)
+        again = []
+        test_again = self.atom(_fresh_copy(s.test), again)
+        if isinstance(test, gast.Name) and isinstance(test_again, gast.Name):
+            # the re-evaluated test writes the same variable
+            again = _rename_target(again, test_again.id, test.id)
+        elif not (isinstance(test, gast.Constant) and isinstance(test_again, gast.Constant)):
+            raise at(self.parsed, s, "unsupported while-loop test")
+        body = self.block(s.body)
+        if _has_continue(body):
+            raise at(self.parsed, s, "`continue` inside a while loop is not supported",
+                     "use an if/else inside the loop body")
+        node = gast.While(test=test, body=body + again, orelse=[])
+        return pre + [gast.copy_location(node, s)]
+
+    def stmt_For(self, s):
+        pre = []
+        it = s.iter
+        target = s.target
+        if _is_call_to(self.parsed, it, builtins.range) and isinstance(target, gast.Name):
+            args = [self.atom(a, pre) for a in it.args]
+            rng = self.namer.temp()
+            pre.append(assign(rng, call(name("range"), args, it), s))
+            body = self.block(s.body)
+            return pre + [gast.copy_location(
+                gast.For(target=name(target.id, gast.Store()), iter=name(rng), body=body,
+                         orelse=[], type_comment=None), s)]
+        index = self.namer.fresh("i") if not isinstance(target, gast.Name) or True else None
+        length, elements = self._elements(it, target, index, pre, s)
+        rng = self.namer.temp()
+        pre.append(assign(rng, call(name("range"), [length], it), s))
+        head = []
+        for tgt, elem in elements:
+            head.extend(self.stmt(gast.copy_location(
+                gast.Assign(targets=[tgt], value=elem, type_comment=None), s)))
+        body = self.block(s.body)
+        return pre + [gast.copy_location(
+            gast.For(target=name(index, gast.Store()), iter=name(rng), body=head + body,
+                     orelse=[], type_comment=None), s)]
+
+    def _elements(self, it, target, index, pre, origin):
+        """(length atom, [(target, element expression)]) for iterating ``it``."""
+        if _is_call_to(self.parsed, it, builtins.enumerate):
+            if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+                raise at(self.parsed, origin, "unpack enumerate(...) as `for i, x in ...`")
+            length, elems = self._elements(it.args[0], target.elts[1], index, pre, origin)
+            return length, [(target.elts[0], name(index))] + elems
+        if _is_call_to(self.parsed, it, builtins.zip):
+            if not (isinstance(target, gast.Tuple) and len(target.elts) == len(it.args)):
+                raise at(self.parsed, origin, "unpack zip(...) into one name per sequence")
+            lengths, elems = [], []
+            for arg, tgt in zip(it.args, target.elts):
+                length, e = self._elements(arg, tgt, index, pre, origin)
+                lengths.append(length)
+                elems.extend(e)
+            if len(lengths) == 1:
+                return lengths[0], elems
+            t = self.namer.temp()
+            pre.append(assign(t, call(name("min"), lengths, origin), origin))
+            return name(t), elems
+        seq = self.atom(it, pre)
+        t = self.namer.temp()
+        pre.append(assign(t, call(name("len"), [seq], origin), origin))
+        elem = gast.Subscript(value=seq, slice=name(index), ctx=gast.Load())
+        return name(t), [(target, elem)]
+
+    # expressions ----------------------------------------------------------------
+    def atom(self, node, pre):
+        """Reduce ``node`` to an atom, appending the statements that compute it."""
+        node = self.fold_constant(node)
+        if is_atom(node):
+            return node
+        value = self.expr(node, pre, top=True)
+        if is_atom(value):
+            return value
+        t = self.namer.temp()
+        pre.append(assign(t, value, node))
+        return name(t)
+
+    def fold_constant(self, node):
+        if (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))
+                and isinstance(node.operand, gast.Constant)
+                and isinstance(node.operand.value, (int, float, complex))
+                and not isinstance(node.operand.value, bool)):
+            v = node.operand.value
+            return gast.copy_location(const(-v if isinstance(node.op, gast.USub) else v), node)
+        return node
+
+    def expr(self, node, pre, top=False):
+        """One operation whose operands are atoms (the right-hand side of a statement)."""
+        node = self.fold_constant(node)
+        if is_atom(node):
+            return node
+        if isinstance(node, gast.BinOp):
+            return _loc(gast.BinOp(left=self.atom(node.left, pre), op=node.op,
+                                   right=self.atom(node.right, pre)), node)
+        if isinstance(node, gast.UnaryOp):
+            return _loc(gast.UnaryOp(op=node.op, operand=self.atom(node.operand, pre)), node)
+        if isinstance(node, gast.Compare):
+            left = self.atom(node.left, pre)
+            if len(node.ops) == 1:
+                return _loc(gast.Compare(left=left, ops=node.ops,
+                                         comparators=[self.atom(node.comparators[0], pre)]),
+                            node)
+            # a < b < c  ==>  (a < b) & (b < c), evaluated eagerly
+            parts, prev = [], left
+            for op, comp in zip(node.ops, node.comparators):
+                right = self.atom(comp, pre)
+                parts.append(self.atom(gast.Compare(left=prev, ops=[op], comparators=[right]),
+                                       pre))
+                prev = right
+            result = parts[0]
+            for p in parts[1:]:
+                result = self.atom(gast.BinOp(left=result, op=gast.BitAnd(), right=p), pre)
+            return result
+        if isinstance(node, gast.Call):
+            return self.call(node, pre)
+        if isinstance(node, gast.Attribute):
+            chain = self.parsed.resolve(node)
+            from transpile.parse import MISSING
+            if chain is not MISSING and _is_name_chain(node):
+                return node  # a module attribute such as np.pi or np.newaxis
+            return _loc(gast.Attribute(value=self.atom(node.value, pre), attr=node.attr,
+                                       ctx=gast.Load()), node)
+        if isinstance(node, gast.Subscript):
+            return _loc(gast.Subscript(value=self.atom(node.value, pre),
+                                       slice=self.index(node.slice, pre), ctx=gast.Load()),
+                        node)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            cls = type(node)
+            return _loc(cls(elts=[self.atom(e, pre) for e in node.elts], ctx=gast.Load()), node)
+        if isinstance(node, gast.Dict):
+            if any(k is None for k in node.keys):
+                raise at(self.parsed, node, "dict unpacking (**) is not supported")
+            return _loc(gast.Dict(keys=[self.atom(k, pre) for k in node.keys],
+                                  values=[self.atom(v, pre) for v in node.values]), node)
+        if isinstance(node, gast.IfExp):
+            t = self.namer.temp()
+            test = self.atom(node.test, pre)
+            body, orelse = [], []
+            body.append(assign(t, self.expr(node.body, body, top=True), node))
+            orelse.append(assign(t, self.expr(node.orelse, orelse, top=True), node))
+            pre.append(_loc(gast.If(test=test, body=body, orelse=orelse), node))
+            return name(t)
+        if isinstance(node, _OPAQUE):
+            return node
+        if isinstance(node, gast.Slice):
+            raise at(self.parsed, node, "a slice outside a subscript is not supported")
+        raise at(self.parsed, node, f"{type(node).__name__} expressions are not supported")
+
+    def call(self, node, pre):
+        func = node.func
+        if isinstance(func, gast.Name) or (_is_name_chain(func) and self.parsed.resolve(func)
+                                           is not _missing()):
+            new_func = func
+        elif isinstance(func, gast.Attribute):  # method call on a value: x.sum(axis=0)
+            new_func = gast.Attribute(value=self.atom(func.value, pre), attr=func.attr,
+                                      ctx=gast.Load())
+        else:
+            new_func = self.atom(func, pre)
+        if _is_stop_gradient(self.parsed, func):
+            # keep the stopped expression's statements; the call marks the cut
+            args = [self.atom(a, pre) for a in node.args]
+        else:
+            args = [self.atom(a, pre) for a in node.args]
+        keywords = []
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise at(self.parsed, node, "**kwargs in a call is not supported",
+                         "pass keyword arguments one by one")
+            keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, pre)))
+        return _loc(gast.Call(func=new_func, args=args, keywords=keywords), node)
+
+    def index(self, node, pre):
+        if isinstance(node, gast.Slice):
+            parts = [None if p is None else self.atom(p, pre)
+                     for p in (node.lower, node.upper, node.step)]
+            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple(elts=[self.index(e, pre) for e in node.elts], ctx=gast.Load())
+        if isinstance(node, gast.Constant):
+            return node
+        if _is_name_chain(node) and isinstance(node, gast.Attribute):
+            return node  # np.newaxis
+        return self.atom(node, pre)
+
+
+def _missing():
+    from transpile.parse import MISSING
+    return MISSING
+
+
+def _loc(new, old):
+    return gast.copy_location(new, old)
+
+
+def _is_name_chain(node):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name)
+
+
+def _is_call_to(parsed, node, obj):
+    return isinstance(node, gast.Call) and parsed.resolve(node.func) is obj
+
+
+def _is_stop_gradient(parsed, func):
+    from runtime import stop_gradient
+    return parsed.resolve(func) is stop_gradient
+
+
+def _as_load(target):
+    if isinstance(target, gast.Name):
+        return name(target.id)
+    if isinstance(target, gast.Subscript):
+        return gast.Subscript(value=_as_load(target.value), slice=target.slice, ctx=gast.Load())
+    if isinstance(target, gast.Attribute):
+        return gast.Attribute(value=_as_load(target.value), attr=target.attr, ctx=gast.Load())
+    return target
+
+
+def _fresh_copy(node):
+    import copy
+    return copy.deepcopy(node)
+
+
+def _rename_target(stmts, old, new):
+    for s in stmts:
+        for t in getattr(s, "targets", []):
+            if isinstance(t, gast.Name) and t.id == old:
+                t.id = new
+    return stmts
+
+
+def _has_continue(stmts):
+    for s in stmts:
+        if isinstance(s, gast.Continue):
+            return True
+        if isinstance(s, gast.If) and (_has_continue(s.body) or _has_continue(s.orelse)):
+            return True
+    return False
+
+
+def rename(tree, namer):
+    """Give each re-assignment of a name at the top level a new version (``h2``).
+
+    Inside ``if``/``for``/``while`` names are not renamed: there the adjoint
+    restores overwritten values from the tape instead. A statement inside them that
+    reads the name it writes (``x = x * x``) is split through a temporary, so its
+    adjoint can see both the old and the new value.
+    """
+    env = {a.id: a.id for a in tree.args.args}
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            _substitute_loads(stmt.value, env)
+            target = stmt.targets[0].id
+            new = namer.version(target) if target in env else target
+            env[target] = new
+            stmt.targets[0].id = new
+            out.append(stmt)
+            continue
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and node.id in env:
+                    node.id = env[node.id]
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    env.setdefault(node.id, node.id)
+            _split_self_reads(stmt, namer)
+            out.append(stmt)
+            continue
+        _substitute_loads(stmt, env)
+        out.append(stmt)
+    tree.body = out
+    return tree
+
+
+def _substitute_loads(node, env):
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in env:
+            n.id = env[n.id]
+
+
+def _split_self_reads(compound, namer):
+    for field in ("body", "orelse"):
+        block = getattr(compound, field, None)
+        if not block:
+            continue
+        new = []
+        for s in block:
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                _split_self_reads(s, namer)
+            elif (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                  and not is_atom(s.value)
+                  and any(isinstance(n, gast.Name) and n.id == s.targets[0].id
+                          for n in gast.walk(s.value))):
+                t = namer.temp()
+                target = s.targets[0].id
+                s.targets[0].id = t
+                new.append(s)
+                new.append(assign(target, name(t), s))
+                continue
+            new.append(s)
+        setattr(compound, field, new)
+
+
+def lower_jumps(stmts, parsed, in_loop=False):
+    """Move what follows ``if c: break`` (or ``continue``) into the ``else`` branch,
+    so that each adjoint block runs exactly when its primal block ran."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = lower_jumps(s.body, parsed, in_loop=True)
+            out.append(s)
+            continue
+        if isinstance(s, gast.If):
+            s.body = lower_jumps(s.body, parsed, in_loop)
+            s.orelse = lower_jumps(s.orelse, parsed, in_loop)
+            rest = stmts[i + 1:]
+            body_jumps, else_jumps = _jumps(s.body), _jumps(s.orelse)
+            if rest and (body_jumps or else_jumps):
+                if body_jumps == "always" and else_jumps is None:
+                    s.orelse = s.orelse + lower_jumps(rest, parsed, in_loop)
+                elif else_jumps == "always" and body_jumps is None:
+                    s.body = s.body + lower_jumps(rest, parsed, in_loop)
+                elif not (body_jumps == "always" and else_jumps == "always"):
+                    raise at(parsed, s, "this break/continue pattern is not supported",
+                             "write the loop body as `if cond: break` followed by the rest, "
+                             "or use if/else")
+                out.append(s)
+                return out
+        out.append(s)
+    return out
+
+
+def _jumps(block):
+    """'always' if the block ends in break/continue on every path, 'maybe', or None."""
+    result = None
+    for s in block:
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return "always"
+        if isinstance(s, gast.If):
+            a, b = _jumps(s.body), _jumps(s.orelse)
+            if a == "always" and b == "always":
+                return "always"
+            if a or b:
+                result = "maybe"
+    return result

@@ -1,0 +1,392 @@
+"""The stages in order: parse, fence, normalize, activity, reverse, optimize, emit.
+
+``transpile(func, wrt, mode)`` returns a ``Generated``: the live function and its
+source. ``mode`` is ``grad``, ``value_and_grad``, ``vjp``, or ``split`` (a forward
+function returning its result plus what its adjoint needs, and that adjoint; used
+for calls to user functions). ``dump(func, wrt, stage)`` returns the source of an
+intermediate stage, for debugging.
+"""
+
+import copy
+import inspect
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+import runtime
+from runtime import ops as runtime_ops
+from runtime.tape import Tape
+from transpile import activity as activity_pass
+from transpile import emit, fence, normalize, optimize, parse, reverse
+from transpile.errors import at
+from transpile.naming import Namer
+from transpile.normalize import assign, name
+from transpile.reverse import RESTORE
+from transpile.rules import build_registry
+
+STAGES = ("parse", "anf", "raw", "final")
+_REGISTRY = []
+_CACHE = {}
+
+
+def registry():
+    if not _REGISTRY:
+        _REGISTRY.append(build_registry())
+    return _REGISTRY[0]
+
+
+@dataclass
+class Generated:
+    function: object
+    source: str
+    name: str
+    callees: list = field(default_factory=list)  # Generated of fwd/bwd functions
+    extra: object = None  # for split mode: the bwd function
+
+
+@dataclass
+class Context:
+    parsed: object
+    namer: Namer
+    activity: object
+    runtime_names: dict
+    differentiate_call: object
+    filename: str
+    line_offset: int
+
+
+def transpile(func, wrt, mode, as_tuple=False, stack=()):
+    key = (func, tuple(wrt), mode, as_tuple)
+    if key not in _CACHE:
+        _CACHE[key] = _Build(func, tuple(wrt), mode, stack, as_tuple=as_tuple).run()
+    return _CACHE[key]
+
+
+def dump(func, wrt, stage):
+    """The source of ``func`` after ``stage`` (one of STAGES)."""
+    return _Build(func, tuple(wrt), "grad", (), dump=stage).run()
+
+
+class _Build:
+    def __init__(self, func, wrt, mode, stack, dump=None, as_tuple=False):
+        self._as_tuple = as_tuple
+        self.func = func
+        self.wrt = wrt
+        self.mode = mode
+        self.stack = stack + (func,)
+        self.dump = dump
+        self.namespace = {}
+        self.callees = []
+
+    def run(self):
+        parsed = parse.run(self.func)
+        if self.dump == "parse":
+            return gast.unparse(parsed.tree)
+        fence.run(parsed)
+        tree = parsed.tree
+        namer = Namer.for_tree(tree)
+        names = self.runtime_names(parsed, namer)
+        self.parsed, self.namer, self.names = parsed, namer, names
+        tree = normalize.run(parsed, namer)
+        if self.dump == "anf":
+            return gast.unparse(tree)
+        params = [a.id for a in tree.args.args]
+        wrt_names = [params[i] for i in self.wrt]
+        act = activity_pass.run(tree.body, wrt_names, parsed, registry())
+        ctx = Context(parsed, namer, act, names, self.differentiate_call, parsed.filename,
+                      parsed.line_offset)
+        self.ctx = ctx
+        em = reverse.run(tree, ctx)
+        return self.assemble(tree, em, params, wrt_names)
+
+    def runtime_names(self, parsed, namer):
+        names = {}
+        for key, obj in (("np", np), ("ops", runtime_ops), ("Tape", Tape)):
+            ok = key not in parsed.local_names and parsed.lookup(key) in (obj, parse.MISSING)
+            names[key] = namer.reserve(key) if ok else namer.fresh(key + "_")
+            self.namespace[names[key]] = obj
+        names["tape"] = namer.fresh("tape")
+        return names
+
+    # -- assembly -------------------------------------------------------------------
+    def assemble(self, tree, em, params, wrt_names):
+        namer, names, ops = self.namer, self.names, self.names["ops"]
+        result = em.result
+        varied_result = isinstance(result, gast.Name) and result.id in _varied_at_end(
+            self.ctx.activity, tree.body)
+        d_result = namer.adjoint(result.id) if isinstance(result, gast.Name) else None
+        if d_result:
+            em.primal_of[d_result] = result.id
+        seed, extra_args = [], []
+        if self.mode in ("grad", "value_and_grad"):
+            seed_call = gast.Call(func=gast.Attribute(value=name(ops), attr="seed",
+                                                      ctx=gast.Load()),
+                                  args=[copy.deepcopy(result)], keywords=[])
+            seed = [assign(d_result or namer.fresh("dout"), seed_call, gast.Pass())]
+        elif self.mode == "vjp":
+            dout = namer.fresh("dout")
+            extra_args = [dout]
+            if d_result:
+                seed = [assign(d_result, name(dout), gast.Pass())]
+        grads = [name(namer.adjoint(p)) for p in wrt_names]
+        for p in wrt_names:
+            em.primal_of[namer.adjoint(p)] = p
+        if self.mode == "split" or len(self.wrt) != 1 or self.as_tuple():
+            grad_value = gast.Tuple(elts=grads, ctx=gast.Load())
+        else:
+            grad_value = grads[0]
+        adjoint = em.adjoint if varied_result else []
+        adj_names = set(em.primal_of) | {namer.adjoint(p) for p in wrt_names}
+        containers = self.container_names(tree, em, params)
+        body = seed + adjoint + [gast.Return(value=grad_value)]
+        if self.dump == "raw":
+            return emit.to_source(self.function_def(tree, "raw", em.primal + body, extra_args))
+        given = {d_result} if self.mode == "split" and d_result else set()
+        inits, body = optimize.adjoints(body, adj_names, em.primal_of, ops, containers, given)
+        adjoint_part = inits + body
+        primal = em.primal
+        needed = _free_loads(adjoint_part, adj_names)
+        primal, adjoint_part, pushed = self.restores(primal, adjoint_part, em.restores, needed,
+                                                     params)
+        if pushed:
+            primal = [assign(names["tape"], gast.Call(func=name(names["Tape"]), args=[],
+                                                      keywords=[]), gast.Pass())] + primal
+        ret = adjoint_part.pop()
+        if self.mode == "value_and_grad":
+            ret = gast.Return(value=gast.Tuple(elts=[copy.deepcopy(result), ret.value],
+                                               ctx=gast.Load()))
+        if self.mode == "split":
+            return self.split(tree, primal, adjoint_part, ret, result, d_result, adj_names)
+        body = primal + adjoint_part + [ret]
+        body = self.finish(body)
+        fname = {"grad": f"d{self.func.__name__}",
+                 "value_and_grad": f"{self.func.__name__}_value_and_grad",
+                 "vjp": f"{self.func.__name__}_vjp"}[self.mode]
+        fdef = self.function_def(tree, fname, body, extra_args)
+        return self.compile(fdef, fname)
+
+    def as_tuple(self):
+        return self._as_tuple
+
+    def finish(self, body):
+        body = optimize.dead_code(body, self.is_pure)
+        body = optimize.fold_constants(body)
+        return optimize.tidy(body)
+
+    def function_def(self, tree, fname, body, extra_args):
+        args = copy.deepcopy(tree.args)
+        args.args = args.args + [name(a, gast.Param()) for a in extra_args]
+        return gast.FunctionDef(name=fname, args=args, body=body, decorator_list=[],
+                                returns=None, type_comment=None, type_params=[])
+
+    def compile(self, fdef, fname, extra=None):
+        source = emit.to_source(fdef)
+        if self.dump == "final":
+            return source
+        ns = self.namespace_for(fdef)
+        fn = emit.compile_function(source, fname, ns, f"{fname} from {self.func.__name__}")
+        fn.__transpile_source__ = source
+        return Generated(fn, source, fname, list(self.callees), extra)
+
+    def namespace_for(self, fdef):
+        ns = dict(self.namespace)
+        local = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
+                 and isinstance(n.ctx, (gast.Store, gast.Param))}
+        for n in gast.walk(fdef):
+            if isinstance(n, gast.Name) and n.id not in local and n.id not in ns:
+                obj = self.parsed.lookup(n.id)
+                if obj is not parse.MISSING:
+                    ns[n.id] = obj
+        ns["__builtins__"] = __builtins__
+        return ns
+
+    def container_names(self, tree, em, params):
+        names = set()
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and isinstance(
+                    n.value, (gast.List, gast.Tuple, gast.Dict, gast.Call, gast.Subscript)):
+                names.add(n.targets[0].id)
+        names |= set(params)
+        return {self.namer.adjoint(n) for n in names}
+
+    # -- restore markers become tape pushes and pops ----------------------------------
+    def restores(self, primal, adjoint, markers, needed, params):
+        tape, np_name = self.names["tape"], self.names["np"]
+        pushes = {}  # id(primal stmt) -> push statement
+        pushed = set()
+
+        def convert(stmts):
+            out = []
+            for s in stmts:
+                if _is_restore(s):
+                    target = s.value.args[0].id
+                    primal_stmt, kind = markers[id(s)]
+                    if target in needed:
+                        pushed.add(target)
+                        pop = gast.Call(func=gast.Attribute(value=name(tape), attr="pop",
+                                                            ctx=gast.Load()),
+                                        args=[], keywords=[])
+                        if kind == "slot":
+                            sub = copy.deepcopy(primal_stmt.targets[0])
+                            out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
+                            read = copy.deepcopy(sub)
+                            read.ctx = gast.Load()
+                            value = gast.Call(func=gast.Attribute(value=name(np_name),
+                                                                  attr="copy", ctx=gast.Load()),
+                                              args=[read], keywords=[])
+                        else:
+                            out.append(assign(target, pop, s))
+                            value = name(target)
+                        pushes[id(primal_stmt)] = gast.Expr(value=gast.Call(
+                            func=gast.Attribute(value=name(tape), attr="push", ctx=gast.Load()),
+                            args=[value], keywords=[]))
+                    continue
+                if isinstance(s, (gast.If, gast.For, gast.While)):
+                    s.body = convert(s.body) or [gast.Pass()]
+                    s.orelse = convert(s.orelse)
+                out.append(s)
+            return out
+
+        adjoint = convert(adjoint)
+
+        def insert(stmts):
+            out = []
+            for s in stmts:
+                if id(s) in pushes:
+                    out.append(pushes[id(s)])
+                if isinstance(s, (gast.If, gast.For, gast.While)):
+                    s.body = insert(s.body)
+                    s.orelse = insert(s.orelse)
+                out.append(s)
+            return out
+
+        primal = insert(primal)
+        # a value pushed before its first write in a loop must exist: start it as None
+        defined = set(params)
+        out = []
+        for s in primal:
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                inner = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)
+                         and isinstance(n.ctx, gast.Store)}
+                for n in sorted((inner & pushed) - defined):
+                    out.append(assign(n, normalize.const(None), s))
+                defined |= inner
+            else:
+                defined |= set(optimize._stores(s))
+            out.append(s)
+        return out, adjoint, bool(pushed)
+
+    # -- user functions --------------------------------------------------------------
+    def differentiate_call(self, call, callee, stmt, act):
+        if callee in self.stack:
+            raise at(self.ctx, stmt, f"recursive call to {callee.__name__}() cannot be "
+                     "differentiated", "rewrite the recursion as a loop")
+        sig = inspect.signature(callee)
+        try:
+            bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            raise at(self.ctx, stmt, f"call to {callee.__name__}() does not match its "
+                     f"signature: {exc}") from None
+        params = list(sig.parameters)
+        wrt, nodes = [], []
+        for pname, node in bound.arguments.items():
+            if isinstance(node, gast.Name) and act.is_varied(stmt, node.id):
+                wrt.append(params.index(pname))
+                nodes.append(node)
+        gen = transpile(callee, tuple(wrt), "split", stack=self.stack)
+        fwd_name = self.namer.fresh(f"{callee.__name__}_fwd")
+        bwd_name = self.namer.fresh(f"{callee.__name__}_bwd")
+        self.namespace[fwd_name] = gen.function
+        self.namespace[bwd_name] = gen.extra.function
+        self.callees.append(gen)
+        return fwd_name, bwd_name, [params[i] for i in wrt], nodes
+
+    def split(self, tree, primal, adjoint, ret, result, d_result, adj_names):
+        namer = self.namer
+        defined = set(tree_params(tree)) | {t for s in optimize._all_stmts(primal)
+                                            for t in optimize._stores(s)}
+        saved_names = sorted((_free_loads(adjoint + [ret], adj_names) - {d_result}) & defined)
+        if any(_uses_name(s, self.names["tape"]) for s in primal):
+            saved_names = sorted(set(saved_names) | {self.names["tape"]})
+        saved = namer.fresh("saved")
+        fwd_ret = gast.Return(value=gast.Tuple(elts=[copy.deepcopy(result), gast.Tuple(
+            elts=[name(n) for n in saved_names], ctx=gast.Load())], ctx=gast.Load()))
+        fwd_body = self.finish(primal + [fwd_ret])
+        base = self.func.__name__
+        fwd = self.compile(self.function_def(tree, f"{base}_fwd", fwd_body, []), f"{base}_fwd")
+        unpack = gast.Assign(targets=[gast.Tuple(elts=[name(n, gast.Store())
+                                                       for n in saved_names],
+                                                 ctx=gast.Store())],
+                             value=name(saved), type_comment=None)
+        bwd_body = [unpack] if saved_names else []
+        bwd_body = self.finish(bwd_body + adjoint + [ret])
+        dres = d_result or namer.fresh("dout")
+        bargs = gast.arguments(args=[name(saved, gast.Param()), name(dres, gast.Param())],
+                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                               kwarg=None, defaults=[])
+        bdef = gast.FunctionDef(name=f"{base}_bwd", args=bargs, body=bwd_body,
+                                decorator_list=[], returns=None, type_comment=None,
+                                type_params=[])
+        bwd = self.compile(bdef, f"{base}_bwd")
+        fwd.extra = bwd
+        return fwd
+
+    def is_pure(self, value):
+        if isinstance(value, gast.Call):
+            f = value.func
+            if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
+                if f.value.id == self.names["ops"]:
+                    return f.attr != "seed"
+                if f.value.id == self.names["tape"] or f.attr in ("pop", "append"):
+                    return False
+            obj = self.parsed.resolve(f)
+            if obj is parse.MISSING:
+                if isinstance(f, gast.Attribute):  # a method on a value
+                    return f.attr in registry().methods or f.attr in ("shape",)
+                return getattr(f, "id", None) in (self.names["np"], "range", "len", "min",
+                                                   "reversed")
+            if obj is runtime.stop_gradient:
+                return True
+            module = getattr(obj, "__module__", "") or ""
+            if module.startswith("numpy.random"):
+                return False
+            return id(obj) in registry().functions or module.startswith("numpy") or obj in (
+                range, len, min, max, abs, int, float)
+        if isinstance(value, (gast.Lambda,)):
+            return True
+        return True
+
+
+def tree_params(tree):
+    return [a.id for a in tree.args.args]
+
+
+def _is_restore(s):
+    return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Name) and s.value.func.id == RESTORE)
+
+
+def _uses_name(stmt, n):
+    return any(isinstance(x, gast.Name) and x.id == n for x in gast.walk(stmt))
+
+
+def _free_loads(stmts, exclude):
+    """Names read by ``stmts`` that they do not define themselves."""
+    loads, stores = set(), set(exclude)
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Load):
+                    loads.add(n.id)
+    for s in optimize._all_stmts(stmts):
+        if isinstance(s, gast.Assign) and not _is_restore(s):
+            for t in s.targets:
+                if isinstance(t, gast.Tuple):
+                    stores |= {e.id for e in t.elts if isinstance(e, gast.Name)}
+    return loads - stores
+
+
+def _varied_at_end(act, body):
+    ret = body[-1]
+    return act.varied_before.get(id(ret), frozenset())

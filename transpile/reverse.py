@@ -1,0 +1,383 @@
+"""Reverse-mode emission: the primal sweep and the raw adjoint sweep.
+
+``run`` walks the normalized body once. Each active statement contributes a
+block of adjoint statements, taken from its rule template; blocks are laid out
+in reverse order, and a loop's adjoint is a loop running backwards. The raw
+adjoint uses a few forms that ``optimize`` later resolves:
+
+    dx += e                  accumulate (the first write becomes ``dx = e``)
+    dx = __zero__(x)         dx is zero here (folded away, or ``ops.zeros_like(x)``)
+    __restore__(x)           x was overwritten inside a branch or loop: if the
+                             adjoint reads x, the primal pushes it on the tape
+                             before the write and this pops it back
+    '#grad of: ...'          a comment naming the user's line
+"""
+
+import copy
+import linecache
+from dataclasses import dataclass, field
+
+import gast
+
+from transpile.errors import at
+from transpile.normalize import assign, const, name
+from transpile.rules import blocked_operands
+from transpile.template import expand
+
+ZERO = "__zero__"
+RESTORE = "__restore__"
+COMMENT = "__comment__ "
+FRESH_CALLS = {"zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like", "full",
+               "full_like", "copy", "array", "eye", "arange"}
+
+
+@dataclass
+class Emitted:
+    primal: list
+    adjoint: list
+    restores: dict  # id(restore marker) -> (primal statement, kind)
+    primal_of: dict  # adjoint name -> primal name
+    result: object  # the returned atom
+    callees: list = field(default_factory=list)
+
+
+def zero_marker(adj, primal):
+    return assign(adj, gast.Call(func=name(ZERO), args=[name(primal)], keywords=[]),
+                  gast.Pass())
+
+
+def comment(text, origin=None):
+    node = gast.Expr(value=const(COMMENT + "grad of: " + text))
+    return gast.copy_location(node, origin) if origin is not None else node
+
+
+def run(tree, ctx) -> Emitted:
+    rev = _Reverse(ctx)
+    body = tree.body
+    ret = body[-1]
+    primal, adjoint = rev.block(body[:-1], depth=0)
+    result = ret.value
+    return Emitted(primal, adjoint, rev.restores, rev.primal_of, result, rev.callees)
+
+
+class _Reverse:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.act = ctx.activity
+        self.namer = ctx.namer
+        self.restores = {}
+        self.primal_of = {}
+        self.callees = []
+        self.fresh_arrays = set()
+        self.local_lists = set()
+
+    def d(self, primal: str) -> str:
+        adj = self.namer.adjoint(primal)
+        self.primal_of[adj] = primal
+        return adj
+
+    def adjoint_of(self, stmt):
+        def f(node):
+            if isinstance(node, gast.Name) and self.act.is_varied(stmt, node.id):
+                return self.d(node.id)
+            return None
+        return f
+
+    # blocks -------------------------------------------------------------------
+    def block(self, stmts, depth):
+        primal, blocks = [], []
+        for s in stmts:
+            p, a = self.stmt(s, depth)
+            primal.extend(p)
+            if a:
+                blocks.append(a)
+        adjoint = []
+        for a in reversed(blocks):
+            adjoint.extend(a)
+        return primal, adjoint
+
+    def stmt(self, s, depth):
+        if isinstance(s, gast.Assign):
+            if isinstance(s.targets[0], gast.Subscript):
+                return self.array_write(s, depth)
+            return self.assignment(s, depth)
+        if isinstance(s, gast.Expr):
+            return self.call_statement(s, depth)
+        if isinstance(s, gast.If):
+            pb, ab = self.block(s.body, depth + 1)
+            po, ao = self.block(s.orelse, depth + 1)
+            primal = gast.copy_location(gast.If(test=s.test, body=pb or [gast.Pass()],
+                                                orelse=po), s)
+            adjoint = []
+            if ab or ao:
+                adjoint = [gast.copy_location(gast.If(test=copy.deepcopy(s.test),
+                                                      body=ab or [gast.Pass()], orelse=ao), s)]
+            return [primal], adjoint
+        if isinstance(s, gast.For):
+            return self.for_loop(s, depth)
+        if isinstance(s, gast.While):
+            return self.while_loop(s, depth)
+        return [s], []
+
+    def for_loop(self, s, depth):
+        body, init, counter = s.body, [], None
+        if _breaks(body):
+            counter = self.namer.fresh("n")
+            init = [assign(counter, const(0), s)]
+            body = [_bump(counter, s)] + body
+        pb, ab = self.block(body, depth + 1)
+        primal = gast.copy_location(gast.For(target=s.target, iter=s.iter, body=pb, orelse=[],
+                                             type_comment=None), s)
+        if not ab:
+            return init + [primal], []
+        it = name(s.iter.id)
+        if counter:
+            it = gast.Subscript(value=it, slice=gast.Slice(lower=None, upper=name(counter),
+                                                           step=None), ctx=gast.Load())
+        rev_iter = gast.Call(func=name("reversed"), args=[it], keywords=[])
+        loop = gast.copy_location(gast.For(target=copy.deepcopy(s.target), iter=rev_iter,
+                                           body=ab, orelse=[], type_comment=None), s)
+        after = [self.restore_marker(counter, init[0], "name")] if counter and depth else []
+        return init + [primal], [loop] + after
+
+    def while_loop(self, s, depth):
+        counter = self.namer.fresh("n")
+        init = assign(counter, const(0), s)
+        pb, ab = self.block(s.body, depth + 1)
+        primal = gast.copy_location(gast.While(test=s.test, body=[_bump(counter, s)] + pb,
+                                               orelse=[]), s)
+        if not ab:
+            return [init, primal], []
+        it = gast.Call(func=name("range"), args=[name(counter)], keywords=[])
+        loop = gast.copy_location(gast.For(target=name(self.namer.fresh("_"), gast.Store()),
+                                           iter=it, body=ab, orelse=[], type_comment=None), s)
+        after = [self.restore_marker(counter, init, "name")] if depth else []
+        return [init, primal], [loop] + after
+
+    def restore_marker(self, target, primal_stmt, kind):
+        marker = gast.Expr(value=gast.Call(func=name(RESTORE), args=[name(target)],
+                                           keywords=[]))
+        self.restores[id(marker)] = (primal_stmt, kind)
+        return marker
+
+    # statements ---------------------------------------------------------------
+    def assignment(self, s, depth):
+        target = s.targets[0].id
+        match = self.act.matches.get(id(s))
+        if match is None:  # loop bookkeeping added here (trip counters)
+            return [s], []
+        self.track_fresh(s)
+        primal = [s]
+        adjoint = []
+        if self.act.defines_active(s):
+            self.check_blocked(s, match)
+            primal, adjoint = self.active_assignment(s, match, target)
+            if adjoint:
+                adjoint.insert(0, comment(_line(self.ctx, s), s))
+        if depth > 0:
+            adjoint.append(self.restore_marker(target, primal[0], "name"))
+            if self.act.defines_active(s) or target in self.act.varied_after[id(s)]:
+                adjoint.append(zero_marker(self.d(target), target))
+        return primal, adjoint
+
+    def active_assignment(self, s, match, target):
+        dt = name(self.d(target))
+        kind = match.kind
+        adjoint_of = self.adjoint_of(s)
+        if kind == "template":
+            values = dict(match.values)
+            result = name(target)
+            values[next(iter(match.template.signature.parameters))] = result
+
+            def adjoint_or_result(node):
+                return self.d(target) if node is result else adjoint_of(node)
+
+            lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
+            return [s], [_elide_unbroadcast(stmt, param, values, self.ctx)
+                         for param, stmt in lines]
+        if kind == "copy":
+            src = adjoint_of(s.value)
+            return [s], [_accumulate(src, dt)] if src else []
+        if kind == "subscript":
+            base = s.value.value
+            adj = adjoint_of(base)
+            if adj is None:
+                return [s], []
+            call = gast.Call(func=gast.Attribute(value=name(self.ctx.runtime_names["ops"]),
+                                                 attr="add_at", ctx=gast.Load()),
+                             args=[name(adj), self.index_value(s.value.slice), dt],
+                             keywords=[])
+            return [s], [gast.Expr(value=call)]
+        if kind == "display":
+            out = []
+            keys = (s.value.keys if isinstance(s.value, gast.Dict)
+                    else [const(i) for i in range(len(s.value.elts))])
+            elts = s.value.values if isinstance(s.value, gast.Dict) else s.value.elts
+            for key, elt in zip(keys, elts):
+                adj = adjoint_of(elt)
+                if adj:
+                    item = gast.Subscript(value=copy.deepcopy(dt), slice=copy.deepcopy(key),
+                                          ctx=gast.Load())
+                    out.append(_accumulate(adj, item))
+            return [s], out
+        if kind == "user":
+            return self.user_call(s, match, target)
+        what = match.why or gast.unparse(s.value).strip()
+        raise at(self.ctx, s, f"no derivative rule for {what}, and it is applied to a value "
+                 "that the output depends on",
+                 "wrap the value in stop_gradient(...) if it should be a constant, or call a "
+                 "Python function (with source) that computes it with supported operations")
+
+    def check_blocked(self, s, match):
+        for n in blocked_operands(match):
+            if self.act.is_varied(s, n.id):
+                raise at(self.ctx, s, f"the rule for this call does not differentiate its "
+                         f"argument {n.id!r}, which depends on the differentiated inputs",
+                         "wrap that argument in stop_gradient(...) if it is a constant")
+        for n in gast.walk(s.value):
+            if isinstance(n, gast.Lambda):
+                raise at(self.ctx, s, "a lambda in an expression that is differentiated",
+                         "define the function at module level with `def`")
+
+    def index_value(self, index):
+        if isinstance(index, (gast.Name, gast.Constant)):
+            return copy.deepcopy(index)
+        np_name = self.ctx.runtime_names["np"]
+        return gast.Subscript(value=gast.Attribute(value=name(np_name), attr="s_",
+                                                   ctx=gast.Load()),
+                              slice=copy.deepcopy(index), ctx=gast.Load())
+
+    def user_call(self, s, match, target):
+        call = s.value
+        fwd, bwd, wrt_params, arg_nodes = self.ctx.differentiate_call(call, match.callee, s,
+                                                                     self.act)
+        saved = self.namer.fresh(f"{match.callee.__name__}_saved")
+        new_call = gast.Call(func=name(fwd), args=copy.deepcopy(call.args),
+                             keywords=copy.deepcopy(call.keywords))
+        primal = gast.copy_location(gast.Assign(
+            targets=[gast.Tuple(elts=[name(target, gast.Store()), name(saved, gast.Store())],
+                                ctx=gast.Store())],
+            value=new_call, type_comment=None), s)
+        temps = [self.namer.temp() for _ in wrt_params]
+        for t, node in zip(temps, arg_nodes):
+            self.primal_of[t] = node.id
+        back = gast.Call(func=name(bwd), args=[name(saved), name(self.d(target))], keywords=[])
+        unpack = gast.Assign(targets=[gast.Tuple(elts=[name(t, gast.Store()) for t in temps],
+                                                 ctx=gast.Store())],
+                             value=back, type_comment=None)
+        adjoint = [unpack]
+        adjoint_of = self.adjoint_of(s)
+        for t, node in zip(temps, arg_nodes):
+            adjoint.append(_accumulate(adjoint_of(node), name(t)))
+        return [primal], adjoint
+
+    def track_fresh(self, s):
+        target = s.targets[0].id
+        v = s.value
+        fresh = isinstance(v, (gast.BinOp, gast.UnaryOp))
+        if isinstance(v, gast.Call):
+            fn = v.func
+            fname = fn.attr if isinstance(fn, gast.Attribute) else getattr(fn, "id", "")
+            fresh = fname in FRESH_CALLS
+        if isinstance(v, gast.List) or (isinstance(v, gast.Dict)):
+            self.local_lists.add(target)
+            fresh = True
+        if fresh:
+            self.fresh_arrays.add(target)
+        else:
+            self.fresh_arrays.discard(target)
+
+    def array_write(self, s, depth):
+        sub = s.targets[0]
+        base = sub.value.id
+        if base not in self.fresh_arrays:
+            raise at(self.ctx, s, f"writing into {base!r}, which may be an argument of the "
+                     "function or a view of one",
+                     f"make a copy first ({base} = {base}.copy() or np.zeros_like(...)); the "
+                     "caller's arrays are never modified")
+        adjoint = []
+        useful = base in self.act.useful_after[id(s)]
+        varied_value = isinstance(s.value, gast.Name) and self.act.is_varied(s, s.value.id)
+        if useful and (varied_value or self.act.is_varied(s, base)):
+            dbase = name(self.d(base))
+            slot = gast.Subscript(value=dbase, slice=copy.deepcopy(sub.slice), ctx=gast.Load())
+            adjoint.append(comment(_line(self.ctx, s), s))
+            if varied_value:
+                ub = gast.Call(func=gast.Attribute(value=name(self.ctx.runtime_names["ops"]),
+                                                   attr="unbroadcast", ctx=gast.Load()),
+                               args=[slot, copy.deepcopy(s.value)], keywords=[])
+                adjoint.append(_accumulate(self.d(s.value.id), ub))
+            clear = gast.Assign(targets=[gast.Subscript(value=name(self.d(base)),
+                                                        slice=copy.deepcopy(sub.slice),
+                                                        ctx=gast.Store())],
+                                value=const(0.0), type_comment=None)
+            adjoint.append(clear)
+        adjoint.append(self.restore_marker(base, s, "slot"))
+        return [s], adjoint
+
+    def call_statement(self, s, depth):
+        call = s.value
+        func = call.func
+        if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(
+                func.value, gast.Name):
+            base = func.value.id
+            if base not in self.local_lists:
+                raise at(self.ctx, s, f"appending to {base!r}, which was not created in "
+                         "this function", f"build a new list: {base} = list({base})")
+            useful = base in self.act.useful_after[id(s)]
+            item = call.args[0] if call.args else None
+            varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
+            if useful and (varied_item or self.act.is_varied(s, base)):
+                pop = gast.Call(func=gast.Attribute(value=name(self.d(base)), attr="pop",
+                                                    ctx=gast.Load()), args=[], keywords=[])
+                if varied_item:
+                    return [s], [comment(_line(self.ctx, s), s),
+                                 _accumulate(self.d(item.id), pop)]
+                return [s], [gast.Expr(value=pop)]
+            return [s], []
+        for n in gast.walk(call):
+            if isinstance(n, gast.Name) and self.act.is_varied(s, n.id) and isinstance(
+                    func, gast.Attribute) and n.id == getattr(func.value, "id", None):
+                raise at(self.ctx, s, f"the method .{func.attr}() changes a value that is "
+                         "differentiated", "build a new value instead (only list.append is "
+                         "supported)")
+        return [s], []
+
+
+def _accumulate(target: str, value, op=None):
+    return gast.AugAssign(target=name(target, gast.Store()), op=op or gast.Add(), value=value)
+
+
+def _bump(counter, origin):
+    return assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=const(1)), origin)
+
+
+def _breaks(body):
+    for s in body:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
+def _line(ctx, node):
+    lineno = getattr(node, "lineno", None)
+    if not lineno:
+        return ""
+    return linecache.getline(ctx.filename, lineno + ctx.line_offset).strip()
+
+
+def _elide_unbroadcast(stmt, param, values, ctx):
+    """``ops.unbroadcast(e, x)`` is ``e`` when every other operand is a Python number:
+    a scalar cannot broadcast ``x`` to a larger shape."""
+    others = [v for p, v in values.items() if p != param and not p.startswith("_")]
+    others = others[1:]  # the first value is the result node itself
+    if not all(isinstance(o, gast.Constant) and isinstance(o.value, (int, float))
+               for o in others):
+        return stmt
+    v = stmt.value
+    if (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
+            and v.func.attr == "unbroadcast"):
+        stmt.value = v.args[0]
+    return stmt

@@ -1,0 +1,178 @@
+"""The rule registry: what each right-hand side of a normalized statement means to
+differentiation.
+
+``build_registry()`` reads the rule tables of every family module; ``classify``
+maps one normalized right-hand side to a ``Match``: a template to expand, a
+non-differentiable operation, a user function to differentiate, or a special form
+(copy, subscript read, container display) that ``reverse`` emits itself.
+"""
+
+import inspect
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+import runtime
+from transpile.parse import MISSING
+from transpile.rules import arith, elementwise, nondiff, reductions, shape
+from transpile.template import parse_template
+
+_FAMILIES = (elementwise, reductions, shape)
+
+
+@dataclass(frozen=True)
+class Registry:
+    functions: dict  # id(callable) -> Template
+    methods: dict  # method name -> Template
+    attributes: dict  # attribute name -> Template
+    binary: dict  # gast operator type -> Template
+    unary: dict
+    keepalive: list = field(default_factory=list, repr=False)
+
+
+def build_registry() -> Registry:
+    functions, methods, attributes, keep = {}, {}, {}, []
+    cache = {}
+
+    def tmpl(f):
+        if f not in cache:
+            cache[f] = parse_template(f)
+        return cache[f]
+
+    for family in _FAMILIES:
+        for obj, f in getattr(family, "REVERSE", []):
+            functions[id(obj)] = tmpl(f)
+            keep.append(obj)
+        for name, f in getattr(family, "METHODS", {}).items():
+            methods[name] = tmpl(f)
+        for name, f in getattr(family, "ATTRIBUTES", {}).items():
+            attributes[name] = tmpl(f)
+    return Registry(functions, methods, attributes,
+                    {k: tmpl(f) for k, f in arith.BINARY.items()},
+                    {k: tmpl(f) for k, f in arith.UNARY.items()}, keep)
+
+
+@dataclass(frozen=True)
+class Match:
+    """How one right-hand side is differentiated.
+
+    kind: 'template' | 'nondiff' | 'copy' | 'subscript' | 'display' | 'user' |
+          'unknown' (an active use is an error) | 'constant'
+    operands: the operand nodes whose adjoints receive contributions.
+    """
+
+    kind: str
+    operands: tuple = ()
+    template: object = None
+    values: dict = None
+    callee: object = None
+    why: str = ""
+
+
+def _names(nodes):
+    return tuple(n for n in nodes if isinstance(n, gast.Name))
+
+
+def _numpy_twin(obj):
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("cupy"):
+        return getattr(np, getattr(obj, "__name__", ""), MISSING)
+    return obj
+
+
+def classify(value, parsed, registry: Registry) -> Match:
+    """The ``Match`` for the right-hand side ``value`` of a normalized statement."""
+    if isinstance(value, gast.Constant):
+        return Match("constant")
+    if isinstance(value, gast.Name):
+        obj = parsed.lookup(value.id)
+        if obj is not MISSING:  # a global constant such as a module-level array
+            return Match("nondiff")
+        return Match("copy", (value,))
+    if isinstance(value, gast.BinOp):
+        tmpl = registry.binary.get(type(value.op))
+        if tmpl is None:
+            return Match("nondiff")
+        return _template(tmpl, value, [value.left, value.right], {})
+    if isinstance(value, gast.UnaryOp):
+        tmpl = registry.unary.get(type(value.op))
+        if tmpl is None:
+            return Match("nondiff")
+        return _template(tmpl, value, [value.operand], {})
+    if isinstance(value, (gast.Compare, gast.BoolOp, gast.JoinedStr, gast.Lambda)):
+        return Match("nondiff")
+    if isinstance(value, gast.Subscript):
+        return Match("subscript", (value.value,))
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return Match("display", tuple(value.elts))
+    if isinstance(value, gast.Dict):
+        return Match("display", tuple(value.values))
+    if isinstance(value, gast.Attribute):
+        if value.attr in nondiff.ATTRIBUTES:
+            return Match("nondiff")
+        obj = parsed.resolve(value)
+        if obj is not MISSING:
+            return Match("nondiff")  # a module constant such as np.pi
+        tmpl = registry.attributes.get(value.attr)
+        if tmpl is None:
+            return Match("unknown", (value.value,), why=f"attribute .{value.attr}")
+        return _template(tmpl, value, [value.value], {})
+    if isinstance(value, gast.Call):
+        return _classify_call(value, parsed, registry)
+    return Match("unknown", why=type(value).__name__)
+
+
+def _classify_call(call, parsed, registry):
+    func = call.func
+    keywords = {kw.arg: kw.value for kw in call.keywords}
+    operands = list(call.args) + list(keywords.values())
+    obj = parsed.resolve(func)
+    if obj is MISSING and isinstance(func, gast.Attribute):
+        # a method on a value: x.sum(axis=0), hs.append(h)
+        if func.attr in nondiff.METHODS:
+            return Match("nondiff")
+        tmpl = registry.methods.get(func.attr)
+        if tmpl is None:
+            return Match("unknown", (func.value, *operands), why=f"method .{func.attr}()")
+        return _template(tmpl, call, [func.value] + list(call.args), keywords)
+    if obj is MISSING:
+        return Match("unknown", tuple(operands), why=f"{gast.unparse(func).strip()}")
+    if obj is runtime.stop_gradient:
+        return Match("nondiff")
+    obj = _numpy_twin(obj)
+    tmpl = registry.functions.get(id(obj))
+    if tmpl is not None:
+        return _template(tmpl, call, list(call.args), keywords)
+    if nondiff.is_nondiff(obj):
+        return Match("nondiff")
+    if inspect.isfunction(obj):
+        return Match("user", tuple(operands), callee=obj)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+    return Match("unknown", tuple(operands), why=f"{name}")
+
+
+def _template(tmpl, node, args, keywords):
+    try:
+        values = tmpl.bind(node, args, keywords)
+    except TypeError as exc:
+        return Match("unknown", tuple(args) + tuple(keywords.values()),
+                     why=f"these arguments ({exc})")
+    operands = tuple(values[p] for p in tmpl.diff_params if p in values)
+    return Match("template", operands, template=tmpl, values=values)
+
+
+def blocked_operands(match: Match):
+    """Operands a template reads but cannot differentiate (an active one is an error)."""
+    if match.kind != "template":
+        return ()
+    tmpl = match.template
+    first = next(iter(tmpl.signature.parameters))
+    out = []
+    for p, v in match.values.items():
+        if p == first or p in tmpl.diff_params or p in tmpl.option_params:
+            continue
+        for n in gast.walk(v):
+            if isinstance(n, gast.Name):
+                out.append(n)
+    return tuple(out)

@@ -1,0 +1,32 @@
+"""Reductions with ``axis`` and ``keepdims``: the adjoint is broadcast back over the
+reduced axes by ``ops.unreduce``."""
+
+import numpy as np
+
+
+def sum_(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.unreduce(d[y], a, _axis, _keepdims)
+
+
+def mean(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.unreduce(d[y], a, _axis, _keepdims) / ops.reduced_size(a, _axis)
+
+
+def max_(y, a, _axis=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.unreduce_extreme(d[y], y, a, _axis, _keepdims)
+
+
+def prod(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.unreduce_prod(d[y], a, _axis, _keepdims)
+
+
+REVERSE = [
+    (np.sum, sum_),
+    (np.mean, mean),
+    (np.max, max_),
+    (np.amax, max_),
+    (np.min, max_),
+    (np.amin, max_),
+    (np.prod, prod),
+]
+METHODS = {"sum": sum_, "mean": mean, "max": max_, "min": max_, "prod": prod}

@@ -1,0 +1,86 @@
+"""Shape changes and copies: reshape, transpose, .T, copy, astype, stacking."""
+
+import builtins
+
+import numpy as np
+
+
+def reshape(y, a, *_shape, **_kwargs):
+    d[a] += np.reshape(d[y], np.shape(a))
+
+
+def transpose(y, a, _axes=None):
+    d[a] += ops.untranspose(d[y], _axes)
+
+
+def transpose_method(y, a, *_axes):
+    d[a] += ops.untranspose(d[y], _axes)
+
+
+def attr_T(y, a):
+    d[a] += np.transpose(d[y])
+
+
+def copy(y, a, *_args, **_kwargs):
+    d[a] += d[y]
+
+
+def astype(y, a, *_args, **_kwargs):
+    d[a] += ops.cast_like(d[y], a)
+
+
+def ravel(y, a, *_args, **_kwargs):
+    d[a] += np.reshape(d[y], np.shape(a))
+
+
+def dot(z, x, y):
+    d[x] += ops.matmul_left(d[z], x, y)
+    d[y] += ops.matmul_right(d[z], x, y)
+
+
+def stack(y, arrays, _axis=0, **_kwargs):
+    d[arrays] += ops.unstack(d[y], arrays, _axis)
+
+
+def concatenate(y, arrays, _axis=0, **_kwargs):
+    d[arrays] += ops.unconcatenate(d[y], arrays, _axis)
+
+
+def sum_list(y, iterable, start=0):
+    d[iterable] += ops.spread(d[y], iterable)
+    d[start] += ops.unbroadcast(d[y], start)
+
+
+def array(y, a, *_args, **_kwargs):
+    d[a] += ops.unarray(d[y], a)
+
+
+def float_(y, x):
+    d[x] += ops.cast_like(d[y], x)
+
+
+REVERSE = [
+    (np.reshape, reshape),
+    (np.transpose, transpose),
+    (np.copy, copy),
+    (np.ravel, ravel),
+    (np.dot, dot),
+    (np.matmul, dot),
+    (np.stack, stack),
+    (np.vstack, concatenate),
+    (np.concatenate, concatenate),
+    (np.array, array),
+    (np.asarray, array),
+    (builtins.sum, sum_list),
+    (builtins.float, float_),
+]
+METHODS = {
+    "reshape": reshape,
+    "transpose": transpose_method,
+    "copy": copy,
+    "astype": astype,
+    "ravel": ravel,
+    "flatten": ravel,
+    "dot": dot,
+}
+ATTRIBUTES = {"T": attr_T}

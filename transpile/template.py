@@ -1,0 +1,115 @@
+"""Rule templates: a Python function body read once, then instantiated per use.
+
+A template such as::
+
+    def tanh(y, x):
+        d[x] += d[y] * (1.0 - y * y)
+
+is parsed into a ``Template``. ``expand`` substitutes the real operands for the
+parameters and adjoint names for ``d[...]``; a line that writes the adjoint of an
+inactive operand is dropped. Parameters whose name starts with ``_`` are options
+(axis, keepdims, a where-condition): never differentiated.
+"""
+
+import copy
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+import gast
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    signature: inspect.Signature
+    body: tuple  # gast statements
+    diff_params: frozenset  # parameters whose adjoint the body writes
+    option_params: frozenset  # parameters never differentiated
+
+    def bind(self, result, args, keywords):
+        """Map parameter names to operand nodes; raises TypeError when they do not fit."""
+        params = self.signature.parameters
+        keywords = {(f"_{k}" if k not in params and f"_{k}" in params else k): v
+                    for k, v in keywords.items()}
+        bound = self.signature.bind(result, *args, **keywords)
+        values = {}
+        for pname, param in self.signature.parameters.items():
+            if pname in bound.arguments:
+                v = bound.arguments[pname]
+                if param.kind == param.VAR_POSITIONAL:
+                    v = gast.Tuple(elts=list(v), ctx=gast.Load())
+                elif param.kind == param.VAR_KEYWORD:
+                    continue
+                values[pname] = v
+            elif param.default is not inspect.Parameter.empty:
+                values[pname] = gast.Constant(value=param.default, kind=None)
+            elif param.kind == param.VAR_POSITIONAL:
+                values[pname] = gast.Tuple(elts=[], ctx=gast.Load())
+        return values
+
+
+def parse_template(func) -> Template:
+    tree = gast.parse(textwrap.dedent(inspect.getsource(func))).body[0]
+    signature = inspect.signature(func)
+    diff = set()
+    for stmt in tree.body:
+        if isinstance(stmt, gast.AugAssign):
+            diff.add(stmt.target.slice.id)
+    options = {p for p in signature.parameters if p.startswith("_")}
+    return Template(func.__name__, signature, tuple(tree.body), frozenset(diff),
+                    frozenset(options))
+
+
+def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
+    """Instantiate ``template``.
+
+    ``values`` maps parameter names to operand nodes; ``adjoint_of(node)`` returns
+    the adjoint name of an active operand, or None; ``runtime_names`` renames the
+    template's module references (``np``, ``ops``) to the generated code's names.
+    """
+    out = []
+    for stmt in template.body:
+        target_param = stmt.target.slice.id
+        target = adjoint_of(values[target_param])
+        if target is None:
+            continue
+        value = _substitute(copy.deepcopy(stmt.value), values, adjoint_of, runtime_names)
+        if value is None:
+            continue
+        new = gast.AugAssign(target=gast.Name(id=target, ctx=gast.Store(), annotation=None,
+                                              type_comment=None),
+                             op=stmt.op, value=value)
+        out.append((target_param, new))
+    return out
+
+
+class _Substituter(gast.NodeTransformer):
+    def __init__(self, values, adjoint_of, runtime_names):
+        self.values = values
+        self.adjoint_of = adjoint_of
+        self.runtime_names = runtime_names
+        self.zero = False
+
+    def visit_Subscript(self, node):
+        if isinstance(node.value, gast.Name) and node.value.id == "d":
+            adj = self.adjoint_of(self.values[node.slice.id])
+            if adj is None:
+                self.zero = True
+                return gast.Constant(value=0.0, kind=None)
+            return gast.Name(id=adj, ctx=gast.Load(), annotation=None, type_comment=None)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in self.values:
+            return copy.deepcopy(self.values[node.id])
+        if node.id in self.runtime_names:
+            return gast.Name(id=self.runtime_names[node.id], ctx=gast.Load(), annotation=None,
+                             type_comment=None)
+        return node
+
+
+def _substitute(node, values, adjoint_of, runtime_names):
+    sub = _Substituter(values, adjoint_of, runtime_names)
+    node = sub.visit(node)
+    return None if sub.zero else node
