@@ -13,7 +13,8 @@ def seed(out):
         raise ValueError(
             f"grad needs a function that returns a scalar, but it returned a value of shape "
             f"{np.shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs")
-    return 1.0
+    dtype = getattr(out, "dtype", None)
+    return dtype.type(1) if dtype is not None else 1.0
 
 
 def _shape(x):
@@ -95,7 +96,10 @@ def unreduce_extreme(g, y, x, axis=None, keepdims=False):
     """Adjoint of max/min: split evenly between the elements that attain it."""
     hit = x == unreduce(y, x, axis, keepdims)
     count = hit.sum(axis=_axes(np.ndim(x), axis), keepdims=True)
-    return unreduce(g, x, axis, keepdims) * hit / count
+    share = hit / count
+    if hasattr(x, "dtype") and x.dtype.kind in "fc":
+        share = share.astype(x.dtype, copy=False)
+    return unreduce(g, x, axis, keepdims) * share
 
 
 def unreduce_prod(g, x, axis=None, keepdims=False):
@@ -217,3 +221,13 @@ def unarray(g, a):
     if isinstance(a, (list, tuple)):
         return [unarray(g[i], x) for i, x in enumerate(a)]
     return cast_like(g, a) if np.ndim(a) else (float(g) if isinstance(a, float) else g)
+
+
+def like(g, x):
+    """``g`` in the container types of ``x``: tuples where ``x`` has tuples."""
+    if isinstance(x, dict):
+        return {k: like(g[k], v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [like(a, b) for a, b in zip(g, x)]
+        return tuple(items) if isinstance(x, tuple) else items
+    return g

@@ -541,6 +541,18 @@ def list_iterate(x):
     return s
 
 
+def list_index_loop_variable(x):
+    hs = []
+    h = x
+    for _ in range(3):
+        h = np.sin(h) + x
+        hs.append(h)
+    s = 0.0
+    for i in range(len(hs)):
+        s = s + np.sum(hs[i] * hs[i - 1]) * (i + 1)
+    return s
+
+
 def list_concatenate(x, y):
     parts = []
     for i in range(3):
@@ -586,6 +598,7 @@ LISTS = [
     Case(list_last_element, lambda r: (normal(r, 4),)),
     Case(list_index_reads, lambda r: (normal(r, 4),)),
     Case(list_iterate, lambda r: (normal(r, 4),)),
+    Case(list_index_loop_variable, lambda r: (normal(r, 4),)),
     Case(list_concatenate, lambda r: (normal(r, 2, 3), normal(r, 3)), wrt=(0, 1)),
     Case(list_builtin_sum, lambda r: (normal(r, 4),)),
     Case(list_literal_stack_axis, lambda r: (normal(r, 2, 3), normal(r, 2, 3)), wrt=(0, 1)),

@@ -106,13 +106,13 @@ class _Lowerer:
                 return out
             if isinstance(stmt, gast.If):
                 returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts([stmt]))
+                body_exits = _always_exits(stmt.body)
+                else_exits = _always_exits(stmt.orelse)
                 stmt.body = self.block(stmt.body, in_loop)
                 stmt.orelse = self.block(stmt.orelse, in_loop)
                 out.append(stmt)
                 rest = stmts[i + 1:]
                 if returns_in and rest:
-                    body_exits = _always_exits(stmt.body)
-                    else_exits = _always_exits(stmt.orelse)
                     if body_exits and not else_exits:
                         stmt.orelse = stmt.orelse + self.block(rest, in_loop)
                         return out

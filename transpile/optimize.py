@@ -242,8 +242,7 @@ class _Adjoints:
                     continue
                 if isinstance(s, gast.AugAssign) and s.target.id in self.names:
                     t = s.target.id
-                    if t in self.containers and isinstance(s.value, (gast.Name,
-                                                                     gast.Subscript)):
+                    if t in self.containers:
                         value = gast.Call(func=gast.Attribute(value=name(self.ops), attr="add",
                                                               ctx=gast.Load()),
                                           args=[name(t), s.value], keywords=[])

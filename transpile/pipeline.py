@@ -129,16 +129,23 @@ class _Build:
             extra_args = [dout]
             if d_result:
                 seed = [assign(d_result, name(dout), gast.Pass())]
-        grads = [name(namer.adjoint(p)) for p in wrt_names]
+        containers = self.container_names(tree, em, params)
+        grads = []
         for p in wrt_names:
-            em.primal_of[namer.adjoint(p)] = p
+            dp = namer.adjoint(p)
+            em.primal_of[dp] = p
+            if dp in containers:  # a tuple argument gets a tuple gradient back
+                grads.append(gast.Call(func=gast.Attribute(value=name(ops), attr="like",
+                                                           ctx=gast.Load()),
+                                       args=[name(dp), name(p)], keywords=[]))
+            else:
+                grads.append(name(dp))
         if self.mode == "split" or len(self.wrt) != 1 or self.as_tuple():
             grad_value = gast.Tuple(elts=grads, ctx=gast.Load())
         else:
             grad_value = grads[0]
         adjoint = em.adjoint if varied_result else []
         adj_names = set(em.primal_of) | {namer.adjoint(p) for p in wrt_names}
-        containers = self.container_names(tree, em, params)
         body = seed + adjoint + [gast.Return(value=grad_value)]
         if self.dump == "raw":
             return emit.to_source(self.function_def(tree, "raw", em.primal + body, extra_args))
@@ -202,12 +209,18 @@ class _Build:
         return ns
 
     def container_names(self, tree, em, params):
+        """Names that may hold lists, tuples or dicts: their adjoints add with ops.add."""
         names = set()
         for n in gast.walk(tree):
-            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name) and isinstance(
-                    n.value, (gast.List, gast.Tuple, gast.Dict, gast.Call, gast.Subscript)):
-                names.add(n.targets[0].id)
-        names |= set(params)
+            if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+                v = n.value
+                if isinstance(v, (gast.List, gast.Tuple, gast.Dict)) or (
+                        isinstance(v, gast.Call) and self.ctx.activity.matches.get(
+                            id(n)) is not None and self.ctx.activity.matches[id(n)].kind
+                        == "user"):
+                    names.add(n.targets[0].id)
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
+                names.add(n.value.id)
         return {self.namer.adjoint(n) for n in names}
 
     # -- restore markers become tape pushes and pops ----------------------------------
@@ -238,9 +251,11 @@ class _Build:
                         else:
                             out.append(assign(target, pop, s))
                             value = name(target)
-                        pushes[id(primal_stmt)] = gast.Expr(value=gast.Call(
-                            func=gast.Attribute(value=name(tape), attr="push", ctx=gast.Load()),
-                            args=[value], keywords=[]))
+                        # pops run in marker order, so pushes go in reverse of it
+                        pushes.setdefault(id(primal_stmt), []).insert(0, gast.Expr(
+                            value=gast.Call(func=gast.Attribute(value=name(tape), attr="push",
+                                                                ctx=gast.Load()),
+                                            args=[value], keywords=[])))
                     continue
                 if isinstance(s, (gast.If, gast.For, gast.While)):
                     s.body = convert(s.body) or [gast.Pass()]
@@ -253,8 +268,7 @@ class _Build:
         def insert(stmts):
             out = []
             for s in stmts:
-                if id(s) in pushes:
-                    out.append(pushes[id(s)])
+                out.extend(pushes.get(id(s), []))
                 if isinstance(s, (gast.If, gast.For, gast.While)):
                     s.body = insert(s.body)
                     s.orelse = insert(s.orelse)

@@ -175,7 +175,8 @@ class _Reverse:
             if adjoint:
                 adjoint.insert(0, comment(_line(self.ctx, s), s))
         if depth > 0:
-            adjoint.append(self.restore_marker(target, primal[0], "name"))
+            for t in _targets(primal[0]):
+                adjoint.append(self.restore_marker(t, primal[0], "name"))
             if self.act.defines_active(s) or target in self.act.varied_after[id(s)]:
                 adjoint.append(zero_marker(self.d(target), target))
         return primal, adjoint
@@ -301,6 +302,10 @@ class _Reverse:
         if useful and (varied_value or self.act.is_varied(s, base)):
             dbase = name(self.d(base))
             slot = gast.Subscript(value=dbase, slice=copy.deepcopy(sub.slice), ctx=gast.Load())
+            # the slot is cleared next: read a copy, not a view
+            slot = gast.Call(func=gast.Attribute(value=name(self.ctx.runtime_names["np"]),
+                                                 attr="copy", ctx=gast.Load()),
+                             args=[slot], keywords=[])
             adjoint.append(comment(_line(self.ctx, s), s))
             if varied_value:
                 ub = gast.Call(func=gast.Attribute(value=name(self.ctx.runtime_names["ops"]),
@@ -346,6 +351,13 @@ class _Reverse:
 
 def _accumulate(target: str, value, op=None):
     return gast.AugAssign(target=name(target, gast.Store()), op=op or gast.Add(), value=value)
+
+
+def _targets(stmt):
+    t = stmt.targets[0]
+    if isinstance(t, gast.Tuple):
+        return [e.id for e in t.elts]
+    return [t.id]
 
 
 def _bump(counter, origin):
