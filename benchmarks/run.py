@@ -181,9 +181,10 @@ def main(argv=None):
                         help="time the hand-written gradient against itself instead of the "
                         "generated one (tests the harness; ratios should be near 1)")
     args = parser.parse_args(argv)
+    unknown = set(args.only or ()) - {p.name for p in PROBLEMS}
+    if unknown:
+        parser.error(f"no benchmark named {', '.join(sorted(unknown))}")
     selected = [p for p in PROBLEMS if not args.only or p.name in args.only]
-    if not selected:
-        parser.error(f"no benchmark named {args.only}")
 
     print(f"Python {platform.python_version()}, numpy {np.__version__}, "
           f"{'quick' if args.quick else 'full'} run"
