@@ -23,6 +23,8 @@ def _shape(x):
 
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
+    if isinstance(x, float) and isinstance(g, float):  # also numpy float scalars
+        return g
     xs = _shape(x)
     gs = _shape(g)
     if gs == xs:
@@ -78,6 +80,8 @@ def _axes(ndim, axis):
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction back to the shape of its input."""
     shape = _shape(x)
+    if not shape:
+        return g
     if not keepdims and axis is not None:
         g = np.expand_dims(g, _axes(len(shape), axis))
     return np.broadcast_to(g, shape)

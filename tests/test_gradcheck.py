@@ -292,3 +292,11 @@ def test_report_text_and_html():
     bad = check_grad(mlp_loss, {"W1": np.ones((3, 4)), "b1": np.ones(4), "W2": np.ones((4, 2))},
                      np.ones((5, 3)), grad_fn=lambda p, x: {k: 0 * v for k, v in p.items()})
     assert "&#x27;W1&#x27;" in bad._repr_html_() and "FAILED" in bad._repr_html_()
+
+
+def test_report_repr_is_the_table_and_keeps_both_gradients():
+    x = RNG.normal(size=3)
+    report = check_grad(sin_sum, x, grad_fn=lambda x: np.cos(x))
+    assert repr(report) == str(report)
+    np.testing.assert_allclose(report.analytic, np.cos(x))
+    np.testing.assert_allclose(report.numeric, np.cos(x), rtol=1e-8)

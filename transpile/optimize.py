@@ -425,3 +425,64 @@ def _is_comment(s):
 
 def _real(stmts):
     return any(not _is_comment(s) and not isinstance(s, gast.Pass) for s in stmts)
+
+
+def propagate_copies(body, adjoint_names):
+    """Remove top-level copies ``a = b`` between adjoints that are each written once,
+    keeping the more meaningful name (``dw`` over ``_t11``, ``d_t4`` over ``d_t3``)."""
+    counts = {}
+    for s in _all_stmts(body):
+        for t in _stores(s) + ([_in_place_base(s)] if _in_place_base(s) else []):
+            counts[t] = counts.get(t, 0) + 1
+    for s in body:
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Name)):
+            continue
+        a, b = s.targets[0].id, s.value.id
+        if a not in adjoint_names or b not in adjoint_names:
+            continue
+        if counts.get(a) != 1 or counts.get(b) != 1:
+            continue
+        # keep the name of the value's origin, except a temporary unpacked from a
+        # callee's adjoint, which gives way to the adjoint it feeds (dw over _t11)
+        keep, drop = (a, b) if _is_temp(b) else (b, a)
+        rename = {drop: keep}
+        body = [x for x in body if x is not s]
+        for stmt in body:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and n.id in rename:
+                    n.id = rename[n.id]
+        return propagate_copies(body, adjoint_names | {keep})
+    return body
+
+
+def _is_temp(n):
+    return n.startswith("_t") and n[2:].isdigit()
+
+
+def drop_default_args(body, ops_name):
+    """``ops.unreduce(g, x, None, False)`` reads better as ``ops.unreduce(g, x)``."""
+    import inspect
+
+    from runtime import ops
+
+    class Dropper(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func
+            if (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name)
+                    and f.value.id == ops_name and hasattr(ops, f.attr)):
+                params = list(inspect.signature(getattr(ops, f.attr)).parameters.values())
+                while node.args and len(node.args) <= len(params):
+                    last, param = node.args[-1], params[len(node.args) - 1]
+                    if not (isinstance(last, gast.Constant) and param.default is not
+                            inspect.Parameter.empty and last.value is param.default
+                            or isinstance(last, gast.Constant)
+                            and type(last.value) is type(param.default)
+                            and last.value == param.default):
+                        break
+                    node.args.pop()
+            return node
+
+    dropper = Dropper()
+    return [dropper.visit(s) for s in body]

@@ -151,7 +151,7 @@ class _Build:
             return emit.to_source(self.function_def(tree, "raw", em.primal + body, extra_args))
         given = {d_result} if self.mode == "split" and d_result else set()
         inits, body = optimize.adjoints(body, adj_names, em.primal_of, ops, containers, given)
-        adjoint_part = inits + body
+        adjoint_part = optimize.propagate_copies(inits + body, adj_names)
         primal = em.primal
         needed = _free_loads(adjoint_part, adj_names)
         primal, adjoint_part, pushed = self.restores(primal, adjoint_part, em.restores, needed,
@@ -179,6 +179,7 @@ class _Build:
     def finish(self, body):
         body = optimize.dead_code(body, self.is_pure)
         body = optimize.fold_constants(body)
+        body = optimize.drop_default_args(body, self.names["ops"])
         return optimize.tidy(body)
 
     def function_def(self, tree, fname, body, extra_args):
@@ -388,8 +389,10 @@ def _uses_name(stmt, n):
 def _free_loads(stmts, exclude):
     """Names read by ``stmts`` that they do not define themselves."""
     loads, stores = set(), set(exclude)
-    for s in stmts:
-        for n in gast.walk(s):
+    for s in optimize._all_stmts(stmts):
+        if _is_restore(s):
+            continue
+        for n in gast.walk(optimize._header_stmt(s)):
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Load):
                     loads.add(n.id)

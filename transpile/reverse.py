@@ -53,6 +53,7 @@ def comment(text, origin=None):
 
 def run(tree, ctx) -> Emitted:
     rev = _Reverse(ctx)
+    rev.scalars = scalar_names(tree, ctx.parsed)
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -194,7 +195,7 @@ class _Reverse:
                 return self.d(target) if node is result else adjoint_of(node)
 
             lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
-            return [s], [_elide_unbroadcast(stmt, param, values, self.ctx)
+            return [s], [_elide_unbroadcast(stmt, param, values, self.scalars)
                          for param, stmt in lines]
         if kind == "copy":
             src = adjoint_of(s.value)
@@ -380,13 +381,69 @@ def _line(ctx, node):
     return linecache.getline(ctx.filename, lineno + ctx.line_offset).strip()
 
 
-def _elide_unbroadcast(stmt, param, values, ctx):
-    """``ops.unbroadcast(e, x)`` is ``e`` when every other operand is a Python number:
+def _is_scalar(node, scalars):
+    if isinstance(node, gast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    return isinstance(node, gast.Name) and node.id in scalars
+
+
+def scalar_names(tree, parsed):
+    """Names that always hold a scalar: numbers, full reductions (``np.sum(x)``,
+    ``x.mean()``) and arithmetic on scalars. A scalar operand cannot broadcast the
+    other operand, so its partner's adjoint needs no ``unbroadcast``."""
+    import runtime
+    from transpile.rules import reductions
+
+    reducers = {id(f) for f, _ in reductions.REVERSE}
+    values = {}
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            values.setdefault(n.targets[0].id, []).append(n.value)
+        elif isinstance(n, (gast.For, gast.Assign)):
+            for t in gast.walk(n.targets[0] if isinstance(n, gast.Assign) else n.target):
+                if isinstance(t, gast.Name):
+                    values.setdefault(t.id, []).append(None)
+
+    def scalar(v, known):
+        if v is None:
+            return False
+        if _is_scalar(v, known):
+            return True
+        if isinstance(v, gast.BinOp):
+            return _is_scalar(v.left, known) and _is_scalar(v.right, known)
+        if isinstance(v, gast.UnaryOp):
+            return _is_scalar(v.operand, known)
+        if isinstance(v, gast.Call):
+            obj = parsed.resolve(v.func)
+            if obj is runtime.stop_gradient:
+                return all(_is_scalar(a, known) for a in v.args)
+            full = len(v.args) == 1 and not v.keywords
+            if full and id(obj) in reducers:
+                return True
+            if (isinstance(v.func, gast.Attribute) and not v.args and not v.keywords
+                    and v.func.attr in reductions.METHODS
+                    and parsed.resolve(v.func) is MISSING):
+                return True
+        return False
+
+    from transpile.parse import MISSING
+    known = set(values)
+    changed = True
+    while changed:
+        changed = False
+        for n in list(known):
+            if not all(scalar(v, known) for v in values[n]):
+                known.discard(n)
+                changed = True
+    return known
+
+
+def _elide_unbroadcast(stmt, param, values, scalars):
+    """``ops.unbroadcast(e, x)`` is ``e`` when every other operand is a scalar:
     a scalar cannot broadcast ``x`` to a larger shape."""
     others = [v for p, v in values.items() if p != param and not p.startswith("_")]
     others = others[1:]  # the first value is the result node itself
-    if not all(isinstance(o, gast.Constant) and isinstance(o.value, (int, float))
-               for o in others):
+    if not all(_is_scalar(o, scalars) for o in others):
         return stmt
     v = stmt.value
     if (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)

@@ -1,0 +1,176 @@
+"""Functions that cannot be differentiated, for ``tests/test_errors.py``.
+
+The line each error must point at ends with a ``# ERR`` comment; the test
+finds it by searching the function's source, so lines may move freely.
+Nothing here is called at import time.
+"""
+
+import math
+
+import numpy as np
+
+
+# --------------------------------------------------------------------------
+# Unsupported statements and expressions
+
+
+def uses_try(x):
+    try:  # ERR
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def uses_with(x):
+    with open(__file__):  # ERR
+        y = x * 2.0
+    return np.sum(y)
+
+
+def uses_yield(x):
+    y = x * 2.0
+    yield np.sum(y)  # ERR
+
+
+async def uses_async(x):  # ERR
+    return np.sum(x * 2.0)
+
+
+SCALE = 2.0
+
+
+def uses_global(x):
+    global SCALE  # ERR
+    return np.sum(x * SCALE)
+
+
+def make_uses_nonlocal():
+    scale = 2.0
+
+    def uses_nonlocal(x):
+        nonlocal scale  # ERR
+        return np.sum(x * scale)
+
+    return uses_nonlocal
+
+
+def uses_del(x):
+    y = x * 2.0
+    z = np.sin(y)
+    del y  # ERR
+    return np.sum(z)
+
+
+def uses_nested_class(x):
+    class Box:  # ERR
+        pass
+
+    return np.sum(x * 2.0)
+
+
+def uses_nested_def(x):
+    def double(z):  # ERR
+        return z * 2.0
+
+    return np.sum(double(x))
+
+
+def uses_lambda(x):
+    square = lambda z: z * z  # noqa: E731
+    y = square(x)  # ERR
+    return np.sum(y)
+
+
+def uses_listcomp(x):
+    parts = [x[i] * 2.0 for i in range(2)]  # ERR
+    return parts[0] + parts[1]
+
+
+# --------------------------------------------------------------------------
+# Active calls that have no rule and no source
+
+
+def uses_det(x):
+    d = np.linalg.det(x)  # ERR
+    return d * 2.0
+
+
+def det_of_constant(x, A):
+    return np.sum(x) * np.linalg.det(A)
+
+
+def uses_erf(x):
+    e = math.erf(x)  # ERR
+    return e * 2.0
+
+
+_made = {}
+exec("def made_by_exec(z):\n    return z * 2.0\n", _made)
+made_by_exec = _made["made_by_exec"]
+
+
+def calls_exec_made(x):
+    y = made_by_exec(x)  # ERR
+    return np.sum(y)
+
+
+# --------------------------------------------------------------------------
+# Recursion
+
+
+def recursive(x, n):
+    if n == 0:
+        return np.sum(x)
+    return recursive(x * 2.0, n - 1)  # ERR
+
+
+def ping(x, n):
+    if n == 0:
+        return np.sum(x)
+    return pong(x * 2.0, n - 1)
+
+
+def pong(x, n):
+    if n == 0:
+        return np.sum(x)
+    return ping(x * 3.0, n - 1)  # ERR
+
+
+# --------------------------------------------------------------------------
+# Writes into arguments
+
+
+def writes_argument(x):
+    x[0] = 1.0  # ERR
+    return np.sum(x * x)
+
+
+def writes_argument_view(x):
+    v = x[1:]
+    v[0] = 1.0  # ERR
+    return np.sum(v * x[0])
+
+
+# --------------------------------------------------------------------------
+# Problems inside a callee
+
+
+def helper_with_try(z):
+    try:  # ERR
+        return z * 2.0
+    except ValueError:
+        return z
+
+
+def calls_helper_with_try(x):
+    return np.sum(helper_with_try(x) * x)
+
+
+def helper_with_det(z):
+    return np.linalg.det(z) * 3.0  # ERR
+
+
+def calls_helper_with_det(x):
+    y = helper_with_det(x * 2.0)
+    return y * y
