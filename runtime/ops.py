@@ -18,6 +18,13 @@ def seed(out):
 
 
 def _shape(x):
+    if type(x) is tuple:  # a shape recorded in place of the array
+        return x
+    return getattr(x, "shape", ())
+
+
+def shape(x):
+    """The shape of ``x`` (``()`` for numbers and for the None of a first iteration)."""
     return getattr(x, "shape", ())
 
 

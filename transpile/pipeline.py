@@ -226,9 +226,11 @@ class _Build:
 
     # -- restore markers become tape pushes and pops ----------------------------------
     def restores(self, primal, adjoint, markers, needed, params):
-        tape, np_name = self.names["tape"], self.names["np"]
+        tape, np_name, ops = self.names["tape"], self.names["np"], self.names["ops"]
         pushes = {}  # id(primal stmt) -> push statement
         pushed = set()
+        # an array the adjoint reads only for its shape is recorded as its shape
+        shape_only = _shape_only_reads(adjoint, ops) & _matmul_derived(primal)
 
         def convert(stmts):
             out = []
@@ -249,6 +251,11 @@ class _Build:
                             value = gast.Call(func=gast.Attribute(value=name(np_name),
                                                                   attr="copy", ctx=gast.Load()),
                                               args=[read], keywords=[])
+                        elif target in shape_only:
+                            out.append(assign(target, pop, s))
+                            value = gast.Call(func=gast.Attribute(value=name(ops), attr="shape",
+                                                                  ctx=gast.Load()),
+                                              args=[name(target)], keywords=[])
                         else:
                             out.append(assign(target, pop, s))
                             value = name(target)
@@ -371,6 +378,45 @@ class _Build:
         if isinstance(value, (gast.Lambda,)):
             return True
         return True
+
+
+_SHAPE_ARGS = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
+
+
+def _shape_only_reads(stmts, ops_name):
+    """Names that ``stmts`` read only where a shape is enough (``ops.unbroadcast(g, x)``)."""
+    shape_reads, other_reads = set(), set()
+    shape_nodes = set()
+    for s in optimize._all_stmts(stmts):
+        for n in gast.walk(s):
+            if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+                    and getattr(n.func.value, "id", None) == ops_name
+                    and n.func.attr in _SHAPE_ARGS and len(n.args) > _SHAPE_ARGS[n.func.attr]):
+                arg = n.args[_SHAPE_ARGS[n.func.attr]]
+                if isinstance(arg, gast.Name):
+                    shape_nodes.add(id(arg))
+                    shape_reads.add(arg.id)
+    for s in optimize._all_stmts(stmts):
+        if _is_restore(s):
+            continue
+        for n in gast.walk(optimize._header_stmt(s)):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(
+                    n) not in shape_nodes:
+                other_reads.add(n.id)
+    return shape_reads - other_reads
+
+
+def _matmul_derived(stmts):
+    """Names computed from a matrix product: arrays, not Python numbers."""
+    derived = set()
+    for _ in range(3):
+        for s in optimize._all_stmts(stmts):
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                v = s.value
+                if isinstance(v, gast.BinOp) and (isinstance(v.op, gast.MatMult) or any(
+                        isinstance(o, gast.Name) and o.id in derived for o in (v.left, v.right))):
+                    derived.add(s.targets[0].id)
+    return derived
 
 
 def tree_params(tree):
