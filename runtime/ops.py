@@ -242,3 +242,74 @@ def like(g, x):
         items = [like(a, b) for a, b in zip(g, x)]
         return tuple(items) if isinstance(x, tuple) else items
     return g
+
+
+def mT(a):
+    """The matrix transpose of the last two axes."""
+    return np.swapaxes(a, -1, -2)
+
+
+def unvar(g, a, axis=None, ddof=0, keepdims=False):
+    """Adjoint of ``np.var``."""
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    n = reduced_size(a, axis) - ddof
+    return unreduce(g, a, axis, keepdims) * centered * (2.0 / n)
+
+
+def uncumsum(g, a, axis=None):
+    """Adjoint of ``np.cumsum``: a reversed cumulative sum."""
+    if axis is None:
+        flat = np.ravel(g)
+        return np.reshape(np.cumsum(flat[::-1])[::-1], np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def unnorm(g, y, x, ord=None, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.norm`` for the 2-norm of vectors and Frobenius norm."""
+    vector = axis is None and np.ndim(x) == 1 or isinstance(axis, int)
+    if not (ord is None or ord == "fro" or (ord == 2 and vector)):
+        raise NotImplementedError(f"the gradient of np.linalg.norm with ord={ord!r} is not "
+                                  "supported; write the norm with supported operations")
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+        y = np.expand_dims(y, axis)
+    return g * x / y
+
+
+def undet(g, y, a):
+    scale = np.asarray(g * y)[..., None, None]
+    return scale * mT(np.linalg.inv(a))
+
+
+def solve_rhs_adjoint(g, a, b):
+    return np.linalg.solve(mT(a), g)
+
+
+def solve_matrix_adjoint(g, a, b, x):
+    gb = np.linalg.solve(mT(a), g)
+    if np.ndim(b) == 1:
+        return -np.outer(gb, x)
+    return -(gb @ mT(x))
+
+
+def untrace(g, a, offset=0, axis1=0, axis2=1):
+    eye = np.eye(np.shape(a)[axis1], np.shape(a)[axis2], k=offset, dtype=g.dtype
+                 if hasattr(g, "dtype") else float)
+    eye = np.moveaxis(eye, (0, 1), (axis1, axis2)) if np.ndim(a) == 2 else eye
+    return np.asarray(g)[..., None, None] * eye if np.ndim(a) > 2 else g * eye
+
+
+def undiag(g, v, k=0):
+    if np.ndim(v) == 1:
+        return np.diag(g, k)
+    out = np.zeros_like(v)
+    n = len(np.diag(v, k))
+    rows = np.arange(n) + max(-k, 0)
+    cols = np.arange(n) + max(k, 0)
+    out[rows, cols] = g
+    return out
+
+
+def unroll(g, shift, axis=None):
+    negative = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+    return np.roll(g, negative, axis)

@@ -15,10 +15,10 @@ import numpy as np
 
 import runtime
 from transpile.parse import MISSING
-from transpile.rules import arith, elementwise, nondiff, reductions, shape
+from transpile.rules import arith, elementwise, linalg, nondiff, reductions, shape
 from transpile.template import parse_template
 
-_FAMILIES = (elementwise, reductions, shape)
+_FAMILIES = (elementwise, reductions, shape, linalg)
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,9 @@ def build_registry() -> Registry:
             cache[f] = parse_template(f)
         return cache[f]
 
+    for obj, f in arith.FUNCTIONS:
+        functions[id(obj)] = tmpl(f)
+        keep.append(obj)
     for family in _FAMILIES:
         for obj, f in getattr(family, "REVERSE", []):
             functions[id(obj)] = tmpl(f)
@@ -146,10 +149,19 @@ def _classify_call(call, parsed, registry):
         return _template(tmpl, call, list(call.args), keywords)
     if nondiff.is_nondiff(obj):
         return Match("nondiff")
-    if inspect.isfunction(obj):
+    if inspect.isfunction(obj) and not _is_library(obj):
         return Match("user", tuple(operands), callee=obj)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
     return Match("unknown", tuple(operands), why=f"{name}")
+
+
+_LIBRARIES = ("numpy", "cupy", "scipy", "runtime", "transpile")
+
+
+def _is_library(func) -> bool:
+    """Library functions are differentiated by rule, never by reading their source."""
+    module = getattr(func, "__module__", "") or ""
+    return module.split(".")[0] in _LIBRARIES
 
 
 def _template(tmpl, node, args, keywords):

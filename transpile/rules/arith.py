@@ -5,7 +5,10 @@ and ``d[...]``, the adjoint of a value. ``ops.unbroadcast`` sums an adjoint back
 to the shape of an operand that was broadcast.
 """
 
+import builtins
+
 import gast
+import numpy as np
 
 
 def add(z, x, y):
@@ -55,6 +58,16 @@ BINARY = {
     gast.MatMult: matmul,
 }
 UNARY = {gast.USub: neg, gast.UAdd: pos}
+# The ufunc spellings np.add(x, y), ... share the operator templates.
+FUNCTIONS = [
+    (np.add, add),
+    (np.subtract, sub),
+    (np.multiply, mul),
+    (np.divide, div),
+    (np.true_divide, div),
+    (np.power, pow_),
+    (builtins.pow, pow_),
+]
 # Integer-valued or logical results: they end variedness.
 NONDIFF_BINARY = (gast.FloorDiv, gast.Mod, gast.BitAnd, gast.BitOr, gast.BitXor,
                   gast.LShift, gast.RShift)

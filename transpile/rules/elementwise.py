@@ -1,5 +1,8 @@
 """Elementwise functions: one line each, in terms of the result ``y`` and input ``x``."""
 
+import builtins
+import math
+
 import numpy as np
 
 
@@ -86,7 +89,84 @@ def clip(y, a, _a_min, _a_max, **_kwargs):
     d[a] += d[y] * ops.inside(a, _a_min, _a_max)
 
 
+def exp2(y, x):
+    d[x] += d[y] * (y * 0.6931471805599453)
+
+
+def log2(y, x):
+    d[x] += d[y] / (x * 0.6931471805599453)
+
+
+def log10(y, x):
+    d[x] += d[y] / (x * 2.302585092994046)
+
+
+def arcsin(y, x):
+    d[x] += d[y] / np.sqrt(1.0 - x * x)
+
+
+def arccos(y, x):
+    d[x] -= d[y] / np.sqrt(1.0 - x * x)
+
+
+def arcsinh(y, x):
+    d[x] += d[y] / np.sqrt(x * x + 1.0)
+
+
+def arccosh(y, x):
+    d[x] += d[y] / np.sqrt(x * x - 1.0)
+
+
+def arctanh(y, x):
+    d[x] += d[y] / (1.0 - x * x)
+
+
+def cbrt(y, x):
+    d[x] += d[y] / (3.0 * y * y)
+
+
+def arctan2(z, y, x):
+    d[y] += ops.unbroadcast(d[z] * x / (x * x + y * y), y)
+    d[x] -= ops.unbroadcast(d[z] * y / (x * x + y * y), x)
+
+
+def hypot(z, x, y):
+    d[x] += ops.unbroadcast(d[z] * x / z, x)
+    d[y] += ops.unbroadcast(d[z] * y / z, y)
+
+
+def logaddexp(z, x, y):
+    d[x] += ops.unbroadcast(d[z] * np.exp(x - z), x)
+    d[y] += ops.unbroadcast(d[z] * np.exp(y - z), y)
+
+
 REVERSE = [
+    (np.exp2, exp2),
+    (np.log2, log2),
+    (np.log10, log10),
+    (np.arcsin, arcsin),
+    (np.arccos, arccos),
+    (np.arcsinh, arcsinh),
+    (np.arccosh, arccosh),
+    (np.arctanh, arctanh),
+    (np.cbrt, cbrt),
+    (np.arctan2, arctan2),
+    (np.hypot, hypot),
+    (np.logaddexp, logaddexp),
+    (np.fabs, abs_),
+    (np.absolute, abs_),
+    (builtins.abs, abs_),
+    (builtins.max, maximum),
+    (builtins.min, minimum),
+    (math.exp, exp),
+    (math.log, log),
+    (math.sqrt, sqrt),
+    (math.sin, sin),
+    (math.cos, cos),
+    (math.tan, tan),
+    (math.tanh, tanh),
+    (math.log1p, log1p),
+    (math.expm1, expm1),
     (np.exp, exp),
     (np.log, log),
     (np.sqrt, sqrt),

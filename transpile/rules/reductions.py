@@ -20,7 +20,27 @@ def prod(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce_prod(d[y], a, _axis, _keepdims)
 
 
+def var(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
+    d[a] += ops.unvar(d[y], a, _axis, _ddof, _keepdims)
+
+
+def std(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
+    d[a] += ops.unvar(d[y] / (2.0 * y), a, _axis, _ddof, _keepdims)
+
+
+def cumsum(y, a, _axis=None, _dtype=None, _out=None):
+    d[a] += ops.uncumsum(d[y], a, _axis)
+
+
+def norm(y, x, _ord=None, _axis=None, _keepdims=False):
+    d[x] += ops.unnorm(d[y], y, x, _ord, _axis, _keepdims)
+
+
 REVERSE = [
+    (np.var, var),
+    (np.std, std),
+    (np.cumsum, cumsum),
+    (np.linalg.norm, norm),
     (np.sum, sum_),
     (np.mean, mean),
     (np.max, max_),
@@ -29,4 +49,5 @@ REVERSE = [
     (np.amin, max_),
     (np.prod, prod),
 ]
-METHODS = {"sum": sum_, "mean": mean, "max": max_, "min": max_, "prod": prod}
+METHODS = {"sum": sum_, "mean": mean, "max": max_, "min": max_, "prod": prod, "var": var,
+           "std": std, "cumsum": cumsum}

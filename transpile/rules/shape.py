@@ -59,7 +59,36 @@ def float_(y, x):
     d[x] += ops.cast_like(d[y], x)
 
 
+def broadcast_to(y, a, _shape, **_kwargs):
+    d[a] += ops.unbroadcast(d[y], a)
+
+
+def flip(y, a, _axis=None):
+    d[a] += np.flip(d[y], _axis)
+
+
+def roll(y, a, _shift, _axis=None):
+    d[a] += ops.unroll(d[y], _shift, _axis)
+
+
+def triu(y, a, _k=0):
+    d[a] += np.triu(d[y], _k)
+
+
+def tril(y, a, _k=0):
+    d[a] += np.tril(d[y], _k)
+
+
 REVERSE = [
+    (np.squeeze, reshape),
+    (np.expand_dims, reshape),
+    (np.atleast_1d, reshape),
+    (np.atleast_2d, reshape),
+    (np.broadcast_to, broadcast_to),
+    (np.flip, flip),
+    (np.roll, roll),
+    (np.triu, triu),
+    (np.tril, tril),
     (np.reshape, reshape),
     (np.transpose, transpose),
     (np.copy, copy),
@@ -82,5 +111,6 @@ METHODS = {
     "ravel": ravel,
     "flatten": ravel,
     "dot": dot,
+    "squeeze": reshape,
 }
 ATTRIBUTES = {"T": attr_T}
