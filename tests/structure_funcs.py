@@ -95,3 +95,37 @@ def elman(h0, xs, Wx, Wh, b):
         y = h * 2.0
         loss = loss + np.sum(y * y)
     return loss
+
+
+# --------------------------------------------------------------------------
+# array writes in straight-line code
+
+
+def slot_writes(x):
+    buf = np.zeros_like(x)
+    buf[0] = x[0] * 2.0
+    buf[1:] = np.sin(x[1:])
+    return np.sum(buf * x)
+
+
+def slot_old_value_needed(x):
+    y = x.copy()
+    a = y * y
+    y[0] = 0.0
+    return np.sum(a * y)
+
+
+# --------------------------------------------------------------------------
+# calls to user functions
+
+
+def layer(z, scale=1.0):
+    return np.tanh(z) * scale
+
+
+def calls_layer_once(x):
+    return np.sum(layer(x, 3.0) * x)
+
+
+def calls_layer_twice(x):
+    return np.sum(layer(x) * layer(x * 2.0))

@@ -139,9 +139,9 @@ def test_lambda_message_names_lambda():
 
 
 def test_no_rule_numpy_function():
-    err = transpile_error(E.uses_det)
-    assert_located(err, E.uses_det, hint_words=("stop_gradient",))
-    assert "det" in err.what
+    err = transpile_error(E.uses_i0)
+    assert_located(err, E.uses_i0, hint_words=("stop_gradient",))
+    assert "i0" in err.what
 
 
 def test_no_rule_math_builtin():
@@ -154,10 +154,10 @@ def test_no_rule_on_a_constant_is_fine():
     """A call with no rule on a value that is not differentiated needs no rule."""
     rng = np.random.default_rng(0)
     x, A = rng.standard_normal(3), rng.standard_normal((3, 3))
-    g = grad(E.det_of_constant, wrt=0)(x, A)
-    np.testing.assert_allclose(g, np.full(3, np.linalg.det(A)), rtol=1e-12)
+    g = grad(E.i0_of_constant, wrt=0)(x, A)
+    np.testing.assert_allclose(g, np.full(3, np.sum(np.i0(A))), rtol=1e-12)
     with pytest.raises(TranspileError):
-        grad(E.det_of_constant, wrt=1)
+        grad(E.i0_of_constant, wrt=1)
 
 
 @pytest.mark.xfail(strict=True, reason="the error points at <string>:1 (the callee) instead of "
@@ -215,8 +215,8 @@ def test_unsupported_syntax_in_callee():
 
 
 def test_no_rule_in_callee():
-    err = transpile_error(E.calls_helper_with_det)
-    assert_located(err, E.helper_with_det, hint_words=("stop_gradient",))
+    err = transpile_error(E.calls_helper_with_i0)
+    assert_located(err, E.helper_with_i0, hint_words=("stop_gradient",))
 
 
 def test_error_is_exported():

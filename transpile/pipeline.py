@@ -153,7 +153,7 @@ class _Build:
         inits, body = optimize.adjoints(body, adj_names, em.primal_of, ops, containers, given)
         adjoint_part = optimize.propagate_copies(inits + body, adj_names)
         primal = em.primal
-        needed = _free_loads(adjoint_part, adj_names)
+        needed = _needed(adjoint_part, adj_names, _views(primal))
         primal, adjoint_part, pushed = self.restores(primal, adjoint_part, em.restores, needed,
                                                      params)
         if pushed:
@@ -430,6 +430,47 @@ def _is_restore(s):
 
 def _uses_name(stmt, n):
     return any(isinstance(x, gast.Name) and x.id == n for x in gast.walk(stmt))
+
+
+def _views(primal):
+    """For each name, the names that may be views of it (``row = out[0]``)."""
+    views = {}
+    for s in optimize._all_stmts(primal):
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+            continue
+        target, v = s.targets[0].id, s.value
+        if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
+            views.setdefault(target, set()).add(v.value.id)
+        elif isinstance(v, gast.Name):  # the same object under two names
+            views.setdefault(target, set()).add(v.id)
+            views.setdefault(v.id, set()).add(target)
+    changed = True
+    while changed:  # a view of a view
+        changed = False
+        for n, bases in views.items():
+            more = set().union(*(views.get(b, set()) for b in bases)) - bases - {n}
+            if more:
+                bases |= more
+                changed = True
+    return views
+
+
+def _needed(adjoint, adjoint_names, views):
+    """Primal names the adjoint sweep reads after (or while) they may have been restored.
+
+    A read before any restore of that name sees its final primal value, which is
+    still there, so it does not make the loops record the name. Reading a view of
+    an array counts as reading the array, whose written slots must be restored.
+    """
+    needed, restored = set(), set()
+    for s in adjoint:
+        markers = {m.value.args[0].id for m in optimize._all_stmts([s]) if _is_restore(m)}
+        reads = _free_loads([s], adjoint_names)
+        for n in list(reads):
+            reads |= views.get(n, set())
+        needed |= {n for n in reads if n in restored or n in markers}
+        restored |= markers
+    return needed
 
 
 def _free_loads(stmts, exclude):
