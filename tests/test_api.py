@@ -51,6 +51,12 @@ def vector_valued(x, W):
     return np.tanh(W @ x) * x[0]
 
 
+def names_like_adjoints(x, W):
+    out = np.tanh(W @ x)
+    dout = out * 2.0
+    return dout * x[0]
+
+
 def tanh_mlp(x, W1, W2):
     h = np.tanh(x @ W1)
     return np.mean(np.tanh(h @ W2) ** 2)
@@ -235,6 +241,17 @@ def test_vjp_inner_product(wrt):
         lhs = float(np.sum(dout * jv))
         rhs = fd.inner(got, v)
         assert lhs == pytest.approx(rhs, rel=1e-7, abs=1e-10)
+
+
+def test_vjp_when_user_names_look_like_adjoints():
+    """Variables named ``out`` and ``dout`` must not collide with the cotangent argument."""
+    r = rng(20)
+    x, W, dout = r.standard_normal(3), r.standard_normal((4, 3)), r.standard_normal(4)
+    got = vjp(names_like_adjoints, wrt=(0, 1))(x, W, dout)
+    for trial in range(3):
+        v = (r.standard_normal(3), r.standard_normal((4, 3)))
+        jv = fd.numeric_jvp(names_like_adjoints, (x, W), (0, 1), v)
+        assert float(np.sum(dout * jv)) == pytest.approx(fd.inner(got, v), rel=1e-7, abs=1e-10)
 
 
 def test_vjp_of_scalar_function_scales_gradient():

@@ -300,15 +300,15 @@ class _Normalizer:
 
     def stmt_If(self, s):
         pre = []
-        test = self.atom(s.test, pre)
+        test = self.truth(s.test, pre)
         node = gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse))
         return pre + [gast.copy_location(node, s)]
 
     def stmt_While(self, s):
         pre = []
-        test = self.atom(s.test, pre)
+        test = self.truth(s.test, pre)
         again = []
-        test_again = self.atom(_fresh_copy(s.test), again)
+        test_again = self.truth(_fresh_copy(s.test), again)
         if isinstance(test, gast.Name) and isinstance(test_again, gast.Name):
             # the re-evaluated test writes the same variable
             again = _rename_target(again, test_again.id, test.id)
@@ -371,6 +371,21 @@ class _Normalizer:
         pre.append(assign(t, call(name("len"), [seq], origin), origin))
         elem = gast.Subscript(value=seq, slice=name(index), ctx=gast.Load())
         return name(t), [(target, elem)]
+
+    def truth(self, node, pre):
+        """The test of a branch as a bool computed now: the adjoint replays the branch
+        from it, after lists and arrays named in the test may have changed."""
+        test = self.atom(node, pre)
+        made = pre[-1] if pre and isinstance(test, gast.Name) else None
+        decided = (made is not None and made.targets[0].id == test.id
+                   and isinstance(made.value, (gast.Compare, gast.BoolOp))
+                   or made is not None and isinstance(made.value, gast.UnaryOp)
+                   and isinstance(made.value.op, gast.Not))
+        if isinstance(test, gast.Name) and not decided:
+            t = self.namer.temp()
+            pre.append(assign(t, call(name("bool"), [test], node), node))
+            return name(t)
+        return test
 
     # expressions ----------------------------------------------------------------
     def atom(self, node, pre):
@@ -444,7 +459,7 @@ class _Normalizer:
                                   values=[self.atom(v, pre) for v in node.values]), node)
         if isinstance(node, gast.IfExp):
             t = self.namer.temp()
-            test = self.atom(node.test, pre)
+            test = self.truth(node.test, pre)
             body, orelse = [], []
             body.append(assign(t, self.expr(node.body, body, top=True), node))
             orelse.append(assign(t, self.expr(node.orelse, orelse, top=True), node))

@@ -164,6 +164,8 @@ class _Adjoints:
                 if any(all_zero(fact, n) for n in incoming):
                     edits[id(s)] = []
                     continue
+                for n in incoming:
+                    need(fact, n)
                 pre = []
                 if pop and all_zero(fact, pop):
                     pre.append(assign(pop, self.zeros_like(pop), s))
@@ -187,6 +189,8 @@ class _Adjoints:
                 if any(all_zero(fact, n) for n in incoming):
                     edits[id(s)] = []
                     continue
+                for n in incoming:
+                    need(fact, n)
                 if all_zero(fact, base):
                     edits[id(s)] = [assign(base, self.zeros_like(base), s), s]
                 else:
