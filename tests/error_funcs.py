@@ -174,3 +174,66 @@ def helper_with_i0(z):
 def calls_helper_with_i0(x):
     y = helper_with_i0(x * 2.0)
     return y * y
+
+
+# --------------------------------------------------------------------------
+# More syntax that must be rejected with a location
+
+
+def uses_walrus(x):
+    if (total := np.sum(x)) > 0:  # ERR
+        return total
+    return -total
+
+
+def uses_match(x, k):
+    match k:  # ERR
+        case 1:
+            y = x * 2.0
+        case _:
+            y = x
+    return np.sum(y)
+
+
+def uses_loop_else(x):
+    for i in range(2):  # ERR
+        x = x * 2.0
+    else:
+        x = x + 1.0
+    return np.sum(x)
+
+
+def uses_starred(x):
+    first, *rest = x  # ERR
+    return first * 2.0
+
+
+def uses_set_display(x):
+    seen = {1, 2}  # ERR
+    return np.sum(x) * len(seen)
+
+
+def uses_generator(x):
+    return sum(x[i] * 2.0 for i in range(2))  # ERR
+
+
+def uses_dict_comprehension(x):
+    parts = {i: x[i] * 2.0 for i in range(2)}  # ERR
+    return parts[0] + parts[1]
+
+
+def uses_keyword_only(x, *, scale=1.0):  # ERR
+    return np.sum(x * scale)
+
+
+def helper_with_varargs(*zs):  # ERR
+    return zs[0] * 2.0
+
+
+def calls_helper_with_varargs(x):
+    return np.sum(helper_with_varargs(x))
+
+
+def uses_method_without_rule(x):
+    y = x.partition(1)  # ERR
+    return np.sum(y * 2.0)

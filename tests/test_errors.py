@@ -109,6 +109,31 @@ def test_unsupported_syntax(func, construct):
     assert construct in err.what, f"the message should name the construct: {err.what}"
 
 
+MORE_UNSUPPORTED = [
+    (E.uses_walrus, ":="),
+    (E.uses_match, "match"),
+    (E.uses_loop_else, "else"),
+    (E.uses_starred, "starred"),
+    pytest.param(E.uses_set_display, "Set", marks=pytest.mark.xfail(
+        strict=True, reason="'Set expressions are not supported' comes without a hint; "
+        "see /tmp/bugs_api_6.py")),
+    (E.uses_generator, "generator"),
+    (E.uses_dict_comprehension, "comprehension"),
+    (E.uses_keyword_only, "keyword-only"),
+    (E.calls_helper_with_varargs, "*args"),
+    (E.uses_method_without_rule, "partition"),
+]
+
+
+@pytest.mark.parametrize("func, construct", MORE_UNSUPPORTED,
+                         ids=lambda v: getattr(v, "__name__", v))
+def test_more_unsupported_constructs(func, construct):
+    err = transpile_error(func)
+    owner = E.helper_with_varargs if func is E.calls_helper_with_varargs else func
+    assert_located(err, owner)
+    assert construct in err.what, f"the message should name the construct: {err.what}"
+
+
 def test_async_def():
     err = transpile_error(E.uses_async)
     assert_located(err, E.uses_async)

@@ -32,11 +32,22 @@ def to_source(tree) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_function(source: str, name: str, namespace: dict, label: str):
-    """Execute ``source`` (one ``def``) in ``namespace`` and return the function."""
+def compile_function(source: str, name: str, module_globals: dict, bound: dict,
+                     label: str):
+    """Compile ``source`` (one ``def``) and return the function.
+
+    Names the user's module defines are looked up live in ``module_globals``, as
+    the user's own function does; ``bound`` supplies the generated code's own names
+    (``np``, ``ops``, callee adjoints, closure values) as closure cells, so the
+    user's module namespace is never modified.
+    """
     _counter[0] += 1
     filename = f"<transpile {label} #{_counter[0]}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    code = compile(source, filename, "exec")
-    exec(code, namespace)
-    return namespace[name]
+    params = ", ".join(sorted(bound))
+    body = "".join("    " + line if line.strip() else line
+                   for line in source.splitlines(True))
+    wrapped = f"def _bind({params}):\n{body}    return {name}\n"
+    linecache.cache[filename] = (len(wrapped), None, wrapped.splitlines(True), filename)
+    scope = {}
+    exec(compile(wrapped, filename, "exec"), module_globals, scope)
+    return scope["_bind"](**bound)

@@ -181,6 +181,10 @@ class _Normalizer:
     def __init__(self, parsed, namer):
         self.parsed = parsed
         self.namer = namer
+        self.bindings = {}
+        for n in gast.walk(parsed.tree):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
+                self.bindings[n.id] = self.bindings.get(n.id, 0) + 1
 
     # statements -----------------------------------------------------------------
     def block(self, stmts):
@@ -330,8 +334,13 @@ class _Normalizer:
             rng = self.namer.temp()
             pre.append(assign(rng, call(name("range"), args, it), s))
             body = self.block(s.body)
+            loop_var = target.id
+            if self.bindings.get(loop_var, 0) > 1:
+                # the name is bound elsewhere too: the reversed loop must not clobber it
+                loop_var = self.namer.fresh(target.id)
+                body = [assign(target.id, name(loop_var), s)] + body
             return pre + [gast.copy_location(
-                gast.For(target=name(target.id, gast.Store()), iter=name(rng), body=body,
+                gast.For(target=name(loop_var, gast.Store()), iter=name(rng), body=body,
                          orelse=[], type_comment=None), s)]
         index = self.namer.fresh("i") if not isinstance(target, gast.Name) or True else None
         length, elements = self._elements(it, target, index, pre, s)

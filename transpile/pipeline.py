@@ -192,22 +192,18 @@ class _Build:
         source = emit.to_source(fdef)
         if self.dump == "final":
             return source
-        ns = self.namespace_for(fdef)
-        fn = emit.compile_function(source, fname, ns, f"{fname} from {self.func.__name__}")
+        fn = emit.compile_function(source, fname, self.func.__globals__, self.bound_names(fdef),
+                                   f"{fname} from {self.func.__name__}")
         fn.__transpile_source__ = source
         return Generated(fn, source, fname, list(self.callees), extra)
 
-    def namespace_for(self, fdef):
-        ns = dict(self.namespace)
-        local = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)
-                 and isinstance(n.ctx, (gast.Store, gast.Param))}
-        for n in gast.walk(fdef):
-            if isinstance(n, gast.Name) and n.id not in local and n.id not in ns:
-                obj = self.parsed.lookup(n.id)
-                if obj is not parse.MISSING:
-                    ns[n.id] = obj
-        ns["__builtins__"] = __builtins__
-        return ns
+    def bound_names(self, fdef):
+        """The generated code's own names, and the closure values of the user's function;
+        module globals stay live lookups."""
+        used = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+        bound = {k: v for k, v in self.namespace.items() if k in used}
+        bound.update({k: v for k, v in self.parsed.free_values.items() if k in used})
+        return bound
 
     def container_names(self, tree, em, params):
         """Names that may hold lists, tuples or dicts: their adjoints add with ops.add."""
