@@ -24,9 +24,6 @@ class Source(str):
             return f"<pre>{html.escape(str(self))}</pre>"
         return highlight(str(self), PythonLexer(), HtmlFormatter(noclasses=True))
 
-    def _repr_markdown_(self):
-        return None
-
 
 def _decorator_or_call(make):
     @functools.wraps(make)
