@@ -6,7 +6,9 @@ written in plain numpy; ``source(grad(f))`` shows it.
 
 from runtime import stop_gradient
 from transpile.api import grad, source, value_and_grad, vjp
+from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
 from transpile.errors import TranspileError
 
-__all__ = ["grad", "value_and_grad", "vjp", "stop_gradient", "source", "TranspileError"]
+__all__ = ["grad", "value_and_grad", "vjp", "stop_gradient", "source", "TranspileError",
+           "check_grad", "assert_grad_close", "numeric_grad", "GradReport"]
 __version__ = "0.1.0"
