@@ -9,12 +9,12 @@ import numpy as np
 
 def seed(out):
     """The cotangent 1.0 of a scalar output; a clear error for anything else."""
-    if np.ndim(out) != 0 or isinstance(out, (list, tuple, dict)):
+    if getattr(out, "ndim", 0) != 0 or isinstance(out, (list, tuple, dict)):
         raise ValueError(
             f"grad needs a function that returns a scalar, but it returned a value of shape "
             f"{np.shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs")
     dtype = getattr(out, "dtype", None)
-    return dtype.type(1) if dtype is not None else 1.0
+    return 1.0 if dtype is None else dtype.type(1)
 
 
 def _shape(x):
@@ -33,24 +33,23 @@ def unbroadcast(g, x):
     if isinstance(x, float) and isinstance(g, float):  # also numpy float scalars
         return g
     xs = _shape(x)
-    gs = _shape(g)
+    gs = getattr(g, "shape", ())
     if gs == xs:
         return g
+    if not xs:
+        return g.sum()
     extra = len(gs) - len(xs)
     if extra > 0:
-        g = g.sum(axis=tuple(range(extra)))
+        g = g.reshape((-1,) + gs[extra:]).sum(axis=0)
     axes = tuple(i for i, n in enumerate(xs) if n == 1 and g.shape[i] != 1)
     if axes:
         g = g.sum(axis=axes, keepdims=True)
-    if not xs and hasattr(g, "shape"):
-        # a Python scalar operand receives a scalar gradient of the same kind
-        return g[()] if isinstance(x, (float, int)) else g
     return g
 
 
 def matmul_left(g, x, y):
     """Adjoint of ``x`` in ``x @ y``."""
-    xn, yn = np.ndim(x), np.ndim(y)
+    xn, yn = x.ndim, y.ndim
     if xn == 2 and yn == 2:
         return g @ y.T
     if yn == 1:
@@ -64,8 +63,8 @@ def matmul_left(g, x, y):
 
 def matmul_right(g, x, y):
     """Adjoint of ``y`` in ``x @ y``."""
-    xn, yn = np.ndim(x), np.ndim(y)
-    if xn == 2 and yn == 2:
+    xn, yn = x.ndim, y.ndim
+    if xn == 2 and yn <= 2:
         return x.T @ g
     if xn == 1:
         if yn == 1:
@@ -89,6 +88,9 @@ def unreduce(g, x, axis=None, keepdims=False):
     shape = _shape(x)
     if not shape:
         return g
+    if axis is None and getattr(g, "ndim", 0) == 0:
+        dtype = getattr(g, "dtype", None)
+        return np.full(shape, g, dtype=getattr(x, "dtype", None) if dtype is None else dtype)
     if not keepdims and axis is not None:
         g = np.expand_dims(g, _axes(len(shape), axis))
     return np.broadcast_to(g, shape)
