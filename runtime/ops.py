@@ -13,8 +13,11 @@ def seed(out):
         raise ValueError(
             f"grad needs a function that returns a scalar, but it returned a value of shape "
             f"{np.shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs")
-    dtype = getattr(out, "dtype", None)
-    return 1.0 if dtype is None else dtype.type(1)
+    if isinstance(out, np.generic):
+        return out.dtype.type(1)
+    if hasattr(out, "dtype"):  # a 0-d array, possibly of another array module
+        return np.ones_like(out)
+    return 1.0
 
 
 def _shape(x):
@@ -89,8 +92,11 @@ def unreduce(g, x, axis=None, keepdims=False):
     if not shape:
         return g
     if axis is None and getattr(g, "ndim", 0) == 0:
-        dtype = getattr(g, "dtype", None)
-        return np.full(shape, g, dtype=getattr(x, "dtype", None) if dtype is None else dtype)
+        if hasattr(x, "dtype"):  # full_like keeps x's array module (cupy stays cupy)
+            return np.full_like(x, g)
+        if isinstance(g, (np.ndarray, np.generic)) or not hasattr(g, "dtype"):
+            return np.full(shape, g)
+        return np.broadcast_to(g, shape)  # a 0-d array of another array module
     if not keepdims and axis is not None:
         g = np.expand_dims(g, _axes(len(shape), axis))
     return np.broadcast_to(g, shape)

@@ -77,8 +77,8 @@ def uses_nested_def(x):
 
 
 def uses_lambda(x):
-    square = lambda z: z * z  # noqa: E731
-    y = square(x)  # ERR
+    square = lambda z: z * z  # noqa: E731  # ERR
+    y = square(x)
     return np.sum(y)
 
 

@@ -298,6 +298,10 @@ def b_where_mask(x, y, mask, c):
     return np.sum(np.where(mask, x, y) * c)
 
 
+def b_where_literal(x, mask, c):
+    return np.sum(np.where(mask, x, 0.0) * c)
+
+
 # --------------------------------------------------------------------------
 # clip
 
@@ -367,6 +371,18 @@ def red_cumsum(x, axis, c):
 
 
 # Reductions: literal options and positional spellings
+
+
+def red_cumsum_scaled(x, w, c):
+    return np.sum(np.cumsum(x) * w * c)
+
+
+def meth_cumsum_scaled(x, w, c):
+    return np.sum(x.cumsum() * w * c)
+
+
+def red_sum_scaled(x, w, c):
+    return np.sum(np.sum(x) * w * c)
 
 
 def red_sum_axis0_literal(x, c):

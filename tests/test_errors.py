@@ -114,9 +114,7 @@ MORE_UNSUPPORTED = [
     (E.uses_match, "match"),
     (E.uses_loop_else, "else"),
     (E.uses_starred, "starred"),
-    pytest.param(E.uses_set_display, "Set", marks=pytest.mark.xfail(
-        strict=True, reason="'Set expressions are not supported' comes without a hint; "
-        "see /tmp/bugs_api_6.py")),
+    (E.uses_set_display, "Set"),
     (E.uses_generator, "generator"),
     (E.uses_dict_comprehension, "comprehension"),
     (E.uses_keyword_only, "keyword-only"),
@@ -139,8 +137,6 @@ def test_async_def():
     assert_located(err, E.uses_async)
 
 
-@pytest.mark.xfail(strict=True, reason="async def is rejected by parse as 'the source is not a "
-                   "plain def' with the exec/lambda/builtin hint; see /tmp/bugs_api_2.py")
 def test_async_def_hint_names_async():
     err = transpile_error(E.uses_async)
     assert "async" in (err.what + err.hint).lower() and "synchronous" in err.hint
@@ -151,8 +147,6 @@ def test_lambda_in_expression():
     assert_located(err, E.uses_lambda)
 
 
-@pytest.mark.xfail(strict=True, reason="a lambda is reported as 'no derivative rule for "
-                   "square' (or for a temporary _t1 when called inline); see /tmp/bugs_api_3.py")
 def test_lambda_message_names_lambda():
     err = transpile_error(E.uses_lambda)
     assert "lambda" in err.what
@@ -185,8 +179,6 @@ def test_no_rule_on_a_constant_is_fine():
         grad(E.i0_of_constant, wrt=1)
 
 
-@pytest.mark.xfail(strict=True, reason="the error points at <string>:1 (the callee) instead of "
-                   "the call site in the user's file; see /tmp/bugs_api_4.py")
 def test_call_to_function_without_source_names_call_site():
     err = transpile_error(E.calls_exec_made)
     assert_located(err, E.calls_exec_made)

@@ -293,14 +293,10 @@ def test_accumulating_loop_gradient(wrt):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
-VIEW_ALIAS = ("`s = _t5` makes _needed treat s and _t5 as views of one array, so reading s "
-              "records _t5, which the adjoint never reads; see /tmp/bugs_api_1.py")
-
-
 @pytest.mark.parametrize("func, wrt", [
     (S.tanh_rnn, (0, 1)),
-    pytest.param(S.scaled_sum, 0, marks=pytest.mark.xfail(strict=True, reason=VIEW_ALIAS)),
-    pytest.param(S.scaled_sum, 1, marks=pytest.mark.xfail(strict=True, reason=VIEW_ALIAS)),
+    (S.scaled_sum, 0),
+    (S.scaled_sum, 1),
     (S.elman, (0, 3)),
 ], ids=["tanh_rnn", "scaled_sum_s", "scaled_sum_x", "elman"])
 def test_every_popped_value_is_read(func, wrt):
@@ -371,9 +367,7 @@ def exec_source(func, g):
     (S.tanh_rnn, lambda r: (r.standard_normal(3), r.standard_normal((3, 3)) * 0.5, 3), (0, 1)),
     (S.elman, lambda r: elman_args(), (0, 3)),
     (S.calls_layer_once, lambda r: (r.standard_normal(4),), 0),
-    pytest.param(S.calls_layer_twice, lambda r: (r.standard_normal(4),), 0, marks=pytest.mark.xfail(
-        strict=True, reason="the second call binds the same generated layer_fwd/layer_bwd to "
-        "layer_fwd_1/layer_bwd_1, which source() never shows; see /tmp/bugs_api_5.py")),
+    (S.calls_layer_twice, lambda r: (r.standard_normal(4),), 0),
 ], ids=["mlp", "tanh_rnn", "elman", "calls_layer_once", "calls_layer_twice"])
 def test_source_reproduces_gradient(func, make_args, wrt):
     args = make_args(rng())

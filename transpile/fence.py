@@ -51,6 +51,12 @@ def run(parsed) -> None:
 
 def _check(parsed, root):
     for node in gast.walk(root):
+        if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
+            continue  # anything goes inside stop_gradient(...): it is never differentiated
+        if isinstance(node, gast.Lambda) and not _inside_stop_gradient(parsed, root, node):
+            raise at(parsed, node, "a lambda is not supported in a differentiated function",
+                     "define the function at module level with `def`; the transpiler "
+                     "differentiates calls to it")
         kind = type(node)
         if kind in _STATEMENTS:
             what, hint = _STATEMENTS[kind]
@@ -67,3 +73,16 @@ def _check(parsed, root):
         if isinstance(node, gast.For) and not isinstance(node.target, (gast.Name, gast.Tuple)):
             raise at(parsed, node, "a loop target must be a name or a tuple of names",
                      "assign inside the loop body instead")
+
+
+def _is_stop_gradient(parsed, func):
+    from runtime import stop_gradient
+    return parsed.resolve(func) is stop_gradient
+
+
+def _inside_stop_gradient(parsed, root, target):
+    for node in gast.walk(root):
+        if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
+            if any(n is target for n in gast.walk(node)):
+                return True
+    return False

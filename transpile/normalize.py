@@ -478,7 +478,9 @@ class _Normalizer:
             return node
         if isinstance(node, gast.Slice):
             raise at(self.parsed, node, "a slice outside a subscript is not supported")
-        raise at(self.parsed, node, f"{type(node).__name__} expressions are not supported")
+        raise at(self.parsed, node, f"{type(node).__name__} expressions are not supported",
+                 "compute the value with arrays, lists, tuples or dicts, or outside the "
+                 "differentiated function")
 
     def call(self, node, pre):
         func = node.func

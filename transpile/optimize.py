@@ -275,7 +275,11 @@ def _is_fresh(value, ops_name):
     if isinstance(value, (gast.BinOp, gast.UnaryOp)):
         return True
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-        return value.func.attr in FRESH_OPS and getattr(value.func.value, "id", None) == ops_name
+        if getattr(value.func.value, "id", None) != ops_name:
+            return False
+        if value.func.attr == "unbroadcast":  # returns its argument or a new sum
+            return bool(value.args) and _is_fresh(value.args[0], ops_name)
+        return value.func.attr in FRESH_OPS
     return False
 
 

@@ -82,6 +82,9 @@ def run(func) -> Parsed:
     source = textwrap.dedent("".join(lines))
     module = gast.parse(source)
     tree = module.body[0]
+    if isinstance(tree, gast.AsyncFunctionDef):
+        raise TranspileError("async def is not supported", filename=func.__code__.co_filename,
+                             lineno=first, hint="differentiate a plain synchronous function")
     if not isinstance(tree, gast.FunctionDef):
         raise _source_error(func, "the source is not a plain `def`")
     tree.decorator_list = []

@@ -19,7 +19,7 @@ from runtime import ops as runtime_ops
 from runtime.tape import Tape
 from transpile import activity as activity_pass
 from transpile import emit, fence, normalize, optimize, parse, reverse
-from transpile.errors import at
+from transpile.errors import TranspileError, at
 from transpile.naming import Namer
 from transpile.normalize import assign, name
 from transpile.reverse import RESTORE
@@ -78,6 +78,7 @@ class _Build:
         self.dump = dump
         self.namespace = {}
         self.callees = []
+        self.callee_names = {}
 
     def run(self):
         parsed = parse.run(self.func)
@@ -153,7 +154,10 @@ class _Build:
         inits, body = optimize.adjoints(body, adj_names, em.primal_of, ops, containers, given)
         adjoint_part = optimize.propagate_copies(inits + body, adj_names)
         primal = em.primal
-        needed = _needed(adjoint_part, adj_names, _views(primal))
+        # a name restore is needed when the name itself is read later; a slot restore
+        # also when a view of the written array is
+        needed = (_needed(adjoint_part, adj_names, {}),
+                  _needed(adjoint_part, adj_names, _views(primal)))
         primal, adjoint_part, pushed = self.restores(primal, adjoint_part, em.restores, needed,
                                                      params)
         if pushed:
@@ -234,7 +238,7 @@ class _Build:
                 if _is_restore(s):
                     target = s.value.args[0].id
                     primal_stmt, kind = markers[id(s)]
-                    if target in needed:
+                    if target in needed[kind == "slot"]:
                         pushed.add(target)
                         pop = gast.Call(func=gast.Attribute(value=name(tape), attr="pop",
                                                             ctx=gast.Load()),
@@ -312,12 +316,22 @@ class _Build:
             if isinstance(node, gast.Name) and act.is_varied(stmt, node.id):
                 wrt.append(params.index(pname))
                 nodes.append(node)
+        try:
+            parse.run(callee)
+        except TranspileError as exc:
+            raise at(self.ctx, stmt, f"no derivative rule for {callee.__name__}(), and its "
+                     f"source is not available ({exc.what})",
+                     "define it with `def` in a file, or wrap the value in "
+                     "stop_gradient(...) if it is a constant") from None
         gen = transpile(callee, tuple(wrt), "split", stack=self.stack)
-        fwd_name = self.namer.fresh(f"{callee.__name__}_fwd")
-        bwd_name = self.namer.fresh(f"{callee.__name__}_bwd")
-        self.namespace[fwd_name] = gen.function
-        self.namespace[bwd_name] = gen.extra.function
-        self.callees.append(gen)
+        if id(gen) not in self.callee_names:
+            fwd_name = self.namer.fresh(gen.name)
+            bwd_name = self.namer.fresh(gen.extra.name)
+            self.namespace[fwd_name] = gen.function
+            self.namespace[bwd_name] = gen.extra.function
+            self.callees.append(gen)
+            self.callee_names[id(gen)] = (fwd_name, bwd_name)
+        fwd_name, bwd_name = self.callee_names[id(gen)]
         return fwd_name, bwd_name, [params[i] for i in wrt], nodes
 
     def split(self, tree, primal, adjoint, ret, result, d_result, adj_names):
@@ -376,7 +390,7 @@ class _Build:
         return True
 
 
-_SHAPE_ARGS = {"unbroadcast": 1, "unreduce": 1, "reduced_size": 0}
+_SHAPE_ARGS = {"unbroadcast": 1, "reduced_size": 0, "unreduce": 1}
 
 
 def _shape_only_reads(stmts, ops_name):
@@ -403,14 +417,18 @@ def _shape_only_reads(stmts, ops_name):
 
 
 def _matmul_derived(stmts):
-    """Names computed from a matrix product: arrays, not Python numbers."""
+    """Names computed from a matrix product: arrays worth recording as a shape, where a
+    Python number would be cheaper to record whole."""
     derived = set()
-    for _ in range(3):
+    for _ in range(4):
         for s in optimize._all_stmts(stmts):
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 v = s.value
-                if isinstance(v, gast.BinOp) and (isinstance(v.op, gast.MatMult) or any(
-                        isinstance(o, gast.Name) and o.id in derived for o in (v.left, v.right))):
+                operands = ([v.left, v.right] if isinstance(v, gast.BinOp) else
+                            [v.operand] if isinstance(v, gast.UnaryOp) else
+                            list(v.args) if isinstance(v, gast.Call) else [])
+                if (isinstance(v, gast.BinOp) and isinstance(v.op, gast.MatMult)) or any(
+                        isinstance(o, gast.Name) and o.id in derived for o in operands):
                     derived.add(s.targets[0].id)
     return derived
 

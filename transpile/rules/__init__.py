@@ -94,6 +94,10 @@ def classify(value, parsed, registry: Registry) -> Match:
             return Match("nondiff")
         return Match("copy", (value,))
     if isinstance(value, gast.BinOp):
+        if (isinstance(value.op, gast.Mult) and isinstance(value.left, gast.Name)
+                and isinstance(value.right, gast.Name) and value.left.id == value.right.id):
+            # x * x: one contribution, 2 * x, rather than two identical ones
+            return _template(registry.functions[id(np.square)], value, [value.left], {})
         tmpl = registry.binary.get(type(value.op))
         if tmpl is None:
             return Match("nondiff")
