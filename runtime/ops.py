@@ -4,6 +4,8 @@ They only create arrays from existing arrays (``zeros_like``, ``broadcast_to``),
 so cupy and other NEP-18 arrays flow through unchanged, and they keep dtypes.
 """
 
+import math
+
 import numpy as np
 
 
@@ -60,7 +62,9 @@ def matmul_left(g, x, y):
             return g * y
         return g[..., None] * y
     if xn == 1:
-        return (y @ g[..., None])[..., 0] if g.ndim > 1 else y @ g
+        if g.ndim > 1:  # y is a stack of matrices: sum over the stack
+            return unbroadcast((y @ g[..., None])[..., 0], x)
+        return y @ g
     return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
 
 
@@ -153,7 +157,55 @@ def cast_like(g, x):
 
 def winner(a, b):
     """1 where ``a`` beats ``b``, 0.5 on ties, else 0 (the adjoint weight of max)."""
-    return (a > b) + 0.5 * (a == b)
+    dtype = np.result_type(a, b)
+    if dtype.kind not in "fc":
+        dtype = np.float64
+    weight = (a > b) + (a == b) * 0.5
+    return weight.astype(dtype, copy=False) if hasattr(weight, "astype") else weight
+
+
+def log(x):
+    """``log(x)`` that keeps a Python number a Python number (so float32 stays float32)."""
+    if isinstance(x, (int, float)) and not isinstance(x, np.generic):
+        return math.log(x)
+    return np.log(x)
+
+
+def unvstack(g, arrays):
+    """Adjoint of ``np.vstack``: 1-D inputs were stacked as rows."""
+    out, start = [], 0
+    for a in arrays:
+        rows = 1 if np.ndim(a) < 2 else np.shape(a)[0]
+        out.append(np.reshape(g[start:start + rows], np.shape(a)))
+        start += rows
+    return out
+
+
+def _dot_is_matmul(x, y):
+    return np.ndim(x) <= 2 and np.ndim(y) <= 2 or np.ndim(y) == 1
+
+
+def dot_left(g, x, y):
+    """Adjoint of ``x`` in ``np.dot(x, y)``."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * y, x)
+    if _dot_is_matmul(x, y):
+        return matmul_left(g, x, y)
+    a, b = np.ndim(x), np.ndim(y)
+    # out[i.., j.., k] = sum_m x[i.., m] y[j.., m, k]
+    return np.tensordot(g, y, axes=(list(range(a - 1, a + b - 2)),
+                                    list(range(b - 2)) + [b - 1]))
+
+
+def dot_right(g, x, y):
+    """Adjoint of ``y`` in ``np.dot(x, y)``."""
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * x, y)
+    if _dot_is_matmul(x, y):
+        return matmul_right(g, x, y)
+    a = np.ndim(x)
+    out = np.tensordot(x, g, axes=(list(range(a - 1)), list(range(a - 1))))
+    return np.moveaxis(out, 0, -2)
 
 
 def select(condition, a, b):
@@ -225,6 +277,10 @@ def unstack(g, arrays, axis=0):
 
 
 def unconcatenate(g, arrays, axis=0):
+    if axis is None:  # the inputs were flattened first
+        sizes = [int(np.size(a)) for a in arrays]
+        parts = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
+        return [np.reshape(p, np.shape(a)) for p, a in zip(parts, arrays)]
     sizes = [np.shape(a)[axis] if np.ndim(a) else 1 for a in arrays]
     bounds = np.cumsum(sizes)[:-1]
     parts = np.split(g, bounds, axis=axis)
@@ -301,10 +357,14 @@ def solve_matrix_adjoint(g, a, b, x):
 
 
 def untrace(g, a, offset=0, axis1=0, axis2=1):
-    eye = np.eye(np.shape(a)[axis1], np.shape(a)[axis2], k=offset, dtype=g.dtype
-                 if hasattr(g, "dtype") else float)
-    eye = np.moveaxis(eye, (0, 1), (axis1, axis2)) if np.ndim(a) == 2 else eye
-    return np.asarray(g)[..., None, None] * eye if np.ndim(a) > 2 else g * eye
+    """Adjoint of ``np.trace``: ``g`` on the chosen diagonal of each matrix."""
+    shape = _shape(a)
+    nd = len(shape)
+    a1, a2 = axis1 % nd, axis2 % nd
+    dtype = getattr(g, "dtype", None) or getattr(a, "dtype", float)
+    eye = np.eye(shape[a1], shape[a2], k=offset, dtype=dtype)
+    out = np.asarray(g)[..., None, None] * eye
+    return np.moveaxis(out, (-2, -1), (a1, a2))
 
 
 def undiag(g, v, k=0):

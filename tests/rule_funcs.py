@@ -12,7 +12,6 @@ The ``v_*`` functions at the end return non-scalar values, for the vjp
 inner-product identity. Nothing here runs at import time.
 """
 
-import builtins
 import math
 
 import numpy

@@ -394,7 +394,7 @@ def scalar_names(tree, parsed):
     import runtime
     from transpile.rules import reductions
 
-    reducers = {id(f) for f, _ in reductions.REVERSE}
+    reducers = {id(f) for f in reductions.FULL_REDUCERS}
     values = {}
     for n in gast.walk(tree):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
@@ -421,7 +421,7 @@ def scalar_names(tree, parsed):
             if full and id(obj) in reducers:
                 return True
             if (isinstance(v.func, gast.Attribute) and not v.args and not v.keywords
-                    and v.func.attr in reductions.METHODS
+                    and v.func.attr in reductions.FULL_REDUCER_METHODS
                     and parsed.resolve(v.func) is MISSING):
                 return True
         return False
@@ -441,8 +441,9 @@ def scalar_names(tree, parsed):
 def _elide_unbroadcast(stmt, param, values, scalars):
     """``ops.unbroadcast(e, x)`` is ``e`` when every other operand is a scalar:
     a scalar cannot broadcast ``x`` to a larger shape."""
-    others = [v for p, v in values.items() if p != param and not p.startswith("_")]
-    others = others[1:]  # the first value is the result node itself
+    # every other bound value, options included (a where-mask or a broadcast_to shape
+    # can broadcast x too); the first value is the result node itself
+    others = [v for p, v in list(values.items())[1:] if p != param]
     if not all(_is_scalar(o, scalars) for o in others):
         return stmt
     v = stmt.value

@@ -33,7 +33,7 @@ def div(z, x, y):
 
 def pow_(z, x, y):
     d[x] += ops.unbroadcast(d[z] * y * x ** (y - 1), x)
-    d[y] += ops.unbroadcast(d[z] * z * np.log(x), y)
+    d[y] += ops.unbroadcast(d[z] * z * ops.log(x), y)
 
 
 def matmul(z, x, y):

@@ -86,7 +86,7 @@ def where(z, _condition, x, y):
 
 
 def clip(y, a, _a_min, _a_max, **_kwargs):
-    d[a] += d[y] * ops.inside(a, _a_min, _a_max)
+    d[a] += ops.unbroadcast(d[y] * ops.inside(a, _a_min, _a_max), a)
 
 
 def exp2(y, x):

@@ -51,3 +51,8 @@ REVERSE = [
 ]
 METHODS = {"sum": sum_, "mean": mean, "max": max_, "min": max_, "prod": prod, "var": var,
            "std": std, "cumsum": cumsum}
+
+# Called with the array alone, these reduce to a scalar (cumsum does not).
+FULL_REDUCERS = [np.sum, np.mean, np.max, np.amax, np.min, np.amin, np.prod, np.var, np.std,
+                 np.linalg.norm]
+FULL_REDUCER_METHODS = {"sum", "mean", "max", "min", "prod", "var", "std"}

@@ -34,8 +34,17 @@ def ravel(y, a, *_args, **_kwargs):
 
 
 def dot(z, x, y):
+    d[x] += ops.dot_left(d[z], x, y)
+    d[y] += ops.dot_right(d[z], x, y)
+
+
+def matmul(z, x, y):
     d[x] += ops.matmul_left(d[z], x, y)
     d[y] += ops.matmul_right(d[z], x, y)
+
+
+def vstack(y, tup, **_kwargs):
+    d[tup] += ops.unvstack(d[y], tup)
 
 
 def stack(y, arrays, _axis=0, **_kwargs):
@@ -94,9 +103,9 @@ REVERSE = [
     (np.copy, copy),
     (np.ravel, ravel),
     (np.dot, dot),
-    (np.matmul, dot),
+    (np.matmul, matmul),
     (np.stack, stack),
-    (np.vstack, concatenate),
+    (np.vstack, vstack),
     (np.concatenate, concatenate),
     (np.array, array),
     (np.asarray, array),
