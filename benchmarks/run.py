@@ -39,8 +39,9 @@ def numeric_grad(func, args, wrt):
     grads = []
     for i in wrt:
         if np.ndim(args[i]) == 0:
+
             def shifted(delta, i=i):
-                return func(*args[:i], args[i] + delta, *args[i + 1:])
+                return func(*args[:i], args[i] + delta, *args[i + 1 :])
 
             grads.append((shifted(FD_EPS) - shifted(-FD_EPS)) / (2 * FD_EPS))
             continue
@@ -50,7 +51,7 @@ def numeric_grad(func, args, wrt):
             for delta in (FD_EPS, -FD_EPS):
                 a = args[i].copy()
                 a[k] += delta
-                values.append(func(*args[:i], a, *args[i + 1:]))
+                values.append(func(*args[:i], a, *args[i + 1 :]))
             g[k] = (values[0] - values[1]) / (2 * FD_EPS)
         grads.append(g)
     return tuple(grads)
@@ -65,12 +66,14 @@ def mismatches(got, want, names, rtol, atol):
     for name, g, w in zip(names, got, want):
         g = np.asarray(g)
         if g.shape != np.shape(w) or g.dtype != np.float64:
-            problems.append(f"d{name}: shape {g.shape} dtype {g.dtype}, "
-                            f"expected {np.shape(w)} float64")
+            problems.append(
+                f"d{name}: shape {g.shape} dtype {g.dtype}, expected {np.shape(w)} float64"
+            )
         elif not np.allclose(g, w, rtol=rtol, atol=atol):
             err = np.max(np.abs(g - w))
-            problems.append(f"d{name}: max abs error {err:.3g} (max |expected| "
-                            f"{np.max(np.abs(w)):.3g})")
+            problems.append(
+                f"d{name}: max abs error {err:.3g} (max |expected| {np.max(np.abs(w)):.3g})"
+            )
     return problems
 
 
@@ -78,8 +81,13 @@ def check_hand(problem):
     """Failures of the hand-written gradient against finite differences (tiny instance)."""
     wrt = tuple(problem.func.__code__.co_varnames.index(n) for n in problem.wrt)
     tiny = problem.tiny(np.random.default_rng(SEED))
-    found = mismatches(problem.hand_grad(*tiny), numeric_grad(problem.func, tiny, wrt),
-                       problem.wrt, FD_RTOL, FD_ATOL)
+    found = mismatches(
+        problem.hand_grad(*tiny),
+        numeric_grad(problem.func, tiny, wrt),
+        problem.wrt,
+        FD_RTOL,
+        FD_ATOL,
+    )
     return [f"hand-written vs finite differences: {m}" for m in found]
 
 
@@ -164,31 +172,48 @@ def run_one(problem, args):
         gen_cell, ratio_cell = fmt_time(medians[0]), f"{ratio:.2f}"
     else:
         gen_cell, ratio_cell = "-", "-"
-    row = [problem.name, problem.size, gen_cell, fmt_time(hand), ratio_cell,
-           f"<= {problem.target:g}", status]
+    row = [
+        problem.name,
+        problem.size,
+        gen_cell,
+        fmt_time(hand),
+        ratio_cell,
+        f"<= {problem.target:g}",
+        status,
+    ]
     return row, notes
 
 
 def main(argv=None):
     """Parse options, run the selected benchmarks and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="fewer repeats and shorter samples (noisier)")
-    parser.add_argument("--only", action="append", metavar="NAME",
-                        help="run only this benchmark (repeatable): "
-                        + ", ".join(dict.fromkeys(p.name for p in PROBLEMS)))
-    parser.add_argument("--baseline", action="store_true",
-                        help="time the hand-written gradient against itself instead of the "
-                        "generated one (tests the harness; ratios should be near 1)")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer repeats and shorter samples (noisier)"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help="run only this benchmark (repeatable): "
+        + ", ".join(dict.fromkeys(p.name for p in PROBLEMS)),
+    )
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="time the hand-written gradient against itself instead of the "
+        "generated one (tests the harness; ratios should be near 1)",
+    )
     args = parser.parse_args(argv)
     unknown = set(args.only or ()) - {p.name for p in PROBLEMS}
     if unknown:
         parser.error(f"no benchmark named {', '.join(sorted(unknown))}")
     selected = [p for p in PROBLEMS if not args.only or p.name in args.only]
 
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, "
-          f"{'quick' if args.quick else 'full'} run"
-          + (", BASELINE (hand vs hand)" if args.baseline else ""))
+    print(
+        f"Python {platform.python_version()}, numpy {np.__version__}, "
+        f"{'quick' if args.quick else 'full'} run"
+        + (", BASELINE (hand vs hand)" if args.baseline else "")
+    )
     header = ["benchmark", "size", "generated", "hand-written", "ratio", "target", "status"]
     rows, all_notes = [], []
     for problem in selected:

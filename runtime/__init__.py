@@ -12,4 +12,4 @@ def stop_gradient(x):
     return x
 
 
-__all__ = ["stop_gradient", "numeric_grad", "check_grad", "assert_grad_close", "GradReport"]
+__all__ = ["GradReport", "assert_grad_close", "check_grad", "numeric_grad", "stop_gradient"]

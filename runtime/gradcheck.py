@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 
@@ -34,7 +34,7 @@ DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 
 
 def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0,
-                 eps: Optional[float] = None) -> Any:
+                 eps: float | None = None) -> Any:
     """Central-difference gradient of scalar-valued ``f`` at ``args``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple
@@ -137,7 +137,7 @@ class GradRow:
     """One leaf of one differentiated argument: how far the gradients are apart."""
 
     path: str
-    shape: Optional[tuple]
+    shape: tuple | None
     max_abs_err: float
     max_rel_err: float
     passed: bool
@@ -235,8 +235,8 @@ def _fmt_shape(shape):
 
 
 def check_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0, rtol: float = 1e-5,
-               atol: float = 1e-7, grad_fn: Optional[Callable[..., Any]] = None,
-               eps: Optional[float] = None) -> GradReport:
+               atol: float = 1e-7, grad_fn: Callable[..., Any] | None = None,
+               eps: float | None = None) -> GradReport:
     """Compare ``grad_fn(*args)`` with ``numeric_grad(f, *args, wrt=wrt)``.
 
     ``grad_fn`` returns the gradient in the structure ``numeric_grad`` does
@@ -270,8 +270,8 @@ def check_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0, rtol: float = 1e
 
 
 def assert_grad_close(f: Callable[..., Any], *args: Any, wrt: Any = 0, rtol: float = 1e-5,
-                      atol: float = 1e-7, grad_fn: Optional[Callable[..., Any]] = None,
-                      eps: Optional[float] = None) -> GradReport:
+                      atol: float = 1e-7, grad_fn: Callable[..., Any] | None = None,
+                      eps: float | None = None) -> GradReport:
     """Run ``check_grad`` and raise ``AssertionError`` with its table if it fails."""
     report = check_grad(f, *args, wrt=wrt, rtol=rtol, atol=atol, grad_fn=grad_fn, eps=eps)
     if not report.passed:

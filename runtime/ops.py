@@ -14,7 +14,8 @@ def seed(out):
     if getattr(out, "ndim", 0) != 0 or isinstance(out, (list, tuple, dict)):
         raise ValueError(
             f"grad needs a function that returns a scalar, but it returned a value of shape "
-            f"{np.shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs")
+            f"{np.shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs"
+        )
     if isinstance(out, np.generic):
         return out.dtype.type(1)
     if hasattr(out, "dtype"):  # a 0-d array, possibly of another array module
@@ -131,7 +132,7 @@ def unreduce_prod(g, x, axis=None, keepdims=False):
     axes = _axes(ndim, axis)
     rest = tuple(a for a in range(ndim) if a not in axes)
     moved = np.transpose(x, rest + axes)
-    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    flat = moved.reshape(moved.shape[: len(rest)] + (-1,))
     ones = np.ones_like(flat[..., :1])
     left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
     right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
@@ -176,7 +177,7 @@ def unvstack(g, arrays):
     out, start = [], 0
     for a in arrays:
         rows = 1 if np.ndim(a) < 2 else np.shape(a)[0]
-        out.append(np.reshape(g[start:start + rows], np.shape(a)))
+        out.append(np.reshape(g[start : start + rows], np.shape(a)))
         start += rows
     return out
 
@@ -193,8 +194,7 @@ def dot_left(g, x, y):
         return matmul_left(g, x, y)
     a, b = np.ndim(x), np.ndim(y)
     # out[i.., j.., k] = sum_m x[i.., m] y[j.., m, k]
-    return np.tensordot(g, y, axes=(list(range(a - 1, a + b - 2)),
-                                    list(range(b - 2)) + [b - 1]))
+    return np.tensordot(g, y, axes=(list(range(a - 1, a + b - 2)), list(range(b - 2)) + [b - 1]))
 
 
 def dot_right(g, x, y):
@@ -224,8 +224,7 @@ def inside(x, lo, hi):
 
 def _is_basic(index):
     parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer))
-               for p in parts)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer)) for p in parts)
 
 
 def add_at(buf, index, g):
@@ -332,8 +331,10 @@ def unnorm(g, y, x, ord=None, axis=None, keepdims=False):
     """Adjoint of ``np.linalg.norm`` for the 2-norm of vectors and Frobenius norm."""
     vector = axis is None and np.ndim(x) == 1 or isinstance(axis, int)
     if not (ord is None or ord == "fro" or (ord == 2 and vector)):
-        raise NotImplementedError(f"the gradient of np.linalg.norm with ord={ord!r} is not "
-                                  "supported; write the norm with supported operations")
+        raise NotImplementedError(
+            f"the gradient of np.linalg.norm with ord={ord!r} is not "
+            "supported; write the norm with supported operations"
+        )
     if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)
         y = np.expand_dims(y, axis)

@@ -31,14 +31,17 @@ def resolve_wrt(func, wrt):
             raise TypeError(f"wrt entries are parameter indices or names, not {item!r}")
         if isinstance(item, str):
             if item not in names:
-                raise ValueError(f"wrt={item!r}: {func.__name__} has no parameter {item!r}; "
-                                 f"its parameters are {names}")
+                raise ValueError(
+                    f"wrt={item!r}: {func.__name__} has no parameter {item!r}; "
+                    f"its parameters are {names}"
+                )
             index = names.index(item)
         else:
             index = item + len(names) if item < 0 else item
             if not 0 <= index < len(names):
-                raise ValueError(f"wrt={item}: {func.__name__} has {len(names)} positional "
-                                 f"parameters {names}")
+                raise ValueError(
+                    f"wrt={item}: {func.__name__} has {len(names)} positional parameters {names}"
+                )
         if index in indices:
             raise ValueError(f"wrt names parameter {names[index]!r} twice")
         indices.append(index)

@@ -8,9 +8,7 @@ branch (test ids ``<function>_<branch>``).
 """
 
 import numpy as np
-
 from corpus_straight import Case, away, helper_layer, normal, positive
-
 
 # --------------------------------------------------------------------------
 # Helpers called from the corpus
@@ -57,7 +55,7 @@ def if_array_sum(x):
     if np.sum(x) > 0:
         y = np.exp(x)
     else:
-        y = x ** 2
+        y = x**2
     return np.sum(y)
 
 
@@ -65,7 +63,7 @@ def if_elif_else(x):
     if x > 1.0:
         y = np.log(x)
     elif x > 0.0:
-        y = x ** 3
+        y = x**3
     else:
         y = np.sin(x)
     return y * x
@@ -86,7 +84,7 @@ def if_nested(x, y):
             z = x - y
     else:
         z = x + y * y
-    return np.sum(z ** 2)
+    return np.sum(z**2)
 
 
 def if_reads_old_value(x):
@@ -102,13 +100,13 @@ def if_bool_operators(x):
     elif x >= 2.0 or x < -5.0:
         y = x
     else:
-        y = x ** 2
+        y = x**2
     return y
 
 
 def if_integer_argument(x, n):
     if n > 2:
-        y = x ** n
+        y = x**n
     else:
         y = x * n
     return np.sum(y)
@@ -124,7 +122,7 @@ def if_branch_calls(x):
         y = sigmoid(x)
     else:
         y = dense(x, np.eye(x.shape[0]), 0.5)
-    return np.sum(y ** 2)
+    return np.sum(y**2)
 
 
 BRANCHES = [
@@ -136,14 +134,20 @@ BRANCHES = [
     Case(if_elif_else, lambda r: (0.5,), name="if_elif_else_elif"),
     Case(if_elif_else, lambda r: (-0.6,), name="if_elif_else_else"),
     Case(if_without_else, lambda r: (np.array([0.1, 0.9, -0.3]),), name="if_without_else_taken"),
-    Case(if_without_else, lambda r: (np.array([0.1, 0.2, -0.3]),),
-         name="if_without_else_skipped"),
-    Case(if_nested, lambda r: (positive(r, 4), positive(r, 4)), wrt=(0, 1),
-         name="if_nested_both"),
-    Case(if_nested, lambda r: (positive(r, 4), -positive(r, 4)), wrt=(0, 1),
-         name="if_nested_inner_else"),
-    Case(if_nested, lambda r: (-positive(r, 4), positive(r, 4)), wrt=(0, 1),
-         name="if_nested_outer_else"),
+    Case(if_without_else, lambda r: (np.array([0.1, 0.2, -0.3]),), name="if_without_else_skipped"),
+    Case(if_nested, lambda r: (positive(r, 4), positive(r, 4)), wrt=(0, 1), name="if_nested_both"),
+    Case(
+        if_nested,
+        lambda r: (positive(r, 4), -positive(r, 4)),
+        wrt=(0, 1),
+        name="if_nested_inner_else",
+    ),
+    Case(
+        if_nested,
+        lambda r: (-positive(r, 4), positive(r, 4)),
+        wrt=(0, 1),
+        name="if_nested_outer_else",
+    ),
     Case(if_reads_old_value, lambda r: (positive(r, 5),), name="if_reads_old_value_taken"),
     Case(if_reads_old_value, lambda r: (-positive(r, 5),), name="if_reads_old_value_skipped"),
     Case(if_bool_operators, lambda r: (1.2,), name="if_bool_operators_and"),
@@ -172,7 +176,7 @@ def for_range_one_arg(x):
 def for_range_two_args(x):
     y = x
     for i in range(1, 4):
-        y = y + x ** i / i
+        y = y + x**i / i
     return np.sum(y)
 
 
@@ -209,20 +213,20 @@ def for_list_of_weights(ws, x):
     h = x
     for w in ws:
         h = np.tanh(h @ w)
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 def for_tuple_literal(x, y):
     s = 0.0
     for c in (x, y, x * y):
-        s = s + np.sum(c ** 2)
+        s = s + np.sum(c**2)
     return s
 
 
 def for_enumerate(x):
     s = 0.0
     for i, row in enumerate(x):
-        s = s + (i + 1) * np.sum(row ** 2)
+        s = s + (i + 1) * np.sum(row**2)
     return s
 
 
@@ -236,7 +240,7 @@ def for_zip(xs, ys):
 def for_accumulate_augmented(x):
     s = x * 0.0
     for i in range(4):
-        s += x ** 2 * (i + 1)
+        s += x**2 * (i + 1)
         s *= 0.5
     return np.sum(s)
 
@@ -272,7 +276,7 @@ def for_break_on_data(x):
         y = y * 1.5 + x
         if np.sum(y) > 20.0:
             break
-    return np.sum(y ** 2)
+    return np.sum(y**2)
 
 
 def for_continue(x):
@@ -289,7 +293,7 @@ def for_continue_on_data(x):
     for v in x:
         if v < 0:
             continue
-        s = s + v ** 3
+        s = s + v**3
     return s
 
 
@@ -297,7 +301,7 @@ def for_helper_calls(x, w, b):
     h = x
     for _ in range(3):
         h = dense(h, w, b, scale=0.9)
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 def for_helper_with_loop(x):
@@ -308,7 +312,7 @@ def for_imported_helper(x, w, b):
     h = x
     for _ in range(2):
         h = helper_layer(h, w, b)
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 def for_branch_inside(x):
@@ -335,9 +339,14 @@ LOOPS = [
     Case(for_range_computed_bound, lambda r: (normal(r, 6),)),
     Case(for_range_len, lambda r: (normal(r, 5),)),
     Case(for_rows, lambda r: (normal(r, 4, 3), normal(r, 3)), wrt=(0, 1)),
-    Case(for_list_of_weights, lambda r: ([normal(r, 3, 4) * 0.5, normal(r, 4, 4) * 0.5,
-                                          normal(r, 4, 2) * 0.5], normal(r, 2, 3)),
-         wrt=(0, 1)),
+    Case(
+        for_list_of_weights,
+        lambda r: (
+            [normal(r, 3, 4) * 0.5, normal(r, 4, 4) * 0.5, normal(r, 4, 2) * 0.5],
+            normal(r, 2, 3),
+        ),
+        wrt=(0, 1),
+    ),
     Case(for_tuple_literal, lambda r: (normal(r, 4), normal(r, 4)), wrt=(0, 1)),
     Case(for_enumerate, lambda r: (normal(r, 3, 4),)),
     Case(for_zip, lambda r: (normal(r, 3, 4), normal(r, 3, 4)), wrt=(0, 1)),
@@ -348,11 +357,17 @@ LOOPS = [
     Case(for_break_on_data, lambda r: (positive(r, 4, low=0.4, high=0.6),)),
     Case(for_continue, lambda r: (normal(r, 6),)),
     Case(for_continue_on_data, lambda r: (away(r, 6),)),
-    Case(for_helper_calls, lambda r: (normal(r, 2, 3), normal(r, 3, 3) * 0.5, normal(r, 3)),
-         wrt=(0, 1, 2)),
+    Case(
+        for_helper_calls,
+        lambda r: (normal(r, 2, 3), normal(r, 3, 3) * 0.5, normal(r, 3)),
+        wrt=(0, 1, 2),
+    ),
     Case(for_helper_with_loop, lambda r: (positive(r, 4, low=0.7, high=1.2),)),
-    Case(for_imported_helper, lambda r: (normal(r, 2, 3), normal(r, 3, 3) * 0.5, normal(r, 3)),
-         wrt=(0, 1, 2)),
+    Case(
+        for_imported_helper,
+        lambda r: (normal(r, 2, 3), normal(r, 3, 3) * 0.5, normal(r, 3)),
+        wrt=(0, 1, 2),
+    ),
     Case(for_branch_inside, lambda r: (away(r, 6),)),
     Case(for_helper_with_branch, lambda r: (np.array([[0.5, 0.7, -0.2], [-0.9, 0.1, -0.4]]),)),
 ]
@@ -380,14 +395,14 @@ def while_counter(x):
 
 def while_array_norm(x):
     y = x
-    while np.sum(y ** 2) < 50.0:
+    while np.sum(y**2) < 50.0:
         y = y * 1.5 + x
     return np.sum(y)
 
 
 def return_in_branch(x):
     if np.sum(x) > 0:
-        return np.sum(x ** 2)
+        return np.sum(x**2)
     return np.sum(np.exp(x))
 
 
@@ -428,7 +443,7 @@ def write_zeros_like_rows(x):
     out = np.zeros_like(x)
     for i in range(x.shape[0]):
         out[i] = x[i] * (i + 1.0)
-    return np.sum(out ** 2)
+    return np.sum(out**2)
 
 
 def write_zeros_n(x):
@@ -450,7 +465,7 @@ def write_copy(x):
     y = x.copy()
     y[0] = y[0] * 2.0
     y[1:] = np.sin(y[1:])
-    return np.sum(y ** 2)
+    return np.sum(y**2)
 
 
 def write_column_accumulate(x, w):
@@ -480,7 +495,7 @@ def write_accumulate_repeated_index(x):
     out = np.zeros(3)
     for i in range(6):
         out[i % 3] += x[i] * x[(i + 1) % 6]
-    return np.sum(out ** 2)
+    return np.sum(out**2)
 
 
 def write_cumulative(x):
@@ -488,7 +503,7 @@ def write_cumulative(x):
     out[0] = x[0]
     for i in range(1, x.shape[0]):
         out[i] = out[i - 1] * 0.9 + np.sin(x[i])
-    return np.sum(out ** 2)
+    return np.sum(out**2)
 
 
 ARRAY_WRITES = [
@@ -615,7 +630,7 @@ LISTS = [
 def dict_params(params, x):
     h = np.tanh(x @ params["W1"] + params["b1"])
     out = h @ params["W2"]
-    return np.mean(out ** 2) * params["scale"]
+    return np.mean(out**2) * params["scale"]
 
 
 def list_params(params, x):
@@ -633,7 +648,7 @@ def nested_params(params, x):
     for layer in params["layers"]:
         h = np.tanh(h @ layer["W"] + layer["b"])
     out = h @ params["head"][0] + params["head"][1]
-    return np.mean(out ** 2) * params["temperature"]
+    return np.mean(out**2) * params["temperature"]
 
 
 def nested_params_direct_index(params, x):
@@ -655,24 +670,35 @@ def two_structures(p, q, x):
 
 def _mlp_params(r):
     return {
-        "layers": [{"W": normal(r, 3, 4) * 0.5, "b": normal(r, 4) * 0.1},
-                   {"W": normal(r, 4, 4) * 0.5, "b": normal(r, 4) * 0.1}],
+        "layers": [
+            {"W": normal(r, 3, 4) * 0.5, "b": normal(r, 4) * 0.1},
+            {"W": normal(r, 4, 4) * 0.5, "b": normal(r, 4) * 0.1},
+        ],
         "head": [normal(r, 4, 2) * 0.5, normal(r, 2) * 0.1],
         "temperature": 1.3,
     }
 
 
 STRUCTURES = [
-    Case(dict_params, lambda r: ({"W1": normal(r, 3, 4), "b1": normal(r, 4),
-                                  "W2": normal(r, 4, 2), "scale": 0.7}, normal(r, 5, 3))),
+    Case(
+        dict_params,
+        lambda r: (
+            {"W1": normal(r, 3, 4), "b1": normal(r, 4), "W2": normal(r, 4, 2), "scale": 0.7},
+            normal(r, 5, 3),
+        ),
+    ),
     Case(list_params, lambda r: ([normal(r, 3, 2), normal(r, 2), 0.4], normal(r, 5, 3))),
     Case(tuple_params, lambda r: ((normal(r, 3, 2), normal(r, 2)), normal(r, 5, 3))),
     Case(nested_params, lambda r: (_mlp_params(r), normal(r, 5, 3))),
     Case(nested_params_direct_index, lambda r: (_mlp_params(r), normal(r, 5, 3)), wrt=(0, 1)),
-    Case(dict_params_loop_over_keys, lambda r: ({"a": normal(r, 3), "b": normal(r, 2, 2),
-                                                 "c": 1.5},)),
-    Case(two_structures, lambda r: ({"w": normal(r, 3, 2)}, [normal(r, 2), 0.3], normal(r, 4, 3)),
-         wrt=(0, 1)),
+    Case(
+        dict_params_loop_over_keys, lambda r: ({"a": normal(r, 3), "b": normal(r, 2, 2), "c": 1.5},)
+    ),
+    Case(
+        two_structures,
+        lambda r: ({"w": normal(r, 3, 2)}, [normal(r, 2), 0.3], normal(r, 4, 3)),
+        wrt=(0, 1),
+    ),
 ]
 
 
@@ -694,7 +720,7 @@ def rnn_iterate_inputs(params, xs, h0):
     loss = 0.0
     for x in xs:
         h = np.tanh(x @ params["Wx"] + h @ params["Wh"] + params["b"])
-        loss = loss + np.mean(h ** 2)
+        loss = loss + np.mean(h**2)
     return loss
 
 

@@ -89,8 +89,9 @@ def f32(make_args):
     """Wrap an argument factory so that every float64 array becomes float32."""
 
     def build(rng):
-        return tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a
-                     for a in make_args(rng))
+        return tuple(
+            a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in make_args(rng)
+        )
 
     return build
 
@@ -112,23 +113,23 @@ def div_both(x, y):
 
 
 def pow_int(x):
-    return np.sum(x ** 3)
+    return np.sum(x**3)
 
 
 def pow_float(x):
-    return np.sum(x ** 1.5)
+    return np.sum(x**1.5)
 
 
 def pow_negative(x):
-    return np.sum(x ** -2)
+    return np.sum(x**-2)
 
 
 def pow_both(x, y):
-    return np.sum(x ** y)
+    return np.sum(x**y)
 
 
 def pow_scalar_base(x):
-    return np.sum(2.0 ** x)
+    return np.sum(2.0**x)
 
 
 def same_operand_twice(x):
@@ -201,11 +202,11 @@ def broadcast_3d(x, w):
 
 
 def broadcast_power_row(x, p):
-    return np.sum(x ** p)
+    return np.sum(x**p)
 
 
 def scalars_only(x, y):
-    return x * y + x / y - y ** 2 + 3.0 * x
+    return x * y + x / y - y**2 + 3.0 * x
 
 
 def scalar_times_array(s, x):
@@ -227,8 +228,9 @@ ARITHMETIC = [
     Case(matvec, lambda r: (normal(r, 3, 4), normal(r, 4)), wrt=(0, 1)),
     Case(vecmat, lambda r: (normal(r, 3), normal(r, 3, 4)), wrt=(0, 1)),
     Case(vecvec, lambda r: (normal(r, 4), normal(r, 4)), wrt=(0, 1)),
-    Case(matmul_chain, lambda r: (normal(r, 2, 3), normal(r, 3, 4), normal(r, 4, 2)),
-         wrt=(0, 1, 2)),
+    Case(
+        matmul_chain, lambda r: (normal(r, 2, 3), normal(r, 3, 4), normal(r, 4, 2)), wrt=(0, 1, 2)
+    ),
     Case(np_dot_vectors, lambda r: (normal(r, 4), normal(r, 4)), wrt=(0, 1)),
     Case(np_dot_matrices, lambda r: (normal(r, 3, 4), normal(r, 4, 2)), wrt=(0, 1)),
     Case(np_matmul, lambda r: (normal(r, 3, 4), normal(r, 4, 2)), wrt=(0, 1)),
@@ -392,7 +394,7 @@ def sum_method_all(x):
 
 
 def mean_all(x):
-    return np.mean(x ** 2)
+    return np.mean(x**2)
 
 
 def mean_axis(x):
@@ -401,7 +403,7 @@ def mean_axis(x):
 
 def mean_keepdims_center(x):
     centered = x - np.mean(x, axis=-1, keepdims=True)
-    return np.sum(centered ** 2 * x)
+    return np.sum(centered**2 * x)
 
 
 def mean_method(x):
@@ -505,7 +507,7 @@ def transpose_method(x):
 
 
 def where_computed_condition(x):
-    return np.sum(np.where(x > 0.0, x ** 2, np.sin(x)))
+    return np.sum(np.where(x > 0.0, x**2, np.sin(x)))
 
 
 def where_both_active(x, y):
@@ -532,8 +534,9 @@ SHAPES = [
     Case(transpose_default, lambda r: (normal(r, 4, 3), normal(r, 4, 2)), wrt=(0, 1)),
     Case(transpose_method, lambda r: (normal(r, 2, 3, 3),)),
     Case(where_computed_condition, lambda r: (away(r, 3, 4),)),
-    Case(where_both_active, lambda r: (lambda x: (x, x + away(r, 3, 4)))(normal(r, 3, 4)),
-         wrt=(0, 1)),
+    Case(
+        where_both_active, lambda r: (lambda x: (x, x + away(r, 3, 4)))(normal(r, 3, 4)), wrt=(0, 1)
+    ),
     Case(where_scalar_other, lambda r: (np.array([0.3, -0.5, 1.5, -1.8, 0.8, 2.2]),)),
     Case(clip_function, lambda r: (np.array([-1.5, -0.7, 0.2, 0.9, 1.3, 2.0]),)),
     Case(clip_method, lambda r: (np.array([-0.5, 0.4, 1.2, 1.8, 0.1, 2.5]),)),
@@ -645,7 +648,7 @@ def tuple_unpack(x, y):
 def tuple_swap(x, y):
     a, b = x, y
     a, b = b, a * b
-    return np.sum(a * b ** 2)
+    return np.sum(a * b**2)
 
 
 def unpack_array_rows(x):
@@ -655,7 +658,7 @@ def unpack_array_rows(x):
 
 def augmented_arrays(x):
     y = x * 1.0
-    y += x ** 2
+    y += x**2
     y *= x
     y -= 1.0
     y /= 2.0
@@ -684,7 +687,7 @@ def reassign_parameter(x):
     x = x * 2.0
     x = np.exp(x)
     x = x / np.sum(x)
-    return np.sum(x ** 2)
+    return np.sum(x**2)
 
 
 def nested_expression(x, y):
@@ -692,7 +695,7 @@ def nested_expression(x, y):
 
 
 def numeric_constants(x):
-    return np.sum(3 * x + 1e-3 * x ** 2 - 2.5 / (x + 4) + np.pi * x - 7)
+    return np.sum(3 * x + 1e-3 * x**2 - 2.5 / (x + 4) + np.pi * x - 7)
 
 
 ASSIGNMENT = [
@@ -717,7 +720,7 @@ def keyword_defaults(x, scale=2.0, shift=0.5):
 
 
 def wrt_by_name(x, y, power=3):
-    return np.sum(x * y ** power)
+    return np.sum(x * y**power)
 
 
 def helper_square(x):
@@ -762,7 +765,7 @@ def logistic_regression(w, x, y):
 
 
 def three_args(a, b, c):
-    return np.sum(a * np.sin(b) + c ** 2 * a)
+    return np.sum(a * np.sin(b) + c**2 * a)
 
 
 CALLS = [
@@ -770,15 +773,22 @@ CALLS = [
     Case(wrt_by_name, lambda r: (normal(r, 4), normal(r, 4)), wrt="y"),
     Case(call_helpers, lambda r: (normal(r, 5),)),
     Case(call_helper_nested_args, lambda r: (normal(r, 5),)),
-    Case(call_helper_chain, lambda r: (normal(r, 3, 4), normal(r, 4, 2), normal(r, 2)),
-         wrt=(1, 2)),
+    Case(call_helper_chain, lambda r: (normal(r, 3, 4), normal(r, 4, 2), normal(r, 2)), wrt=(1, 2)),
     Case(call_helper_keywords, lambda r: (normal(r, 3, 4), normal(r, 4, 2)), wrt=(0, 1)),
-    Case(logistic_regression, lambda r: (normal(r, 4), normal(r, 6, 4), r.uniform(0, 1, 6)),
-         expected=lambda w, x, y: x.T @ ((lambda p: 2.0 / len(y) * (p - y) * p * (1 - p))(
-             1.0 / (1.0 + np.exp(-(x @ w)))))),
+    Case(
+        logistic_regression,
+        lambda r: (normal(r, 4), normal(r, 6, 4), r.uniform(0, 1, 6)),
+        expected=lambda w, x, y: (
+            x.T @ ((lambda p: 2.0 / len(y) * (p - y) * p * (1 - p))(1.0 / (1.0 + np.exp(-(x @ w)))))
+        ),
+    ),
     Case(three_args, lambda r: (normal(r, 4), normal(r, 4), normal(r, 4)), wrt=(0, 2)),
-    Case(three_args, lambda r: (normal(r, 4), normal(r, 4), normal(r, 4)), wrt=("c", 0),
-         name="three_args_mixed_wrt"),
+    Case(
+        three_args,
+        lambda r: (normal(r, 4), normal(r, 4), normal(r, 4)),
+        wrt=("c", 0),
+        name="three_args_mixed_wrt",
+    ),
 ]
 
 
@@ -792,7 +802,7 @@ def stop_gradient_factor(x):
 
 
 def stop_gradient_module_attr(x):
-    c = transpile.stop_gradient(np.sum(x ** 2))
+    c = transpile.stop_gradient(np.sum(x**2))
     return np.sum(x) * c
 
 
@@ -803,7 +813,7 @@ def stop_gradient_alias(x, y):
 def stop_gradient_chain(x):
     t = np.exp(x)
     u = stop_gradient(t * 2.0)
-    v = np.sin(u) + u ** 2
+    v = np.sin(u) + u**2
     return np.sum(v * x)
 
 
@@ -814,14 +824,32 @@ def stop_gradient_only_path(x, y):
 
 STOP_GRADIENT = [
     Case(stop_gradient_factor, lambda r: (normal(r, 5),), expected=lambda x: x, fd=False),
-    Case(stop_gradient_module_attr, lambda r: (normal(r, 5),),
-         expected=lambda x: np.full_like(x, np.sum(x ** 2)), fd=False),
-    Case(stop_gradient_alias, lambda r: (normal(r, 4), normal(r, 4)), wrt=(0, 1),
-         expected=lambda x, y: (np.ones_like(x), x * y), fd=False),
-    Case(stop_gradient_chain, lambda r: (normal(r, 4),),
-         expected=lambda x: np.sin(2 * np.exp(x)) + (2 * np.exp(x)) ** 2, fd=False),
-    Case(stop_gradient_only_path, lambda r: (normal(r, 4), normal(r, 4)), wrt=(0, 1),
-         expected=lambda x, y: (np.zeros_like(x), np.tanh(x) * 3.0), fd=False),
+    Case(
+        stop_gradient_module_attr,
+        lambda r: (normal(r, 5),),
+        expected=lambda x: np.full_like(x, np.sum(x**2)),
+        fd=False,
+    ),
+    Case(
+        stop_gradient_alias,
+        lambda r: (normal(r, 4), normal(r, 4)),
+        wrt=(0, 1),
+        expected=lambda x, y: (np.ones_like(x), x * y),
+        fd=False,
+    ),
+    Case(
+        stop_gradient_chain,
+        lambda r: (normal(r, 4),),
+        expected=lambda x: np.sin(2 * np.exp(x)) + (2 * np.exp(x)) ** 2,
+        fd=False,
+    ),
+    Case(
+        stop_gradient_only_path,
+        lambda r: (normal(r, 4), normal(r, 4)),
+        wrt=(0, 1),
+        expected=lambda x, y: (np.zeros_like(x), np.tanh(x) * 3.0),
+        fd=False,
+    ),
 ]
 
 
@@ -840,7 +868,7 @@ def argmax_index(x):
 
 def shape_attribute(x):
     n = x.shape[0]
-    return np.sum(x ** 2) / n
+    return np.sum(x**2) / n
 
 
 def len_builtin(x):
@@ -849,7 +877,7 @@ def len_builtin(x):
 
 def int_cast(x):
     k = int(np.sum(x > 0.0))
-    return np.sum(x ** 2) * k
+    return np.sum(x**2) * k
 
 
 def floor_constant(x):
@@ -857,7 +885,7 @@ def floor_constant(x):
 
 
 def sign_constant(x):
-    return np.sum(np.sign(x) * x ** 2)
+    return np.sum(np.sign(x) * x**2)
 
 
 def shape_unpack_reshape(x):
@@ -866,7 +894,7 @@ def shape_unpack_reshape(x):
 
 
 def size_and_ndim(x):
-    return np.sum(x ** 3) / (x.size + x.ndim)
+    return np.sum(x**3) / (x.size + x.ndim)
 
 
 NONDIFF = [
@@ -888,28 +916,70 @@ NONDIFF = [
 
 
 FLOAT32 = [
-    Case(matmul_both, f32(lambda r: (normal(r, 3, 4), normal(r, 4, 2))), wrt=(0, 1),
-         name="matmul_both_f32", **F32_TOL),
-    Case(broadcast_row, f32(lambda r: (normal(r, 3, 4), normal(r, 4))), wrt=(0, 1),
-         name="broadcast_row_f32", **F32_TOL),
-    Case(broadcast_python_float, f32(lambda r: (normal(r, 3, 4), 0.7)), wrt=0,
-         name="broadcast_python_float_f32", **F32_TOL),
+    Case(
+        matmul_both,
+        f32(lambda r: (normal(r, 3, 4), normal(r, 4, 2))),
+        wrt=(0, 1),
+        name="matmul_both_f32",
+        **F32_TOL,
+    ),
+    Case(
+        broadcast_row,
+        f32(lambda r: (normal(r, 3, 4), normal(r, 4))),
+        wrt=(0, 1),
+        name="broadcast_row_f32",
+        **F32_TOL,
+    ),
+    Case(
+        broadcast_python_float,
+        f32(lambda r: (normal(r, 3, 4), 0.7)),
+        wrt=0,
+        name="broadcast_python_float_f32",
+        **F32_TOL,
+    ),
     Case(softplus_sum, f32(lambda r: (normal(r, 5),)), name="softplus_sum_f32", **F32_TOL),
-    Case(mean_keepdims_center, f32(lambda r: (normal(r, 3, 4),)),
-         name="mean_keepdims_center_f32", **F32_TOL),
+    Case(
+        mean_keepdims_center,
+        f32(lambda r: (normal(r, 3, 4),)),
+        name="mean_keepdims_center_f32",
+        **F32_TOL,
+    ),
     Case(max_axis, f32(lambda r: (distinct(r, 3, 4),)), name="max_axis_f32", **F32_TOL),
-    Case(index_int_array_repeats, f32(lambda r: (normal(r, 3, 2),)),
-         name="index_int_array_repeats_f32", **F32_TOL),
-    Case(logsumexp_keepdims, f32(lambda r: (normal(r, 3, 4),)),
-         name="logsumexp_keepdims_f32", **F32_TOL),
+    Case(
+        index_int_array_repeats,
+        f32(lambda r: (normal(r, 3, 2),)),
+        name="index_int_array_repeats_f32",
+        **F32_TOL,
+    ),
+    Case(
+        logsumexp_keepdims,
+        f32(lambda r: (normal(r, 3, 4),)),
+        name="logsumexp_keepdims_f32",
+        **F32_TOL,
+    ),
     Case(f_sqrt, f32(lambda r: (positive(r, 5),)), name="f_sqrt_f32", **F32_TOL),
-    Case(call_helper_chain, f32(lambda r: (normal(r, 3, 4), normal(r, 4, 2), normal(r, 2))),
-         wrt=(1, 2), name="call_helper_chain_f32", **F32_TOL),
+    Case(
+        call_helper_chain,
+        f32(lambda r: (normal(r, 3, 4), normal(r, 4, 2), normal(r, 2))),
+        wrt=(1, 2),
+        name="call_helper_chain_f32",
+        **F32_TOL,
+    ),
 ]
 
 
-CASES = (ARITHMETIC + ELEMENTWISE + REDUCTIONS + SHAPES + INDEXING + ASSIGNMENT + CALLS
-         + STOP_GRADIENT + NONDIFF + FLOAT32)
+CASES = (
+    ARITHMETIC
+    + ELEMENTWISE
+    + REDUCTIONS
+    + SHAPES
+    + INDEXING
+    + ASSIGNMENT
+    + CALLS
+    + STOP_GRADIENT
+    + NONDIFF
+    + FLOAT32
+)
 
 
 # --------------------------------------------------------------------------
@@ -934,7 +1004,7 @@ def vjp_gather(x):
 
 
 def vjp_row_norms(x):
-    return np.sqrt(np.sum(x ** 2, axis=1))
+    return np.sqrt(np.sum(x**2, axis=1))
 
 
 def vjp_transpose_reshape(x):

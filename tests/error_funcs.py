@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 
-
 # --------------------------------------------------------------------------
 # Unsupported statements and expressions
 
@@ -77,7 +76,7 @@ def uses_nested_def(x):
 
 
 def uses_lambda(x):
-    square = lambda z: z * z  # noqa: E731  # ERR
+    square = lambda z: z * z  # ERR
     y = square(x)
     return np.sum(y)
 
@@ -198,8 +197,7 @@ def uses_match(x, k):
 def uses_loop_else(x):
     for i in range(2):  # ERR
         x = x * 2.0
-    else:
-        x = x + 1.0
+    x = x + 1.0
     return np.sum(x)
 
 

@@ -148,8 +148,9 @@ def numeric_jvp(f, args, wrt_indices, tangents, *, step=DEFAULT_STEP):
     def phi(t):
         trial = [copy.deepcopy(a) for a in base]
         for index, (leaves, rebuild), d in zip(wrt_indices, moved, dirs):
-            trial[index] = rebuild([_like(x, np.asarray(x, np.float64) + t * np.asarray(v))
-                                    for x, v in zip(leaves, d)])
+            trial[index] = rebuild(
+                [_like(x, np.asarray(x, np.float64) + t * np.asarray(v)) for x, v in zip(leaves, d)]
+            )
         return np.asarray(f(*trial), dtype=np.float64)
 
     return _richardson(phi, h)
@@ -168,8 +169,9 @@ def inner(a, b):
     lb, _ = flatten(b)
     if len(la) != len(lb):
         raise ValueError(f"structures differ: {len(la)} leaves vs {len(lb)}")
-    return float(sum(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64))
-                     for x, y in zip(la, lb)))
+    return float(
+        sum(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)) for x, y in zip(la, lb))
+    )
 
 
 # --------------------------------------------------------------------------

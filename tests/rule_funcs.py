@@ -38,19 +38,19 @@ def op_div(x, y, c):
 
 
 def op_pow(x, y, c):
-    return np.sum((x ** y) * c)
+    return np.sum((x**y) * c)
 
 
 def op_pow_int(x, c):
-    return np.sum((x ** 3) * c)
+    return np.sum((x**3) * c)
 
 
 def op_pow_half(x, c):
-    return np.sum((x ** 0.5) * c)
+    return np.sum((x**0.5) * c)
 
 
 def op_rpow(x, c):
-    return np.sum((2.0 ** x) * c)
+    return np.sum((2.0**x) * c)
 
 
 def op_matmul(x, y, c):
@@ -765,4 +765,3 @@ def v_cumsum(x):
 
 def v_maximum(x, y):
     return np.maximum(x, y)
-

@@ -9,7 +9,6 @@ import numpy as np
 
 from transpile import stop_gradient
 
-
 # --------------------------------------------------------------------------
 # stop_gradient
 

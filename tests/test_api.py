@@ -13,11 +13,11 @@ import textwrap
 import traceback
 from pathlib import Path
 
+import fd
 import numpy as np
 import numpy as onp
 import pytest
 
-import fd
 import runtime
 import transpile
 from transpile import grad, source, stop_gradient, value_and_grad, vjp
@@ -167,8 +167,9 @@ def test_grad_as_decorator_with_wrt():
     np.testing.assert_allclose(gw, 2 * np.sin(x) * w, rtol=1e-12)
 
 
-@pytest.mark.parametrize("wrt, which", [(0, 0), (1, 1), (2, 2), (-1, 2), (-3, 0),
-                                        ("a", 0), ("b", 1), ("c", 2)])
+@pytest.mark.parametrize(
+    "wrt, which", [(0, 0), (1, 1), (2, 2), (-1, 2), (-3, 0), ("a", 0), ("b", 1), ("c", 2)]
+)
 def test_wrt_single(wrt, which):
     a, b, c = rng(1).standard_normal((3, 4))
     got = grad(three, wrt=wrt)(a, b, c)
@@ -176,8 +177,16 @@ def test_wrt_single(wrt, which):
     np.testing.assert_allclose(got, three_grads(a, b, c)[which], rtol=1e-12)
 
 
-@pytest.mark.parametrize("wrt, which", [((0,), (0,)), ((0, 2), (0, 2)), (("c", "a"), (2, 0)),
-                                        ((-1, "b"), (2, 1)), ([0, 1, 2], (0, 1, 2))])
+@pytest.mark.parametrize(
+    "wrt, which",
+    [
+        ((0,), (0,)),
+        ((0, 2), (0, 2)),
+        (("c", "a"), (2, 0)),
+        ((-1, "b"), (2, 1)),
+        ([0, 1, 2], (0, 1, 2)),
+    ],
+)
 def test_wrt_tuple_gives_tuple(wrt, which):
     a, b, c = rng(2).standard_normal((3, 4))
     got = grad(three, wrt=wrt)(a, b, c)
@@ -354,8 +363,7 @@ def test_inputs_not_mutated(make):
     got = make(writes_buffers, wrt=(0, 1))(*args)
     fd.assert_same(list(args), list(pristine))
     g = got[1] if make is value_and_grad else got
-    fd.assert_close(g, fd.numeric_grad(writes_buffers, pristine, (0, 1)), rtol=1e-7,
-                    atol=1e-10)
+    fd.assert_close(g, fd.numeric_grad(writes_buffers, pristine, (0, 1)), rtol=1e-7, atol=1e-10)
     # calling twice gives the same answer (no hidden state was disturbed)
     again = make(writes_buffers, wrt=(0, 1))(*args)
     again = again[1] if make is value_and_grad else again
@@ -385,8 +393,11 @@ def test_structure_inputs_not_mutated():
 # stop_gradient, imported every way
 
 
-@pytest.mark.parametrize("func", [stopped_plain, stopped_alias, stopped_module, stopped_runtime],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "func",
+    [stopped_plain, stopped_alias, stopped_module, stopped_runtime],
+    ids=lambda f: f.__name__,
+)
 def test_stop_gradient_import_forms(func):
     assert stop_gradient is transpile.stop_gradient is runtime.stop_gradient is sg
     x = rng(15).standard_normal(5)
@@ -475,18 +486,25 @@ def test_nested_parameters():
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "transpile", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "transpile", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_cli_prints_source(tmp_path):
     path = tmp_path / "cli_target.py"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         import numpy as np
 
         def loss(w, b, x):
             return np.sum(np.tanh(x @ w + b) ** 2)
-        """))
+        """)
+    )
     done = run_cli(f"{path}:loss")
     assert done.returncode == 0, done.stderr
     assert "def dloss(w, b, x):" in done.stdout
@@ -499,8 +517,10 @@ def test_cli_prints_source(tmp_path):
 
 def test_cli_reports_transpile_error(tmp_path):
     path = tmp_path / "cli_bad.py"
-    path.write_text("import numpy as np\n\ndef f(x):\n    try:\n        return np.sum(x)\n"
-                    "    except ValueError:\n        return 0.0\n")
+    path.write_text(
+        "import numpy as np\n\ndef f(x):\n    try:\n        return np.sum(x)\n"
+        "    except ValueError:\n        return 0.0\n"
+    )
     done = run_cli(f"{path}:f")
     assert done.returncode != 0
     assert f"{path}:4" in done.stderr

@@ -12,12 +12,12 @@ import copy
 import inspect
 import zlib
 
-import numpy as np
-import pytest
-
 import corpus_control
 import corpus_straight
 import fd
+import numpy as np
+import pytest
+
 from transpile import grad, vjp
 
 
@@ -66,8 +66,9 @@ def _check_case(case):
     if case.expected is not None:
         closed = case.expected(*copy.deepcopy(args))
         closed = closed if as_tuple else (closed,)
-        fd.assert_close(actual, tuple(closed), rtol=case.rtol, atol=case.atol,
-                        path="grad vs closed form")
+        fd.assert_close(
+            actual, tuple(closed), rtol=case.rtol, atol=case.atol, path="grad vs closed form"
+        )
 
 
 @pytest.mark.parametrize("case", corpus_straight.CASES, ids=lambda c: c.id)
@@ -88,9 +89,12 @@ def test_vjp_inner_product(case):
     indices, as_tuple = _wrt_indices(case.func, case.wrt)
     out = np.asarray(case.func(*copy.deepcopy(args)))
     dout = rng.standard_normal(out.shape)
-    tangents = [fd.flatten(args[i])[1]([rng.standard_normal(np.shape(leaf))
-                                         for leaf in fd.flatten(args[i])[0]])
-                for i in indices]
+    tangents = [
+        fd.flatten(args[i])[1](
+            [rng.standard_normal(np.shape(leaf)) for leaf in fd.flatten(args[i])[0]]
+        )
+        for i in indices
+    ]
 
     cotangent = vjp(case.func, wrt=case.wrt)(*args, dout)
 
@@ -128,8 +132,12 @@ def test_fd_matches_closed_forms():
 
     gp, gx = fd.numeric_grad(f, (params, x), (0, 1))
     fd.assert_close(gx, np.cos(x) * 0.5, rtol=1e-7, atol=1e-8)
-    fd.assert_close(gp, {"w": [3 * params["w"][0] ** 2, float(np.sum(np.sin(x)))],
-                         "b": (np.exp(params["b"][0]),)}, rtol=1e-7, atol=1e-8)
+    fd.assert_close(
+        gp,
+        {"w": [3 * params["w"][0] ** 2, float(np.sum(np.sin(x)))], "b": (np.exp(params["b"][0]),)},
+        rtol=1e-7,
+        atol=1e-8,
+    )
 
 
 def test_fd_promotes_float32():
@@ -141,8 +149,9 @@ def test_fd_promotes_float32():
 
 def test_assert_close_reports_location():
     with pytest.raises(AssertionError, match=r"grad\['a'\]\[1\].*1 of 3"):
-        fd.assert_close({"a": [0.0, np.array([1.0, 2.0, 3.5])]},
-                        {"a": [0.0, np.array([1.0, 2.0, 3.0])]})
+        fd.assert_close(
+            {"a": [0.0, np.array([1.0, 2.0, 3.5])]}, {"a": [0.0, np.array([1.0, 2.0, 3.0])]}
+        )
     with pytest.raises(AssertionError, match="expected a tuple, got list"):
         fd.assert_close([1.0], (1.0,))
 

@@ -6,10 +6,10 @@ the device) and must equal the numpy one, which is itself checked against
 float64 central finite differences.
 """
 
+import fd
 import numpy as np
 import pytest
 
-import fd
 from transpile import grad, value_and_grad
 
 pytestmark = pytest.mark.cupy
@@ -49,13 +49,27 @@ def rng():
 
 
 CASES = [
-    (tanh_mlp, lambda r: (r.standard_normal((6, 4)), r.standard_normal((4, 5)) * 0.5,
-                          r.standard_normal(5) * 0.1, r.standard_normal((5, 3)) * 0.5),
-     (0, 1, 2, 3)),
+    (
+        tanh_mlp,
+        lambda r: (
+            r.standard_normal((6, 4)),
+            r.standard_normal((4, 5)) * 0.5,
+            r.standard_normal(5) * 0.1,
+            r.standard_normal((5, 3)) * 0.5,
+        ),
+        (0, 1, 2, 3),
+    ),
     (logsumexp, lambda r: (r.standard_normal(7),), (0,)),
-    (rnn, lambda r: (r.standard_normal(4) * 0.5, r.standard_normal((3, 2)),
-                     r.standard_normal((2, 4)) * 0.5, r.standard_normal((4, 4)) * 0.5),
-     (0, 1, 2, 3)),
+    (
+        rnn,
+        lambda r: (
+            r.standard_normal(4) * 0.5,
+            r.standard_normal((3, 2)),
+            r.standard_normal((2, 4)) * 0.5,
+            r.standard_normal((4, 4)) * 0.5,
+        ),
+        (0, 1, 2, 3),
+    ),
     (buffer_writes, lambda r: (r.standard_normal(5),), (0,)),
 ]
 
@@ -67,8 +81,7 @@ def to_device(args):
 @pytest.mark.parametrize("func, make_args, wrt", CASES, ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_cupy_gradient_matches_numpy(func, make_args, wrt, dtype):
-    args = tuple(a.astype(dtype) if isinstance(a, np.ndarray) else a
-                 for a in make_args(rng()))
+    args = tuple(a.astype(dtype) if isinstance(a, np.ndarray) else a for a in make_args(rng()))
     g = grad(func, wrt=wrt)
     host = g(*args)
     device_args = to_device(args)

@@ -10,10 +10,10 @@ import inspect
 import math
 import re
 
+import error_funcs as E
 import numpy as np
 import pytest
 
-import error_funcs as E
 import transpile
 from transpile import TranspileError, grad
 
@@ -39,8 +39,7 @@ def assert_located(err, func, hint_words=()):
     """``err`` names ``func``'s file and marked line, quotes the line, and gives a hint."""
     filename, lineno, text = marked_line(func)
     message = str(err)
-    assert f"{filename}:{lineno}" in message, (
-        f"expected location {filename}:{lineno} in\n{message}")
+    assert f"{filename}:{lineno}" in message, f"expected location {filename}:{lineno} in\n{message}"
     assert text in message, f"expected the source line {text!r} in\n{message}"
     assert err.filename == filename and err.lineno == lineno
     assert err.hint and "hint:" in message, f"no hint in\n{message}"
@@ -75,7 +74,7 @@ def test_math_builtin_has_no_source():
 
 
 def test_lambda_has_no_source():
-    square = lambda x: np.sum(x * x)  # noqa: E731
+    square = lambda x: np.sum(x * x)
     err = transpile_error(square)
     filename = inspect.getsourcefile(test_lambda_has_no_source)
     lines, first = inspect.getsourcelines(test_lambda_has_no_source)
@@ -123,8 +122,9 @@ MORE_UNSUPPORTED = [
 ]
 
 
-@pytest.mark.parametrize("func, construct", MORE_UNSUPPORTED,
-                         ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize(
+    "func, construct", MORE_UNSUPPORTED, ids=lambda v: getattr(v, "__name__", v)
+)
 def test_more_unsupported_constructs(func, construct):
     err = transpile_error(func)
     owner = E.helper_with_varargs if func is E.calls_helper_with_varargs else func

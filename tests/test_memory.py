@@ -2,10 +2,10 @@
 
 import tracemalloc
 
-import numpy as np
-
 import fd
+import numpy as np
 from memory_funcs import rnn_loss
+
 from transpile import grad
 
 BATCH, HIDDEN, FEATURES = 16, 32, 8

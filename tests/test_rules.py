@@ -34,12 +34,12 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+import fd
 import gast
 import numpy as np
 import pytest
-
-import fd
 import rule_funcs as rf
+
 from transpile import TranspileError, grad, vjp
 from transpile.rules import arith, build_registry, elementwise, linalg, reductions, shape
 
@@ -74,8 +74,9 @@ def pos(shape, low=0.5, high=2.0):
 
 def away(shape, margin=0.3, high=2.0):
     """``margin <= |x| <= high``: away from the kink or pole at zero."""
-    return Dom("away", shape,
-               lambda r, s: r.choice([-1.0, 1.0], size=s) * r.uniform(margin, high, s))
+    return Dom(
+        "away", shape, lambda r, s: r.choice([-1.0, 1.0], size=s) * r.uniform(margin, high, s)
+    )
 
 
 def unit(shape):
@@ -90,33 +91,42 @@ def gt1(shape):
 def grid(shape, offset=0.0):
     """Multiples of 0.1 plus ``offset`` plus < 0.01 of noise: two grids with offsets 0 and
     0.05 never come within 0.04 of each other, so maximum/minimum have no ties."""
-    return Dom(f"grid{offset:+g}", shape,
-               lambda r, s: r.integers(-15, 15, s) * 0.1 + offset + r.uniform(0, 0.01, s))
+    return Dom(
+        f"grid{offset:+g}",
+        shape,
+        lambda r, s: r.integers(-15, 15, s) * 0.1 + offset + r.uniform(0, 0.01, s),
+    )
 
 
 def distinct(shape, gap=0.1):
     """Pairwise at least ``gap`` apart: a unique max/min along every axis."""
+
     def make(r, s):
         n = int(np.prod(s))
         v = (np.arange(n) - n / 2.0) * gap * 2.0 + r.uniform(0, gap / 2.0, n)
         return r.permutation(v).reshape(s)
+
     return Dom("distinct", shape, make)
 
 
 def cliprange(shape):
     """Values in [-1, 1] at least 0.05 from the clip bounds +-0.5."""
+
     def make(r, s):
         mag = np.where(r.random(s) < 0.5, r.uniform(0.0, 0.45, s), r.uniform(0.55, 1.0, s))
         return r.choice([-1.0, 1.0], size=s) * mag
+
     return Dom("cliprange", shape, make)
 
 
 def with_zero(shape):
     """Away from zero except for one exact zero (prod's adjoint must not divide)."""
+
     def make(r, s):
         v = r.choice([-1.0, 1.0], size=s) * r.uniform(0.5, 1.5, s)
         v.flat[1] = 0.0
         return v
+
     return Dom("with_zero", shape, make)
 
 
@@ -203,8 +213,10 @@ class Row:
     def make(self, rng, dtype=np.float64):
         args = [_spec(a)(rng) for a in self.args]
         if dtype != np.float64:
-            args = [a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype == np.float64
-                    else a for a in args]
+            args = [
+                a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype == np.float64 else a
+                for a in args
+            ]
         args.append(_weight(self.func, args, rng, dtype))
         return tuple(args)
 
@@ -223,27 +235,61 @@ PY = None  # shape of a Python float argument
 
 # Operators and their ufunc / builtin spellings ------------------------------
 
-PAIRS = [((2, 3), (2, 3)), ((3, 4), (4,)), ((4,), (3, 4)), ((3, 1), (1, 4)), ((), (3,)),
-         (PY, (3,)), ((2, 3), PY), (PY, PY)]
+PAIRS = [
+    ((2, 3), (2, 3)),
+    ((3, 4), (4,)),
+    ((4,), (3, 4)),
+    ((3, 1), (1, 4)),
+    ((), (3,)),
+    (PY, (3,)),
+    ((2, 3), PY),
+    (PY, PY),
+]
 for fn, targets, dy in [
-    (rf.op_add, [gast.Add], normal), (rf.op_sub, [gast.Sub], normal),
-    (rf.op_mul, [gast.Mult], normal), (rf.op_div, [gast.Div], away),
-    (rf.fn_add, [np.add], normal), (rf.fn_subtract, [np.subtract], normal),
-    (rf.fn_multiply, [np.multiply], normal), (rf.fn_divide, [np.divide], away),
+    (rf.op_add, [gast.Add], normal),
+    (rf.op_sub, [gast.Sub], normal),
+    (rf.op_mul, [gast.Mult], normal),
+    (rf.op_div, [gast.Div], away),
+    (rf.fn_add, [np.add], normal),
+    (rf.fn_subtract, [np.subtract], normal),
+    (rf.fn_multiply, [np.multiply], normal),
+    (rf.fn_divide, [np.divide], away),
     (rf.fn_true_divide, [np.true_divide], away),
 ]:
     for sx, sy in PAIRS:
-        row(fn, normal(sx), dy(sy), targets=targets, wrt=BOTH,
-            f32=(sx, sy) == ((3, 4), (4,)) and fn in (rf.op_mul, rf.op_div))
+        row(
+            fn,
+            normal(sx),
+            dy(sy),
+            targets=targets,
+            wrt=BOTH,
+            f32=(sx, sy) == ((3, 4), (4,)) and fn in (rf.op_mul, rf.op_div),
+        )
 
 POW_F32 = None  # fixed; the rows stay as regression tests
-for fn, targets in [(rf.op_pow, [gast.Pow]), (rf.fn_power, [np.power]),
-                    (rf.fn_builtin_pow, [builtins.pow])]:
-    for sx, sy in [((2, 3), (2, 3)), ((3, 4), (4,)), ((3, 1), (1, 4)), (PY, (3,)), ((3,), PY),
-                   (PY, PY)]:
-        row(fn, pos(sx), normal(sy), targets=targets, wrt=BOTH,
-            f32=(sx, sy) in [((2, 3), (2, 3)), (PY, (3,))], f32_xfail=POW_F32,
-            f32_xfail_wrt=((0, 1), 1) if sx is PY else ())
+for fn, targets in [
+    (rf.op_pow, [gast.Pow]),
+    (rf.fn_power, [np.power]),
+    (rf.fn_builtin_pow, [builtins.pow]),
+]:
+    for sx, sy in [
+        ((2, 3), (2, 3)),
+        ((3, 4), (4,)),
+        ((3, 1), (1, 4)),
+        (PY, (3,)),
+        ((3,), PY),
+        (PY, PY),
+    ]:
+        row(
+            fn,
+            pos(sx),
+            normal(sy),
+            targets=targets,
+            wrt=BOTH,
+            f32=(sx, sy) in [((2, 3), (2, 3)), (PY, (3,))],
+            f32_xfail=POW_F32,
+            f32_xfail_wrt=((0, 1), 1) if sx is PY else (),
+        )
 for s in [PY, (), (3,), (2, 3)]:
     row(rf.op_pow_int, normal(s), targets=[gast.Pow])
     row(rf.op_pow_half, pos(s), targets=[gast.Pow])
@@ -253,42 +299,87 @@ for s in [PY, (), (3,), (2, 3)]:
 
 MATMUL_BUG = None  # fixed; the rows stay as regression tests
 for sx, sy, bug in [
-    ((2, 3), (3, 4), None), ((3,), (3, 4), None), ((2, 3), (3,), None), ((3,), (3,), None),
-    ((2, 2, 3), (3, 4), None), ((2, 3), (2, 3, 4), None), ((2, 2, 3), (2, 3, 4), None),
-    ((1, 2, 3), (2, 3, 4), None), ((2, 3, 4), (4,), None), ((3,), (2, 3, 4), MATMUL_BUG),
+    ((2, 3), (3, 4), None),
+    ((3,), (3, 4), None),
+    ((2, 3), (3,), None),
+    ((3,), (3,), None),
+    ((2, 2, 3), (3, 4), None),
+    ((2, 3), (2, 3, 4), None),
+    ((2, 2, 3), (2, 3, 4), None),
+    ((1, 2, 3), (2, 3, 4), None),
+    ((2, 3, 4), (4,), None),
+    ((3,), (2, 3, 4), MATMUL_BUG),
 ]:
     for fn, targets in [(rf.op_matmul, [gast.MatMult]), (rf.sh_matmul_fn, [np.matmul])]:
-        row(fn, normal(sx), normal(sy), targets=targets, wrt=BOTH,
-            xfail=bug, xfail_wrt=((0, 1), 0), f32=fn is rf.op_matmul and sx == (2, 3)
-            and sy == (3, 4))
+        row(
+            fn,
+            normal(sx),
+            normal(sy),
+            targets=targets,
+            wrt=BOTH,
+            xfail=bug,
+            xfail_wrt=((0, 1), 0),
+            f32=fn is rf.op_matmul and sx == (2, 3) and sy == (3, 4),
+        )
 
 # Elementwise functions of one argument ------------------------------------
 
 UNARY = [
-    (rf.u_exp, np.exp, normal), (rf.u_log, np.log, pos), (rf.u_sqrt, np.sqrt, pos),
-    (rf.u_sin, np.sin, normal), (rf.u_cos, np.cos, normal), (rf.u_tan, np.tan, unit),
-    (rf.u_tanh, np.tanh, normal), (rf.u_sinh, np.sinh, normal), (rf.u_cosh, np.cosh, normal),
-    (rf.u_arctan, np.arctan, normal), (rf.u_abs, np.abs, away),
-    (rf.u_absolute, np.absolute, away), (rf.u_fabs, np.fabs, away),
-    (rf.u_builtin_abs, builtins.abs, away), (rf.u_square, np.square, normal),
-    (rf.u_reciprocal, np.reciprocal, away), (rf.u_log1p, np.log1p, pos),
-    (rf.u_expm1, np.expm1, normal), (rf.u_negative, np.negative, normal),
-    (rf.u_exp2, np.exp2, normal), (rf.u_log2, np.log2, pos), (rf.u_log10, np.log10, pos),
-    (rf.u_arcsin, np.arcsin, unit), (rf.u_arccos, np.arccos, unit),
-    (rf.u_arcsinh, np.arcsinh, normal), (rf.u_arccosh, np.arccosh, gt1),
-    (rf.u_arctanh, np.arctanh, unit), (rf.u_cbrt, np.cbrt, away),
+    (rf.u_exp, np.exp, normal),
+    (rf.u_log, np.log, pos),
+    (rf.u_sqrt, np.sqrt, pos),
+    (rf.u_sin, np.sin, normal),
+    (rf.u_cos, np.cos, normal),
+    (rf.u_tan, np.tan, unit),
+    (rf.u_tanh, np.tanh, normal),
+    (rf.u_sinh, np.sinh, normal),
+    (rf.u_cosh, np.cosh, normal),
+    (rf.u_arctan, np.arctan, normal),
+    (rf.u_abs, np.abs, away),
+    (rf.u_absolute, np.absolute, away),
+    (rf.u_fabs, np.fabs, away),
+    (rf.u_builtin_abs, builtins.abs, away),
+    (rf.u_square, np.square, normal),
+    (rf.u_reciprocal, np.reciprocal, away),
+    (rf.u_log1p, np.log1p, pos),
+    (rf.u_expm1, np.expm1, normal),
+    (rf.u_negative, np.negative, normal),
+    (rf.u_exp2, np.exp2, normal),
+    (rf.u_log2, np.log2, pos),
+    (rf.u_log10, np.log10, pos),
+    (rf.u_arcsin, np.arcsin, unit),
+    (rf.u_arccos, np.arccos, unit),
+    (rf.u_arcsinh, np.arcsinh, normal),
+    (rf.u_arccosh, np.arccosh, gt1),
+    (rf.u_arctanh, np.arctanh, unit),
+    (rf.u_cbrt, np.cbrt, away),
     (rf.u_numpy_alias_tanh, np.tanh, normal),
 ]
-F32_UNARY = {rf.u_exp, rf.u_log, rf.u_sqrt, rf.u_tanh, rf.u_abs, rf.u_arcsin, rf.u_cbrt,
-             rf.u_reciprocal}
+F32_UNARY = {
+    rf.u_exp,
+    rf.u_log,
+    rf.u_sqrt,
+    rf.u_tanh,
+    rf.u_abs,
+    rf.u_arcsin,
+    rf.u_cbrt,
+    rf.u_reciprocal,
+}
 for fn, target, dom in UNARY:
     for s in [PY, (), (3,), (2, 3)]:
         row(fn, dom(s), targets=[target], f32=fn in F32_UNARY and s == (2, 3))
 
-MATH = [(rf.m_exp, math.exp, normal), (rf.m_log, math.log, pos), (rf.m_sqrt, math.sqrt, pos),
-        (rf.m_sin, math.sin, normal), (rf.m_cos, math.cos, normal), (rf.m_tan, math.tan, unit),
-        (rf.m_tanh, math.tanh, normal), (rf.m_log1p, math.log1p, pos),
-        (rf.m_expm1, math.expm1, normal)]
+MATH = [
+    (rf.m_exp, math.exp, normal),
+    (rf.m_log, math.log, pos),
+    (rf.m_sqrt, math.sqrt, pos),
+    (rf.m_sin, math.sin, normal),
+    (rf.m_cos, math.cos, normal),
+    (rf.m_tan, math.tan, unit),
+    (rf.m_tanh, math.tanh, normal),
+    (rf.m_log1p, math.log1p, pos),
+    (rf.m_expm1, math.expm1, normal),
+]
 for fn, target, dom in MATH:
     for s in [PY, ()]:
         row(fn, dom(s), targets=[target], float_ok=True)
@@ -298,28 +389,52 @@ for fn, target, dom in MATH:
 WINNER_F32 = None  # fixed; the rows stay as regression tests
 for fn, target in [(rf.b_maximum, np.maximum), (rf.b_minimum, np.minimum)]:
     for sx, sy in PAIRS:
-        row(fn, grid(sx), grid(sy, 0.05), targets=[target], wrt=BOTH,
-            f32=(sx, sy) in [((2, 3), (2, 3)), ((3, 4), (4,))], f32_xfail=WINNER_F32)
-for fn, target, dx, dy in [(rf.b_arctan2, np.arctan2, away, away),
-                           (rf.b_hypot, np.hypot, away, away),
-                           (rf.b_logaddexp, np.logaddexp, normal, normal)]:
+        row(
+            fn,
+            grid(sx),
+            grid(sy, 0.05),
+            targets=[target],
+            wrt=BOTH,
+            f32=(sx, sy) in [((2, 3), (2, 3)), ((3, 4), (4,))],
+            f32_xfail=WINNER_F32,
+        )
+for fn, target, dx, dy in [
+    (rf.b_arctan2, np.arctan2, away, away),
+    (rf.b_hypot, np.hypot, away, away),
+    (rf.b_logaddexp, np.logaddexp, normal, normal),
+]:
     for sx, sy in PAIRS:
         row(fn, dx(sx), dy(sy), targets=[target], wrt=BOTH)
 for fn, target in [(rf.b_builtin_max, builtins.max), (rf.b_builtin_min, builtins.min)]:
     row(fn, grid(PY), grid(PY, 0.05), targets=[target], wrt=BOTH)
-    row(fn, grid(()), grid((), 0.05), targets=[target], wrt=BOTH, f32=True,
-        f32_xfail=WINNER_F32)
+    row(fn, grid(()), grid((), 0.05), targets=[target], wrt=BOTH, f32=True, f32_xfail=WINNER_F32)
 
-for sx, sy in [((2, 3), (2, 3)), ((3, 4), (4,)), ((4,), (3, 4)), ((3, 1), (1, 4)),
-               ((3,), PY), ((), (3,))]:
-    row(rf.b_where, away(sx), normal(sy), targets=[np.where], wrt=BOTH,
-        f32=sx == (2, 3) and sy == (2, 3))
+for sx, sy in [
+    ((2, 3), (2, 3)),
+    ((3, 4), (4,)),
+    ((4,), (3, 4)),
+    ((3, 1), (1, 4)),
+    ((3,), PY),
+    ((), (3,)),
+]:
+    row(
+        rf.b_where,
+        away(sx),
+        normal(sy),
+        targets=[np.where],
+        wrt=BOTH,
+        f32=sx == (2, 3) and sy == (2, 3),
+    )
 for sm, sx, sy in [((3, 4), (4,), PY), ((3, 4), (3, 1), (1, 4)), ((4,), (2, 4), (4,))]:
     row(rf.b_where_mask, normal(sx), normal(sy), mask(sm), targets=[np.where], wrt=BOTH)
 
 ELIDE_OPTIONS = None  # fixed; the rows stay as regression tests
-for sm, sx, bug in [((3, 4), (3, 4), None), ((3, 4), (4,), ELIDE_OPTIONS),
-                    ((3, 4), (), ELIDE_OPTIONS), ((3, 4), PY, ELIDE_OPTIONS)]:
+for sm, sx, bug in [
+    ((3, 4), (3, 4), None),
+    ((3, 4), (4,), ELIDE_OPTIONS),
+    ((3, 4), (), ELIDE_OPTIONS),
+    ((3, 4), PY, ELIDE_OPTIONS),
+]:
     row(rf.b_where_literal, normal(sx), mask(sm), targets=[np.where], xfail=bug)
 
 # clip ---------------------------------------------------------------------
@@ -331,59 +446,129 @@ for s in [PY, (), (7,), (3, 4)]:
     row(rf.clip_upper_kw, cliprange(s), targets=[np.clip])
 for s in [(7,), (3, 4)]:
     row(rf.clip_method, cliprange(s), targets=["clip"], f32=s == (3, 4))
-row(rf.clip_array_bounds, cliprange((3, 4)), Const(np.full((3, 4), -0.5), "lo[3,4]"),
-    Const(np.full((4,), 0.5), "hi[4]"), targets=[np.clip])
-row(rf.clip_array_bounds, cliprange((4,)), Const(np.full((3, 4), -0.5), "lo[3,4]"), 0.5,
-    targets=[np.clip], xfail=CLIP_BROADCAST)
+row(
+    rf.clip_array_bounds,
+    cliprange((3, 4)),
+    Const(np.full((3, 4), -0.5), "lo[3,4]"),
+    Const(np.full((4,), 0.5), "hi[4]"),
+    targets=[np.clip],
+)
+row(
+    rf.clip_array_bounds,
+    cliprange((4,)),
+    Const(np.full((3, 4), -0.5), "lo[3,4]"),
+    0.5,
+    targets=[np.clip],
+    xfail=CLIP_BROADCAST,
+)
 
 # Reductions ---------------------------------------------------------------
 
-AXES_2D = [(None, False), (None, True), (0, False), (0, True), (-1, False), (-1, True),
-           ((0, 1), False), ((0, 1), True)]
+AXES_2D = [
+    (None, False),
+    (None, True),
+    (0, False),
+    (0, True),
+    (-1, False),
+    (-1, True),
+    ((0, 1), False),
+    ((0, 1), True),
+]
 AXES_3D = [((0, 2), False), ((0, 2), True), (1, False), ((-1, 0), True)]
 AXES_1D = [(None, False), (0, True)]
 for fn, target, dom in [
-    (rf.red_sum, np.sum, normal), (rf.red_mean, np.mean, normal), (rf.red_max, np.max, distinct),
-    (rf.red_amax, np.amax, distinct), (rf.red_min, np.min, distinct),
-    (rf.red_amin, np.amin, distinct), (rf.red_prod, np.prod, lambda s: away(s, 0.5, 1.5)),
-    (rf.meth_sum, "sum", normal), (rf.meth_mean, "mean", normal), (rf.meth_max, "max", distinct),
-    (rf.meth_min, "min", distinct), (rf.meth_prod, "prod", lambda s: away(s, 0.5, 1.5)),
+    (rf.red_sum, np.sum, normal),
+    (rf.red_mean, np.mean, normal),
+    (rf.red_max, np.max, distinct),
+    (rf.red_amax, np.amax, distinct),
+    (rf.red_min, np.min, distinct),
+    (rf.red_amin, np.amin, distinct),
+    (rf.red_prod, np.prod, lambda s: away(s, 0.5, 1.5)),
+    (rf.meth_sum, "sum", normal),
+    (rf.meth_mean, "mean", normal),
+    (rf.meth_max, "max", distinct),
+    (rf.meth_min, "min", distinct),
+    (rf.meth_prod, "prod", lambda s: away(s, 0.5, 1.5)),
 ]:
     method = isinstance(target, str)
-    for shp, variants in [((2, 3), AXES_2D), ((2, 3, 4), AXES_3D), ((4,), AXES_1D),
-                          ((), [(None, False)]), (PY, [(None, False)])]:
+    for shp, variants in [
+        ((2, 3), AXES_2D),
+        ((2, 3, 4), AXES_3D),
+        ((4,), AXES_1D),
+        ((), [(None, False)]),
+        (PY, [(None, False)]),
+    ]:
         if method and shp == (2, 3, 4):
             variants = variants[:2]
         if method and shp is PY:  # a Python float has no .sum()
             continue
         for axis, keepdims in variants:
-            row(fn, dom(shp), axis, keepdims, targets=[target],
-                f32=not method and shp == (2, 3) and (axis, keepdims) in [(0, False), (-1, True)]
-                and fn in (rf.red_sum, rf.red_mean, rf.red_max, rf.red_prod))
+            row(
+                fn,
+                dom(shp),
+                axis,
+                keepdims,
+                targets=[target],
+                f32=not method
+                and shp == (2, 3)
+                and (axis, keepdims) in [(0, False), (-1, True)]
+                and fn in (rf.red_sum, rf.red_mean, rf.red_max, rf.red_prod),
+            )
 for fn, target in [(rf.red_prod, np.prod), (rf.meth_prod, "prod")]:
     for axis in [None, 0, 1]:
         row(fn, with_zero((2, 3)), axis, False, targets=[target])
 
-VAR_VARIANTS = [(None, 0, False), (None, 1, True), (0, 0, False), (0, 1, True), (-1, 1, False),
-                ((0, 1), 0, True), ((0, 1), 1, False)]
-for fn, target in [(rf.red_var, np.var), (rf.red_std, np.std), (rf.meth_var, "var"),
-                   (rf.meth_std, "std")]:
+VAR_VARIANTS = [
+    (None, 0, False),
+    (None, 1, True),
+    (0, 0, False),
+    (0, 1, True),
+    (-1, 1, False),
+    ((0, 1), 0, True),
+    ((0, 1), 1, False),
+]
+for fn, target in [
+    (rf.red_var, np.var),
+    (rf.red_std, np.std),
+    (rf.meth_var, "var"),
+    (rf.meth_std, "std"),
+]:
     for axis, ddof, keepdims in VAR_VARIANTS:
-        row(fn, normal((3, 4)), axis, ddof, keepdims, targets=[target],
-            f32=not isinstance(target, str) and (axis, ddof) == (0, 1))
+        row(
+            fn,
+            normal((3, 4)),
+            axis,
+            ddof,
+            keepdims,
+            targets=[target],
+            f32=not isinstance(target, str) and (axis, ddof) == (0, 1),
+        )
     row(fn, normal((2, 3, 4)), (0, 2), 1, False, targets=[target])
     row(fn, normal((5,)), None, 0, False, targets=[target])
 
 for fn, target in [(rf.red_cumsum, np.cumsum), (rf.meth_cumsum, "cumsum")]:
-    for shp, axis in [((5,), None), ((5,), 0), ((2, 3), None), ((2, 3), 0), ((2, 3), -1),
-                      ((2, 3, 2), 1)]:
+    for shp, axis in [
+        ((5,), None),
+        ((5,), 0),
+        ((2, 3), None),
+        ((2, 3), 0),
+        ((2, 3), -1),
+        ((2, 3, 2), 1),
+    ]:
         row(fn, normal(shp), axis, targets=[target])
 
 CUMSUM_SCALAR = None  # fixed; the rows stay as regression tests
 for fn, target in [(rf.red_cumsum_scaled, np.cumsum), (rf.meth_cumsum_scaled, "cumsum")]:
     for sw in [(4,), PY, (), (3, 1)]:
-        row(fn, normal((4,)), normal(sw), targets=[target], wrt=BOTH,
-            xfail=None if sw == (4,) else CUMSUM_SCALAR, xfail_wrt=((0, 1), 1))
+        row(
+            fn,
+            normal((4,)),
+            normal(sw),
+            targets=[target],
+            wrt=BOTH,
+            xfail=None if sw == (4,) else CUMSUM_SCALAR,
+            xfail_wrt=((0, 1), 1),
+        )
 for sw in [PY, (), (3, 1)]:
     row(rf.red_sum_scaled, normal((2, 3)), normal(sw), targets=[np.sum], wrt=BOTH)
 row(rf.red_sum_axis0_literal, normal((2, 3)), targets=[np.sum])
@@ -398,10 +583,18 @@ row(rf.meth_mean_positional, normal((2, 3)), targets=["mean"])
 
 for s in [(4,), (2, 3), (2, 3, 2)]:
     row(rf.norm_default, normal(s), targets=[np.linalg.norm], f32=s == (2, 3))
-for s, axis, keepdims in [((2, 3), 0, False), ((2, 3), -1, True), ((2, 3), (0, 1), False),
-                          ((2, 3), (0, 1), True), ((2, 3, 4), (1, 2), False),
-                          ((2, 3, 4), 1, True), ((4,), 0, False), ((4,), None, True),
-                          ((2, 3), None, True), ((2, 3), None, False)]:
+for s, axis, keepdims in [
+    ((2, 3), 0, False),
+    ((2, 3), -1, True),
+    ((2, 3), (0, 1), False),
+    ((2, 3), (0, 1), True),
+    ((2, 3, 4), (1, 2), False),
+    ((2, 3, 4), 1, True),
+    ((4,), 0, False),
+    ((4,), None, True),
+    ((2, 3), None, True),
+    ((2, 3), None, False),
+]:
     row(rf.norm_axis, normal(s), axis, keepdims, targets=[np.linalg.norm])
 for s, ord_ in [((4,), 2), ((4,), None), ((2, 3), "fro"), ((2, 3), None)]:
     row(rf.norm_ord, normal(s), ord_, targets=[np.linalg.norm])
@@ -443,16 +636,32 @@ for s, axis in [((3,), 0), ((2, 3), -1), ((2, 3), (0, 2))]:
 for s in [PY, (), (3,), (2, 3)]:
     row(rf.sh_atleast_1d, normal(s), targets=[np.atleast_1d])
     row(rf.sh_atleast_2d, normal(s), targets=[np.atleast_2d])
-for s, to in [((3,), (3,)), ((3,), (2, 3)), ((3, 1), (3, 4)), ((), (2, 2)), (PY, (2, 2)),
-              ((1, 3), (2, 2, 3))]:
-    row(rf.sh_broadcast_to, normal(s), to, targets=[np.broadcast_to],
-        xfail=None if s == to else ELIDE_OPTIONS)
+for s, to in [
+    ((3,), (3,)),
+    ((3,), (2, 3)),
+    ((3, 1), (3, 4)),
+    ((), (2, 2)),
+    (PY, (2, 2)),
+    ((1, 3), (2, 2, 3)),
+]:
+    row(
+        rf.sh_broadcast_to,
+        normal(s),
+        to,
+        targets=[np.broadcast_to],
+        xfail=None if s == to else ELIDE_OPTIONS,
+    )
 row(rf.sh_flip, normal((2, 3)), targets=[np.flip])
 for s, axis in [((2, 3), 1), ((2, 3), (0, 1)), ((4,), 0), ((2, 3, 2), None)]:
     row(rf.sh_flip_axis, normal(s), axis, targets=[np.flip])
 row(rf.sh_roll_flat, normal((2, 3)), targets=[np.roll])
-for s, shift, axis in [((5,), 2, None), ((2, 3), 1, 0), ((2, 3), -1, 1), ((2, 3), 4, None),
-                       ((2, 3), (1, 2), (0, 1))]:
+for s, shift, axis in [
+    ((5,), 2, None),
+    ((2, 3), 1, 0),
+    ((2, 3), -1, 1),
+    ((2, 3), 4, None),
+    ((2, 3), (1, 2), (0, 1)),
+]:
     row(rf.sh_roll, normal(s), shift, axis, targets=[np.roll])
 row(rf.sh_triu_default, normal((3, 3)), targets=[np.triu])
 for k in [0, 1, -1]:
@@ -462,13 +671,16 @@ for k in [0, 1, -1]:
 DOT_ND = None  # fixed; the rows stay as regression tests
 DOT_SCALAR = None  # fixed; the rows stay as regression tests
 for sx, sy, bug, bug_wrt in [
-    ((2, 3), (3, 4), None, None), ((3,), (3,), None, None), ((2, 3), (3,), None, None),
-    ((3,), (3, 4), None, None), ((2, 2, 3), (3,), None, None),
+    ((2, 3), (3, 4), None, None),
+    ((3,), (3,), None, None),
+    ((2, 3), (3,), None, None),
+    ((3,), (3, 4), None, None),
+    ((2, 2, 3), (3,), None, None),
     ((2, 2, 3), (2, 3, 4), DOT_ND, None),
-    (PY, (3,), DOT_SCALAR, None), ((2, 3), (), DOT_SCALAR, None),
+    (PY, (3,), DOT_SCALAR, None),
+    ((2, 3), (), DOT_SCALAR, None),
 ]:
-    row(rf.sh_dot, normal(sx), normal(sy), targets=[np.dot], wrt=BOTH, xfail=bug,
-        xfail_wrt=bug_wrt)
+    row(rf.sh_dot, normal(sx), normal(sy), targets=[np.dot], wrt=BOTH, xfail=bug, xfail_wrt=bug_wrt)
 row(rf.sh_dot_method, normal((2, 3)), normal((3, 4)), targets=["dot"], wrt=BOTH)
 row(rf.sh_dot_method, normal((3,)), normal((3,)), targets=["dot"], wrt=BOTH)
 
@@ -482,10 +694,21 @@ row(rf.sh_vstack, normal((3,)), normal((2, 3)), targets=[np.vstack], wrt=BOTH, x
 row(rf.sh_concatenate, normal((2, 3)), normal((1, 3)), targets=[np.concatenate], wrt=BOTH)
 row(rf.sh_concatenate, normal((2,)), normal((3,)), targets=[np.concatenate], wrt=BOTH)
 CONCAT_NONE = None  # fixed; the rows stay as regression tests
-for sx, sy, axis, bug in [((2, 3), (2, 1), -1, None), ((2, 3), (2, 1), 1, None),
-                          ((1, 3), (2, 3), 0, None), ((2, 2), (3,), None, CONCAT_NONE)]:
-    row(rf.sh_concatenate_axis, normal(sx), normal(sy), axis, targets=[np.concatenate],
-        wrt=BOTH, xfail=bug)
+for sx, sy, axis, bug in [
+    ((2, 3), (2, 1), -1, None),
+    ((2, 3), (2, 1), 1, None),
+    ((1, 3), (2, 3), 0, None),
+    ((2, 2), (3,), None, CONCAT_NONE),
+]:
+    row(
+        rf.sh_concatenate_axis,
+        normal(sx),
+        normal(sy),
+        axis,
+        targets=[np.concatenate],
+        wrt=BOTH,
+        xfail=bug,
+    )
 for s in [PY, ()]:
     row(rf.sh_array_of_floats, normal(s), normal(s), targets=[np.array], wrt=BOTH)
 for s in [(), (2, 3)]:
@@ -510,8 +733,11 @@ for n, batch in [(1, ()), (3, ()), (3, (2,))]:
     row(rf.la_inv, wellcond(n, batch), targets=[np.linalg.inv], f32=n == 3 and not batch)
     row(rf.la_det_batched, wellcond(n, batch), targets=[np.linalg.det])
 row(rf.la_det, wellcond(3), targets=[np.linalg.det], f32=True)
-for a, b in [(wellcond(3), normal((3,))), (wellcond(3), normal((3, 2))),
-             (wellcond(3, (2,)), normal((2, 3, 2)))]:
+for a, b in [
+    (wellcond(3), normal((3,))),
+    (wellcond(3), normal((3, 2))),
+    (wellcond(3, (2,)), normal((2, 3, 2))),
+]:
     row(rf.la_solve, a, b, targets=[np.linalg.solve], wrt=BOTH)
 for s in [(3, 3), (3, 4), (4, 2)]:
     row(rf.la_trace, normal(s), targets=[np.trace])
@@ -525,8 +751,7 @@ row(rf.la_trace_axes, normal((3, 3, 3)), 0, 1, targets=[np.trace], xfail=TRACE_3
 row(rf.la_trace_3d_default, normal((3, 3, 3)), targets=[np.trace], xfail=TRACE_3D)
 row(rf.la_trace_3d_default, normal((3, 4, 2)), targets=[np.trace], xfail=TRACE_3D)
 row(rf.la_trace_axes, normal((3, 2, 3)), 0, 2, targets=[np.trace], xfail=TRACE_3D)
-for s, k in [((3,), 0), ((3,), 1), ((3,), -2), ((3, 3), 0), ((3, 3), 1), ((3, 4), -1),
-             ((4, 3), 2)]:
+for s, k in [((3,), 0), ((3,), 1), ((3,), -2), ((3, 3), 0), ((3, 3), 1), ((3, 4), -1), ((4, 3), 2)]:
     row(rf.la_diag, normal(s), k, targets=[np.diag])
 row(rf.la_diag_default, normal((3,)), targets=[np.diag])
 row(rf.la_diag_default, normal((3, 4)), targets=[np.diag])
@@ -640,8 +865,11 @@ VJP_ROWS = [
 ]
 
 
-@pytest.mark.parametrize("func,specs,wrt", VJP_ROWS,
-                         ids=[f"{f.__name__}({','.join(map(repr, s))})" for f, s, _ in VJP_ROWS])
+@pytest.mark.parametrize(
+    "func,specs,wrt",
+    VJP_ROWS,
+    ids=[f"{f.__name__}({','.join(map(repr, s))})" for f, s, _ in VJP_ROWS],
+)
 def test_vjp_inner_product(func, specs, wrt):
     rng = _rng("vjp|" + func.__name__ + repr(specs))
     args = tuple(s(rng) for s in specs)
@@ -677,9 +905,11 @@ UNSUPPORTED_NORMS = [
 ]
 
 
-@pytest.mark.parametrize("func,specs", UNSUPPORTED_NORMS,
-                         ids=[f"{f.__name__}({','.join(repr(_spec(a)) for a in s)})"
-                              for f, s in UNSUPPORTED_NORMS])
+@pytest.mark.parametrize(
+    "func,specs",
+    UNSUPPORTED_NORMS,
+    ids=[f"{f.__name__}({','.join(repr(_spec(a)) for a in s)})" for f, s in UNSUPPORTED_NORMS],
+)
 def test_unsupported_norm_raises(func, specs):
     rng = _rng("norm|" + func.__name__ + repr(specs))
     args = [_spec(s)(rng) for s in specs]
@@ -763,8 +993,9 @@ def _targets_of_rows():
 def test_every_rule_has_a_row():
     funcs, methods, attributes, binary, unary = _registered()
     targets = _targets_of_rows()
-    missing = [getattr(f, "__qualname__", repr(f)) for f in funcs
-               if not any(t is f for t in targets)]
+    missing = [
+        getattr(f, "__qualname__", repr(f)) for f in funcs if not any(t is f for t in targets)
+    ]
     missing += [f"method .{m}()" for m in sorted(methods) if m not in targets]
     missing += [f"attribute .{a}" for a in sorted(attributes) if "." + a not in targets]
     missing += [f"operator {op.__name__}" for op in binary | unary if op not in targets]
@@ -779,12 +1010,14 @@ def test_rows_exercise_their_targets():
                 assert t in used, f"{r.id}: target {t!r} not used by {r.func.__name__}"
             else:
                 assert any(c is t for c in callees), (
-                    f"{r.id}: target {t!r} not called by {r.func.__name__}")
+                    f"{r.id}: target {t!r} not called by {r.func.__name__}"
+                )
 
 
 def test_every_wrapper_has_a_row():
     """No wrapper in rule_funcs.py is dead: each is in a row, a vjp row or a norm row."""
     used = {r.func for r in ROWS} | {f for f, *_ in VJP_ROWS} | {f for f, _ in UNSUPPORTED_NORMS}
-    wrappers = {f for name, f in vars(rf).items()
-                if inspect.isfunction(f) and f.__module__ == rf.__name__}
+    wrappers = {
+        f for name, f in vars(rf).items() if inspect.isfunction(f) and f.__module__ == rf.__name__
+    }
     assert not wrappers - used, sorted(f.__name__ for f in wrappers - used)

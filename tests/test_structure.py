@@ -15,11 +15,11 @@ import inspect
 import re
 import textwrap
 
+import fd
 import numpy as np
 import pytest
-
-import fd
 import structure_funcs as S
+
 from transpile import grad, pipeline, source
 
 RUNTIME_NAMES = {"np", "ops", "tape", "Tape", "range", "reversed", "len"}
@@ -37,7 +37,7 @@ def adjoint_part(text):
     """The lines after the seed of the output cotangent."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if "ops.seed(" in line)
-    return "\n".join(lines[start + 1:])
+    return "\n".join(lines[start + 1 :])
 
 
 def names_in(text):
@@ -61,10 +61,17 @@ def pushed_names(text):
     """Names whose values (or shapes: ``tape.push(ops.shape(name))``) go on the tape."""
     out = set()
     for node in ast.walk(ast.parse(text)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "push"):
-            out |= {n.id for arg in node.args for n in ast.walk(arg)
-                    if isinstance(n, ast.Name) and n.id not in RUNTIME_NAMES}
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "push"
+        ):
+            out |= {
+                n.id
+                for arg in node.args
+                for n in ast.walk(arg)
+                if isinstance(n, ast.Name) and n.id not in RUNTIME_NAMES
+            }
     return out
 
 
@@ -73,14 +80,20 @@ def popped_but_unread(text):
     tree = ast.parse(text)
     bad = set()
     for loop in ast.walk(tree):
-        if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call)
-                and getattr(loop.iter.func, "id", None) == "reversed"):
+        if not (
+            isinstance(loop, ast.For)
+            and isinstance(loop.iter, ast.Call)
+            and getattr(loop.iter.func, "id", None) == "reversed"
+        ):
             continue
         popped, read = set(), set()
         for node in ast.walk(loop):
-            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                    and isinstance(node.value.func, ast.Attribute)
-                    and node.value.func.attr == "pop"):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "pop"
+            ):
                 popped.update(t.id for t in node.targets if isinstance(t, ast.Name))
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 read.add(node.id)
@@ -105,8 +118,7 @@ def test_stopped_cosh_gradient_treats_value_as_constant():
     np.testing.assert_allclose(got, np.cosh(x) * np.cos(x), rtol=1e-12)
     # and the unstopped version is different: d/dx cosh(x) sin(x)
     free = grad(S.cosh_free)(x)
-    np.testing.assert_allclose(free, np.sinh(x) * np.sin(x) + np.cosh(x) * np.cos(x),
-                               rtol=1e-12)
+    np.testing.assert_allclose(free, np.sinh(x) * np.sin(x) + np.cosh(x) * np.cos(x), rtol=1e-12)
     fd.assert_close(free, fd.numeric_grad(S.cosh_free, (x,), (0,))[0], rtol=1e-7)
 
 
@@ -181,9 +193,11 @@ def unexpected_names(func, text):
     return bad
 
 
-@pytest.mark.parametrize("func, wrt", [(S.mlp, (0, 1, 3)), (S.reassigned, (0, 1)),
-                                       (S.tanh_rnn, (0, 1)), (S.elman, (0, 3))],
-                         ids=lambda v: getattr(v, "__name__", str(v)))
+@pytest.mark.parametrize(
+    "func, wrt",
+    [(S.mlp, (0, 1, 3)), (S.reassigned, (0, 1)), (S.tanh_rnn, (0, 1)), (S.elman, (0, 3))],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
 def test_names_are_readable(func, wrt):
     text = src(func, wrt)
     assert unexpected_names(func, text) == [], text
@@ -196,7 +210,7 @@ def test_adjoint_of_user_variable_is_d_name():
     text = src(S.mlp)
     names = names_in(text)
     assert {"dh", "dx", "dout"} <= names
-    assert re.search(r"^    dh = ", text, re.M)
+    assert re.search(r"^    dh = ", text, re.MULTILINE)
 
 
 def test_generation_is_deterministic():
@@ -213,7 +227,7 @@ def test_generation_is_deterministic():
 
 def test_first_write_is_an_assignment():
     text = src(S.one_use)
-    assert not re.search(r"^\s*(\w+) = \1 \+", text, re.M), text
+    assert not re.search(r"^\s*(\w+) = \1 \+", text, re.MULTILINE), text
     assert "zeros_like" not in text
     assert "+=" not in text
     x, w = rng().standard_normal(4), rng().standard_normal(4)
@@ -240,8 +254,12 @@ def test_adjoint_blocks_have_grad_of_comments():
 
 def test_mlp_gradient_matches_finite_differences():
     r = rng()
-    args = (r.standard_normal((4, 3)), r.standard_normal((3, 5)), r.standard_normal(5),
-            r.standard_normal((5, 2)))
+    args = (
+        r.standard_normal((4, 3)),
+        r.standard_normal((3, 5)),
+        r.standard_normal(5),
+        r.standard_normal((5, 2)),
+    )
     got = grad(S.mlp, wrt=(0, 1, 2, 3))(*args)
     fd.assert_close(got, fd.numeric_grad(S.mlp, args, (0, 1, 2, 3)), rtol=1e-6, atol=1e-9)
 
@@ -252,7 +270,7 @@ def test_mlp_gradient_matches_finite_differences():
 
 def test_loop_adjoint_is_reversed_loop():
     text = src(S.tanh_rnn, wrt=(0, 1))
-    assert re.search(r"^\s*for t in reversed\(", text, re.M), text
+    assert re.search(r"^\s*for t in reversed\(", text, re.MULTILINE), text
     assert text.count("for ") == 2  # one forward, one backward
 
 
@@ -276,10 +294,13 @@ def test_rnn_pushes_only_h():
     assert pushed_names(text) == {"h"}, text
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation: s, a parameter of unknown type, is "
-                   "recorded whole although the adjoint reads only its shape; only values "
-                   "computed from a matrix product are recorded as shapes (recording the shape "
-                   "of a Python number costs more than the number)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation: s, a parameter of unknown type, is "
+    "recorded whole although the adjoint reads only its shape; only values "
+    "computed from a matrix product are recorded as shapes (recording the shape "
+    "of a Python number costs more than the number)",
+)
 @pytest.mark.parametrize("wrt", [0, 1])
 def test_accumulating_loop_pushes_nothing(wrt):
     text = src(S.scaled_sum, wrt=wrt)
@@ -295,12 +316,16 @@ def test_accumulating_loop_gradient(wrt):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
-@pytest.mark.parametrize("func, wrt", [
-    (S.tanh_rnn, (0, 1)),
-    (S.scaled_sum, 0),
-    (S.scaled_sum, 1),
-    (S.elman, (0, 3)),
-], ids=["tanh_rnn", "scaled_sum_s", "scaled_sum_x", "elman"])
+@pytest.mark.parametrize(
+    "func, wrt",
+    [
+        (S.tanh_rnn, (0, 1)),
+        (S.scaled_sum, 0),
+        (S.scaled_sum, 1),
+        (S.elman, (0, 3)),
+    ],
+    ids=["tanh_rnn", "scaled_sum_s", "scaled_sum_x", "elman"],
+)
 def test_every_popped_value_is_read(func, wrt):
     text = src(func, wrt)
     assert popped_but_unread(text) == set(), text
@@ -309,16 +334,24 @@ def test_every_popped_value_is_read(func, wrt):
 def test_elman_pushes_only_what_adjoint_reads():
     """Whole values only for h and y; the matrix-product temporaries only as shapes."""
     text = src(S.elman, wrt=("h0", "Wh"))
-    whole = {line.split("tape.push(")[1].rstrip(")") for line in text.splitlines()
-             if "tape.push(" in line and "ops.shape(" not in line}
+    whole = {
+        line.split("tape.push(")[1].rstrip(")")
+        for line in text.splitlines()
+        if "tape.push(" in line and "ops.shape(" not in line
+    }
     assert whole == {"h", "y"}, text
     assert pushed_names(text) - whole <= {"_t6", "_t7", "_t8"}, text
 
 
 def elman_args():
     r = rng()
-    return (r.standard_normal(4) * 0.5, r.standard_normal((5, 3)), r.standard_normal((3, 4)) * 0.5,
-            r.standard_normal((4, 4)) * 0.5, r.standard_normal(4) * 0.1)
+    return (
+        r.standard_normal(4) * 0.5,
+        r.standard_normal((5, 3)),
+        r.standard_normal((3, 4)) * 0.5,
+        r.standard_normal((4, 4)) * 0.5,
+        r.standard_normal(4) * 0.1,
+    )
 
 
 def test_elman_gradient():
@@ -365,14 +398,26 @@ def exec_source(func, g):
     return ns[g.__name__]
 
 
-@pytest.mark.parametrize("func, make_args, wrt", [
-    (S.mlp, lambda r: (r.standard_normal((4, 3)), r.standard_normal((3, 5)),
-                       r.standard_normal(5), r.standard_normal((5, 2))), (0, 1, 2, 3)),
-    (S.tanh_rnn, lambda r: (r.standard_normal(3), r.standard_normal((3, 3)) * 0.5, 3), (0, 1)),
-    (S.elman, lambda r: elman_args(), (0, 3)),
-    (S.calls_layer_once, lambda r: (r.standard_normal(4),), 0),
-    (S.calls_layer_twice, lambda r: (r.standard_normal(4),), 0),
-], ids=["mlp", "tanh_rnn", "elman", "calls_layer_once", "calls_layer_twice"])
+@pytest.mark.parametrize(
+    "func, make_args, wrt",
+    [
+        (
+            S.mlp,
+            lambda r: (
+                r.standard_normal((4, 3)),
+                r.standard_normal((3, 5)),
+                r.standard_normal(5),
+                r.standard_normal((5, 2)),
+            ),
+            (0, 1, 2, 3),
+        ),
+        (S.tanh_rnn, lambda r: (r.standard_normal(3), r.standard_normal((3, 3)) * 0.5, 3), (0, 1)),
+        (S.elman, lambda r: elman_args(), (0, 3)),
+        (S.calls_layer_once, lambda r: (r.standard_normal(4),), 0),
+        (S.calls_layer_twice, lambda r: (r.standard_normal(4),), 0),
+    ],
+    ids=["mlp", "tanh_rnn", "elman", "calls_layer_once", "calls_layer_twice"],
+)
 def test_source_reproduces_gradient(func, make_args, wrt):
     args = make_args(rng())
     g = grad(func, wrt=wrt)
@@ -380,5 +425,6 @@ def test_source_reproduces_gradient(func, make_args, wrt):
     fd.assert_close(again(*args), g(*args), rtol=0, atol=0)
     indices = wrt if isinstance(wrt, tuple) else (wrt,)
     expected = fd.numeric_grad(func, args, indices)
-    fd.assert_close(g(*args), expected if isinstance(wrt, tuple) else expected[0], rtol=1e-6,
-                    atol=1e-9)
+    fd.assert_close(
+        g(*args), expected if isinstance(wrt, tuple) else expected[0], rtol=1e-6, atol=1e-9
+    )

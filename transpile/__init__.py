@@ -9,6 +9,16 @@ from transpile.api import grad, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
 from transpile.errors import TranspileError
 
-__all__ = ["grad", "value_and_grad", "vjp", "stop_gradient", "source", "TranspileError",
-           "check_grad", "assert_grad_close", "numeric_grad", "GradReport"]
+__all__ = [
+    "GradReport",
+    "TranspileError",
+    "assert_grad_close",
+    "check_grad",
+    "grad",
+    "numeric_grad",
+    "source",
+    "stop_gradient",
+    "value_and_grad",
+    "vjp",
+]
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
 """Command line: print the generated gradient of a function in a file.
 
-    python -m transpile path/to/file.py:func [--wrt a,b] [--mode grad|vjp] [--dump STAGE]
-    python -m transpile --demo
+python -m transpile path/to/file.py:func [--wrt a,b] [--mode grad|vjp] [--dump STAGE]
+python -m transpile --demo
 """
 
 import argparse
@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-DEMO = '''\
+DEMO = """\
 import numpy as np
 from transpile import stop_gradient
 
@@ -22,7 +22,7 @@ def loss(w, b, x, y):
     p = predict(w, x) + b
     baseline = stop_gradient(np.mean(p))   # a constant to differentiation
     return np.mean((p - y) ** 2) + 0.1 * np.sum((p - baseline) ** 2)
-'''
+"""
 
 
 def _load(path: str):
@@ -46,8 +46,8 @@ def demo() -> int:
 
     import numpy as np
 
-    from transpile import grad, source
     from runtime.structure import flatten
+    from transpile import grad, source
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "demo_loss.py"
@@ -81,21 +81,32 @@ def demo() -> int:
             got = np.ravel(flatten(analytic)[0])
             worst = max(worst, float(np.max(np.abs(got - numeric) / (1e-8 + np.abs(numeric)))))
         ok = worst < 1e-5
-        print(f"# generated vs central finite differences: max relative error {worst:.2e} "
-              f"-> {'OK' if ok else 'MISMATCH'}")
+        print(
+            f"# generated vs central finite differences: max relative error {worst:.2e} "
+            f"-> {'OK' if ok else 'MISMATCH'}"
+        )
         return 0 if ok else 1
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m transpile", description=__doc__.strip(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m transpile",
+        description=__doc__.strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("target", nargs="?", help="path/to/file.py:function")
     parser.add_argument("--wrt", help="comma-separated parameter names or indices")
     parser.add_argument("--mode", choices=("grad", "value_and_grad", "vjp"), default="grad")
-    parser.add_argument("--dump", choices=("parse", "anf", "raw", "final"),
-                        help="print an intermediate stage instead")
-    parser.add_argument("--demo", action="store_true",
-                        help="print the gradient of a demo loss and check it numerically")
+    parser.add_argument(
+        "--dump",
+        choices=("parse", "anf", "raw", "final"),
+        help="print an intermediate stage instead",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="print the gradient of a demo loss and check it numerically",
+    )
     args = parser.parse_args(argv)
     if args.demo:
         return demo()
@@ -104,16 +115,18 @@ def main(argv=None) -> int:
     path, func_name = args.target.rsplit(":", 1)
     sys.path.insert(0, str(Path(path).resolve().parent))
     func = getattr(_load(path), func_name)
-    from transpile import api, pipeline
     from runtime.structure import resolve_wrt
+    from transpile import api, pipeline
     from transpile.errors import TranspileError
+
     try:
         if args.dump:
             indices, _ = resolve_wrt(func, _wrt(args.wrt))
             print(pipeline.dump(func, indices, args.dump))
         else:
-            make = {"grad": api.grad, "value_and_grad": api.value_and_grad,
-                    "vjp": api.vjp}[args.mode]
+            make = {"grad": api.grad, "value_and_grad": api.value_and_grad, "vjp": api.vjp}[
+                args.mode
+            ]
             print(api.source(make(func, wrt=_wrt(args.wrt))))
     except TranspileError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -32,9 +32,9 @@ class Activity:
             return False
         if _is_weak(stmt):
             value = _weak_value(stmt)
-            return (target in self.useful_after[id(stmt)]
-                    and any(isinstance(v, gast.Name) and self.is_varied(stmt, v.id)
-                            for v in value))
+            return target in self.useful_after[id(stmt)] and any(
+                isinstance(v, gast.Name) and self.is_varied(stmt, v.id) for v in value
+            )
         return target in self.varied_after[id(stmt)] and target in self.useful_after[id(stmt)]
 
 
@@ -51,15 +51,19 @@ def _defined(stmt):
 
 
 def _is_append(stmt):
-    return (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Attribute)
-            and stmt.value.func.attr == "append"
-            and isinstance(stmt.value.func.value, gast.Name))
+    return (
+        isinstance(stmt, gast.Expr)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Attribute)
+        and stmt.value.func.attr == "append"
+        and isinstance(stmt.value.func.value, gast.Name)
+    )
 
 
 def _is_weak(stmt):
-    return _is_append(stmt) or (isinstance(stmt, gast.Assign)
-                                and isinstance(stmt.targets[0], gast.Subscript))
+    return _is_append(stmt) or (
+        isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript)
+    )
 
 
 def _weak_value(stmt):
@@ -84,8 +88,11 @@ def run(body, wrt_names, parsed, registry) -> Activity:
         s = node.stmt
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             matches[id(s)] = classify(s.value, parsed, registry)
-    uses = {id(n.stmt): diff_uses(n.stmt, matches.get(id(n.stmt))) for n in graph.nodes
-            if n.stmt is not None}
+    uses = {
+        id(n.stmt): diff_uses(n.stmt, matches.get(id(n.stmt)))
+        for n in graph.nodes
+        if n.stmt is not None
+    }
 
     def varied(node, fact):
         s = node.stmt
@@ -114,11 +121,12 @@ def run(body, wrt_names, parsed, registry) -> Activity:
             return fact | uses[id(s)]
         return (fact - {target}) | uses[id(s)]
 
-    v_before, v_after = cfg.solve(graph, varied, forward=True,
-                                  boundary=frozenset(wrt_names))
+    v_before, v_after = cfg.solve(graph, varied, forward=True, boundary=frozenset(wrt_names))
     _, u_after = cfg.solve(graph, useful, forward=False)
     key = {n: id(n.stmt) for n in graph.nodes if n.stmt is not None}
-    return Activity(matches,
-                    {key[n]: v for n, v in v_before.items() if n in key},
-                    {key[n]: v for n, v in v_after.items() if n in key},
-                    {key[n]: v for n, v in u_after.items() if n in key})
+    return Activity(
+        matches,
+        {key[n]: v for n, v in v_before.items() if n in key},
+        {key[n]: v for n, v in v_after.items() if n in key},
+        {key[n]: v for n, v in u_after.items() if n in key},
+    )

@@ -21,6 +21,7 @@ class Source(str):
             from pygments.lexers import PythonLexer
         except ImportError:
             import html
+
             return f"<pre>{html.escape(str(self))}</pre>"
         return highlight(str(self), PythonLexer(), HtmlFormatter(noclasses=True))
 
@@ -31,6 +32,7 @@ def _decorator_or_call(make):
         if f is None:
             return lambda g: make(g, wrt=wrt, verbose=verbose)
         return make(f, wrt=wrt, verbose=verbose)
+
     return wrapper
 
 
@@ -90,6 +92,7 @@ def source(g) -> Source:
                 if callee.extra is not None:
                     collect(callee.extra)
                     parts.append(callee.extra.source)
+
         collect(gen)
     parts.append(text)
     return Source("\n\n".join(parts))

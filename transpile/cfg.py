@@ -75,8 +75,15 @@ def _link(a, b):
     b.pred.append(a)
 
 
-def solve(graph: Graph, transfer, *, forward: bool, init=frozenset(), union: bool = True,
-          boundary=frozenset()):
+def solve(
+    graph: Graph,
+    transfer,
+    *,
+    forward: bool,
+    init=frozenset(),
+    union: bool = True,
+    boundary=frozenset(),
+):
     """Return ``(before, after)`` dicts of facts per node, in execution order.
 
     ``transfer(node, fact) -> fact``; ``boundary`` is the fact at entry (forward)
@@ -105,7 +112,7 @@ def solve(graph: Graph, transfer, *, forward: bool, init=frozenset(), union: boo
         inputs[node] = fact_in
         if fact_out != outputs[node] or node is start:
             outputs[node] = fact_out
-            for t in (node.succ if forward else node.pred):
+            for t in node.succ if forward else node.pred:
                 if t not in queued:
                     queued.add(t)
                     work.append(t)

@@ -9,8 +9,7 @@ class TranspileError(Exception):
     The message names ``file:line``, quotes the offending line and says what to do.
     """
 
-    def __init__(self, what: str, *, filename: str = "<unknown>", lineno: int = 0,
-                 hint: str = ""):
+    def __init__(self, what: str, *, filename: str = "<unknown>", lineno: int = 0, hint: str = ""):
         self.what = what
         self.filename = filename
         self.lineno = lineno
@@ -27,5 +26,4 @@ class TranspileError(Exception):
 def at(ctx, node, what: str, hint: str = "") -> TranspileError:
     """Build a TranspileError located at ``node`` of the function described by ``ctx``."""
     lineno = getattr(node, "lineno", None) or 1
-    return TranspileError(what, filename=ctx.filename, lineno=lineno + ctx.line_offset,
-                          hint=hint)
+    return TranspileError(what, filename=ctx.filename, lineno=lineno + ctx.line_offset, hint=hint)

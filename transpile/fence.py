@@ -18,8 +18,10 @@ _STATEMENTS = {
     gast.Nonlocal: ("nonlocal", "pass the value in as an argument instead"),
     gast.Delete: ("del", "remove the `del`; rebinding the name is enough"),
     gast.ClassDef: ("a nested class", "define the class at module level"),
-    gast.FunctionDef: ("a nested function", "define the helper at module level; "
-                       "the transpiler differentiates calls to it"),
+    gast.FunctionDef: (
+        "a nested function",
+        ("define the helper at module level; the transpiler differentiates calls to it"),
+    ),
     gast.Import: ("import", "import at module level"),
     gast.ImportFrom: ("import", "import at module level"),
 }
@@ -42,9 +44,13 @@ def run(parsed) -> None:
     tree = parsed.tree
     args = tree.args
     if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", []):
-        raise at(parsed, tree, "*args, **kwargs and keyword-only parameters are not supported "
-                 "in a differentiated function",
-                 "use plain positional parameters (with defaults if needed)")
+        raise at(
+            parsed,
+            tree,
+            "*args, **kwargs and keyword-only parameters are not supported "
+            "in a differentiated function",
+            "use plain positional parameters (with defaults if needed)",
+        )
     for stmt in tree.body:
         _check(parsed, stmt)
 
@@ -54,9 +60,13 @@ def _check(parsed, root):
         if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
             continue  # anything goes inside stop_gradient(...): it is never differentiated
         if isinstance(node, gast.Lambda) and not _inside_stop_gradient(parsed, root, node):
-            raise at(parsed, node, "a lambda is not supported in a differentiated function",
-                     "define the function at module level with `def`; the transpiler "
-                     "differentiates calls to it")
+            raise at(
+                parsed,
+                node,
+                "a lambda is not supported in a differentiated function",
+                "define the function at module level with `def`; the transpiler "
+                "differentiates calls to it",
+            )
         kind = type(node)
         if kind in _STATEMENTS:
             what, hint = _STATEMENTS[kind]
@@ -65,24 +75,40 @@ def _check(parsed, root):
             what, hint = _EXPRESSIONS[kind]
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
         if _MATCH is not None and kind is _MATCH:
-            raise at(parsed, node, "match is not supported in a differentiated function",
-                     "use if/elif/else")
+            raise at(
+                parsed,
+                node,
+                "match is not supported in a differentiated function",
+                "use if/elif/else",
+            )
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
-            raise at(parsed, node, "a loop `else:` clause is not supported",
-                     "use a flag variable set before `break`")
+            raise at(
+                parsed,
+                node,
+                "a loop `else:` clause is not supported",
+                "use a flag variable set before `break`",
+            )
         if isinstance(node, gast.For) and not isinstance(node.target, (gast.Name, gast.Tuple)):
-            raise at(parsed, node, "a loop target must be a name or a tuple of names",
-                     "assign inside the loop body instead")
+            raise at(
+                parsed,
+                node,
+                "a loop target must be a name or a tuple of names",
+                "assign inside the loop body instead",
+            )
 
 
 def _is_stop_gradient(parsed, func):
     from runtime import stop_gradient
+
     return parsed.resolve(func) is stop_gradient
 
 
 def _inside_stop_gradient(parsed, root, target):
     for node in gast.walk(root):
-        if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
-            if any(n is target for n in gast.walk(node)):
-                return True
+        if (
+            isinstance(node, gast.Call)
+            and _is_stop_gradient(parsed, node.func)
+            and any(n is target for n in gast.walk(node))
+        ):
+            return True
     return False

@@ -55,7 +55,7 @@ class Namer:
     def adjoint(self, name: str) -> str:
         """The adjoint of ``name``: ``dx`` for ``x``, ``d_t1`` for ``_t1``; stable per name."""
         if name not in self._adjoints:
-            base = f"d{name}" if name.startswith("_") else f"d{name}"
+            base = f"d{name}"
             if base in self._taken:
                 base = f"d_{name.lstrip('_')}"
             self._adjoints[name] = self.fresh(base)

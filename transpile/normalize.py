@@ -1,4 +1,4 @@
-'''Desugaring and A-normal form.
+"""Desugaring and A-normal form.
 
 After ``run``, a function body holds only these statement shapes, where an
 *atom* is a ``Name`` or a ``Constant``:
@@ -27,7 +27,7 @@ Returns inside branches and loops are lowered to a single exit; ``for`` over lis
 arrays, ``enumerate`` and ``zip`` becomes ``for i in range(...)`` plus element reads;
 augmented assignment and tuple unpacking become plain assignments. Nodes keep the
 line number of the user's statement they came from.
-'''
+"""
 
 import builtins
 
@@ -52,8 +52,9 @@ def assign(target: str, value, origin):
 
 
 def call(func, args, origin, keywords=()):
-    return gast.copy_location(gast.Call(func=func, args=list(args), keywords=list(keywords)),
-                              origin)
+    return gast.copy_location(
+        gast.Call(func=func, args=list(args), keywords=list(keywords)), origin
+    )
 
 
 def const(value):
@@ -80,11 +81,17 @@ class _Lowerer:
 
     def function_body(self, body):
         if not any(isinstance(n, gast.Return) for n in _walk_stmts(body)):
-            raise at(self.parsed, self.parsed.tree, "the function has no return statement",
-                     "return the scalar value to differentiate")
+            raise at(
+                self.parsed,
+                self.parsed.tree,
+                "the function has no return statement",
+                "return the scalar value to differentiate",
+            )
         last = body[-1] if body else None
-        simple = isinstance(last, gast.Return) and sum(
-            isinstance(n, gast.Return) for n in _walk_stmts(body)) == 1
+        simple = (
+            isinstance(last, gast.Return)
+            and sum(isinstance(n, gast.Return) for n in _walk_stmts(body)) == 1
+        )
         if simple:
             return body
         self.result = self.namer.fresh("result")
@@ -97,9 +104,16 @@ class _Lowerer:
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, gast.Return):
                 value = stmt.value if stmt.value is not None else const(None)
-                out.append(gast.copy_location(
-                    gast.Assign(targets=[name(self.result, gast.Store())], value=value,
-                                type_comment=None), stmt))
+                out.append(
+                    gast.copy_location(
+                        gast.Assign(
+                            targets=[name(self.result, gast.Store())],
+                            value=value,
+                            type_comment=None,
+                        ),
+                        stmt,
+                    )
+                )
                 if in_loop:
                     out.append(self._set_flag(stmt))
                     out.append(gast.copy_location(gast.Break(), stmt))
@@ -111,7 +125,7 @@ class _Lowerer:
                 stmt.body = self.block(stmt.body, in_loop)
                 stmt.orelse = self.block(stmt.orelse, in_loop)
                 out.append(stmt)
-                rest = stmts[i + 1:]
+                rest = stmts[i + 1 :]
                 if returns_in and rest:
                     if body_exits and not else_exits:
                         stmt.orelse = stmt.orelse + self.block(rest, in_loop)
@@ -127,14 +141,19 @@ class _Lowerer:
                 returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts(stmt.body))
                 if returns_in and self.flag is None:
                     self.flag = self.namer.fresh("returned")
-                    init = gast.copy_location(gast.Assign(
-                        targets=[name(self.flag, gast.Store())], value=const(False),
-                        type_comment=None), stmt)
+                    init = gast.copy_location(
+                        gast.Assign(
+                            targets=[name(self.flag, gast.Store())],
+                            value=const(False),
+                            type_comment=None,
+                        ),
+                        stmt,
+                    )
                     out.insert(0, init)
                 stmt.body = self.block(stmt.body, in_loop=True)
                 out.append(stmt)
                 if returns_in:
-                    rest = stmts[i + 1:]
+                    rest = stmts[i + 1 :]
                     if in_loop:
                         out.append(self._break_if_flag(stmt))
                     elif rest:
@@ -144,20 +163,32 @@ class _Lowerer:
         return out
 
     def _set_flag(self, origin):
-        return gast.copy_location(gast.Assign(targets=[name(self.flag, gast.Store())],
-                                              value=const(True), type_comment=None), origin)
+        return gast.copy_location(
+            gast.Assign(
+                targets=[name(self.flag, gast.Store())], value=const(True), type_comment=None
+            ),
+            origin,
+        )
 
     def _break_if_flag(self, origin):
-        return gast.copy_location(gast.If(test=name(self.flag), body=[gast.Break()],
-                                          orelse=[]), origin)
+        return gast.copy_location(
+            gast.If(test=name(self.flag), body=[gast.Break()], orelse=[]), origin
+        )
 
     def _guard(self, rest, in_loop, origin):
         if self.flag is None:
-            raise at(self.parsed, origin, "this early return is not supported",
-                     "return at the end of each branch")
+            raise at(
+                self.parsed,
+                origin,
+                "this early return is not supported",
+                "return at the end of each branch",
+            )
         test = gast.UnaryOp(op=gast.Not(), operand=name(self.flag))
-        return [gast.copy_location(gast.If(test=test, body=self.block(rest, in_loop),
-                                           orelse=[]), origin)]
+        return [
+            gast.copy_location(
+                gast.If(test=test, body=self.block(rest, in_loop), orelse=[]), origin
+            )
+        ]
 
 
 def _always_exits(stmts):
@@ -230,14 +261,16 @@ class _Normalizer:
     def stmt_AnnAssign(self, s):
         if s.value is None:
             return []
-        return self.stmt_Assign(gast.copy_location(
-            gast.Assign(targets=[s.target], value=s.value, type_comment=None), s))
+        return self.stmt_Assign(
+            gast.copy_location(gast.Assign(targets=[s.target], value=s.value, type_comment=None), s)
+        )
 
     def stmt_AugAssign(self, s):
         load_target = _as_load(s.target)
         value = gast.copy_location(gast.BinOp(left=load_target, op=s.op, right=s.value), s)
-        return self.stmt_Assign(gast.copy_location(
-            gast.Assign(targets=[s.target], value=value, type_comment=None), s))
+        return self.stmt_Assign(
+            gast.copy_location(gast.Assign(targets=[s.target], value=value, type_comment=None), s)
+        )
 
     def stmt_Assign(self, s):
         pre = []
@@ -250,8 +283,9 @@ class _Normalizer:
         if isinstance(target, gast.Name):
             value = self.expr(s.value, pre, top=True)
             return pre + [assign(target.id, value, s)]
-        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(s.value, (gast.Tuple,
-                                                                               gast.List)):
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(
+            s.value, (gast.Tuple, gast.List)
+        ):
             if len(target.elts) != len(s.value.elts):
                 raise at(self.parsed, s, "tuple unpacking with mismatched lengths")
             values = [self.atom(v, pre) for v in s.value.elts]
@@ -293,13 +327,19 @@ class _Normalizer:
             if not isinstance(base, gast.Name):
                 base = self.atom(base, pre)
             index = self.index(target.slice, pre)
-            node = gast.Assign(targets=[gast.Subscript(value=name(base.id), slice=index,
-                                                       ctx=gast.Store())],
-                               value=value_atom, type_comment=None)
+            node = gast.Assign(
+                targets=[gast.Subscript(value=name(base.id), slice=index, ctx=gast.Store())],
+                value=value_atom,
+                type_comment=None,
+            )
             return pre + [gast.copy_location(node, origin)]
         if isinstance(target, gast.Attribute):
-            raise at(self.parsed, origin, "assigning to an attribute is not supported",
-                     "build a new value instead of mutating an object")
+            raise at(
+                self.parsed,
+                origin,
+                "assigning to an attribute is not supported",
+                "build a new value instead of mutating an object",
+            )
         raise at(self.parsed, origin, f"cannot assign to {type(target).__name__}")
 
     def stmt_If(self, s):
@@ -320,8 +360,12 @@ class _Normalizer:
             raise at(self.parsed, s, "unsupported while-loop test")
         body = self.block(s.body)
         if _has_continue(body):
-            raise at(self.parsed, s, "`continue` inside a while loop is not supported",
-                     "use an if/else inside the loop body")
+            raise at(
+                self.parsed,
+                s,
+                "`continue` inside a while loop is not supported",
+                "use an if/else inside the loop body",
+            )
         node = gast.While(test=test, body=body + again, orelse=[])
         return pre + [gast.copy_location(node, s)]
 
@@ -339,21 +383,42 @@ class _Normalizer:
                 # the name is bound elsewhere too: the reversed loop must not clobber it
                 loop_var = self.namer.fresh(target.id)
                 body = [assign(target.id, name(loop_var), s)] + body
-            return pre + [gast.copy_location(
-                gast.For(target=name(loop_var, gast.Store()), iter=name(rng), body=body,
-                         orelse=[], type_comment=None), s)]
+            return pre + [
+                gast.copy_location(
+                    gast.For(
+                        target=name(loop_var, gast.Store()),
+                        iter=name(rng),
+                        body=body,
+                        orelse=[],
+                        type_comment=None,
+                    ),
+                    s,
+                )
+            ]
         index = self.namer.fresh("i") if not isinstance(target, gast.Name) or True else None
         length, elements = self._elements(it, target, index, pre, s)
         rng = self.namer.temp()
         pre.append(assign(rng, call(name("range"), [length], it), s))
         head = []
         for tgt, elem in elements:
-            head.extend(self.stmt(gast.copy_location(
-                gast.Assign(targets=[tgt], value=elem, type_comment=None), s)))
+            head.extend(
+                self.stmt(
+                    gast.copy_location(gast.Assign(targets=[tgt], value=elem, type_comment=None), s)
+                )
+            )
         body = self.block(s.body)
-        return pre + [gast.copy_location(
-            gast.For(target=name(index, gast.Store()), iter=name(rng), body=head + body,
-                     orelse=[], type_comment=None), s)]
+        return pre + [
+            gast.copy_location(
+                gast.For(
+                    target=name(index, gast.Store()),
+                    iter=name(rng),
+                    body=head + body,
+                    orelse=[],
+                    type_comment=None,
+                ),
+                s,
+            )
+        ]
 
     def _elements(self, it, target, index, pre, origin):
         """(length atom, [(target, element expression)]) for iterating ``it``."""
@@ -386,10 +451,14 @@ class _Normalizer:
         from it, after lists and arrays named in the test may have changed."""
         test = self.atom(node, pre)
         made = pre[-1] if pre and isinstance(test, gast.Name) else None
-        decided = (made is not None and made.targets[0].id == test.id
-                   and isinstance(made.value, (gast.Compare, gast.BoolOp))
-                   or made is not None and isinstance(made.value, gast.UnaryOp)
-                   and isinstance(made.value.op, gast.Not))
+        decided = (
+            made is not None
+            and made.targets[0].id == test.id
+            and isinstance(made.value, (gast.Compare, gast.BoolOp))
+            or made is not None
+            and isinstance(made.value, gast.UnaryOp)
+            and isinstance(made.value.op, gast.Not)
+        )
         if isinstance(test, gast.Name) and not decided:
             t = self.namer.temp()
             pre.append(assign(t, call(name("bool"), [test], node), node))
@@ -410,10 +479,13 @@ class _Normalizer:
         return name(t)
 
     def fold_constant(self, node):
-        if (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))
-                and isinstance(node.operand, gast.Constant)
-                and isinstance(node.operand.value, (int, float, complex))
-                and not isinstance(node.operand.value, bool)):
+        if (
+            isinstance(node, gast.UnaryOp)
+            and isinstance(node.op, (gast.USub, gast.UAdd))
+            and isinstance(node.operand, gast.Constant)
+            and isinstance(node.operand.value, (int, float, complex))
+            and not isinstance(node.operand.value, bool)
+        ):
             v = node.operand.value
             return gast.copy_location(const(-v if isinstance(node.op, gast.USub) else v), node)
         return node
@@ -424,22 +496,28 @@ class _Normalizer:
         if is_atom(node):
             return node
         if isinstance(node, gast.BinOp):
-            return _loc(gast.BinOp(left=self.atom(node.left, pre), op=node.op,
-                                   right=self.atom(node.right, pre)), node)
+            return _loc(
+                gast.BinOp(
+                    left=self.atom(node.left, pre), op=node.op, right=self.atom(node.right, pre)
+                ),
+                node,
+            )
         if isinstance(node, gast.UnaryOp):
             return _loc(gast.UnaryOp(op=node.op, operand=self.atom(node.operand, pre)), node)
         if isinstance(node, gast.Compare):
             left = self.atom(node.left, pre)
             if len(node.ops) == 1:
-                return _loc(gast.Compare(left=left, ops=node.ops,
-                                         comparators=[self.atom(node.comparators[0], pre)]),
-                            node)
+                return _loc(
+                    gast.Compare(
+                        left=left, ops=node.ops, comparators=[self.atom(node.comparators[0], pre)]
+                    ),
+                    node,
+                )
             # a < b < c  ==>  (a < b) & (b < c), evaluated eagerly
             parts, prev = [], left
             for op, comp in zip(node.ops, node.comparators):
                 right = self.atom(comp, pre)
-                parts.append(self.atom(gast.Compare(left=prev, ops=[op], comparators=[right]),
-                                       pre))
+                parts.append(self.atom(gast.Compare(left=prev, ops=[op], comparators=[right]), pre))
                 prev = right
             result = parts[0]
             for p in parts[1:]:
@@ -450,22 +528,35 @@ class _Normalizer:
         if isinstance(node, gast.Attribute):
             chain = self.parsed.resolve(node)
             from transpile.parse import MISSING
+
             if chain is not MISSING and _is_name_chain(node):
                 return node  # a module attribute such as np.pi or np.newaxis
-            return _loc(gast.Attribute(value=self.atom(node.value, pre), attr=node.attr,
-                                       ctx=gast.Load()), node)
+            return _loc(
+                gast.Attribute(value=self.atom(node.value, pre), attr=node.attr, ctx=gast.Load()),
+                node,
+            )
         if isinstance(node, gast.Subscript):
-            return _loc(gast.Subscript(value=self.atom(node.value, pre),
-                                       slice=self.index(node.slice, pre), ctx=gast.Load()),
-                        node)
+            return _loc(
+                gast.Subscript(
+                    value=self.atom(node.value, pre),
+                    slice=self.index(node.slice, pre),
+                    ctx=gast.Load(),
+                ),
+                node,
+            )
         if isinstance(node, (gast.Tuple, gast.List)):
             cls = type(node)
             return _loc(cls(elts=[self.atom(e, pre) for e in node.elts], ctx=gast.Load()), node)
         if isinstance(node, gast.Dict):
             if any(k is None for k in node.keys):
                 raise at(self.parsed, node, "dict unpacking (**) is not supported")
-            return _loc(gast.Dict(keys=[self.atom(k, pre) for k in node.keys],
-                                  values=[self.atom(v, pre) for v in node.values]), node)
+            return _loc(
+                gast.Dict(
+                    keys=[self.atom(k, pre) for k in node.keys],
+                    values=[self.atom(v, pre) for v in node.values],
+                ),
+                node,
+            )
         if isinstance(node, gast.IfExp):
             t = self.namer.temp()
             test = self.truth(node.test, pre)
@@ -478,18 +569,24 @@ class _Normalizer:
             return node
         if isinstance(node, gast.Slice):
             raise at(self.parsed, node, "a slice outside a subscript is not supported")
-        raise at(self.parsed, node, f"{type(node).__name__} expressions are not supported",
-                 "compute the value with arrays, lists, tuples or dicts, or outside the "
-                 "differentiated function")
+        raise at(
+            self.parsed,
+            node,
+            f"{type(node).__name__} expressions are not supported",
+            "compute the value with arrays, lists, tuples or dicts, or outside the "
+            "differentiated function",
+        )
 
     def call(self, node, pre):
         func = node.func
-        if isinstance(func, gast.Name) or (_is_name_chain(func) and self.parsed.resolve(func)
-                                           is not _missing()):
+        if isinstance(func, gast.Name) or (
+            _is_name_chain(func) and self.parsed.resolve(func) is not _missing()
+        ):
             new_func = func
         elif isinstance(func, gast.Attribute):  # method call on a value: x.sum(axis=0)
-            new_func = gast.Attribute(value=self.atom(func.value, pre), attr=func.attr,
-                                      ctx=gast.Load())
+            new_func = gast.Attribute(
+                value=self.atom(func.value, pre), attr=func.attr, ctx=gast.Load()
+            )
         else:
             new_func = self.atom(func, pre)
         if _is_stop_gradient(self.parsed, func):
@@ -500,15 +597,21 @@ class _Normalizer:
         keywords = []
         for kw in node.keywords:
             if kw.arg is None:
-                raise at(self.parsed, node, "**kwargs in a call is not supported",
-                         "pass keyword arguments one by one")
+                raise at(
+                    self.parsed,
+                    node,
+                    "**kwargs in a call is not supported",
+                    "pass keyword arguments one by one",
+                )
             keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, pre)))
         return _loc(gast.Call(func=new_func, args=args, keywords=keywords), node)
 
     def index(self, node, pre):
         if isinstance(node, gast.Slice):
-            parts = [None if p is None else self.atom(p, pre)
-                     for p in (node.lower, node.upper, node.step)]
+            parts = [
+                None if p is None else self.atom(p, pre)
+                for p in (node.lower, node.upper, node.step)
+            ]
             return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
         if isinstance(node, gast.Tuple):
             return gast.Tuple(elts=[self.index(e, pre) for e in node.elts], ctx=gast.Load())
@@ -521,6 +624,7 @@ class _Normalizer:
 
 def _missing():
     from transpile.parse import MISSING
+
     return MISSING
 
 
@@ -540,6 +644,7 @@ def _is_call_to(parsed, node, obj):
 
 def _is_stop_gradient(parsed, func):
     from runtime import stop_gradient
+
     return parsed.resolve(func) is stop_gradient
 
 
@@ -555,6 +660,7 @@ def _as_load(target):
 
 def _fresh_copy(node):
     import copy
+
     return copy.deepcopy(node)
 
 
@@ -625,10 +731,14 @@ def _split_self_reads(compound, namer):
         for s in block:
             if isinstance(s, (gast.If, gast.For, gast.While)):
                 _split_self_reads(s, namer)
-            elif (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                  and not is_atom(s.value)
-                  and any(isinstance(n, gast.Name) and n.id == s.targets[0].id
-                          for n in gast.walk(s.value))):
+            elif (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and not is_atom(s.value)
+                and any(
+                    isinstance(n, gast.Name) and n.id == s.targets[0].id for n in gast.walk(s.value)
+                )
+            ):
                 t = namer.temp()
                 target = s.targets[0].id
                 s.targets[0].id = t
@@ -651,7 +761,7 @@ def lower_jumps(stmts, parsed, in_loop=False):
         if isinstance(s, gast.If):
             s.body = lower_jumps(s.body, parsed, in_loop)
             s.orelse = lower_jumps(s.orelse, parsed, in_loop)
-            rest = stmts[i + 1:]
+            rest = stmts[i + 1 :]
             body_jumps, else_jumps = _jumps(s.body), _jumps(s.orelse)
             if rest and (body_jumps or else_jumps):
                 if body_jumps == "always" and else_jumps is None:
@@ -659,9 +769,13 @@ def lower_jumps(stmts, parsed, in_loop=False):
                 elif else_jumps == "always" and body_jumps is None:
                     s.body = s.body + lower_jumps(rest, parsed, in_loop)
                 elif not (body_jumps == "always" and else_jumps == "always"):
-                    raise at(parsed, s, "this break/continue pattern is not supported",
-                             "write the loop body as `if cond: break` followed by the rest, "
-                             "or use if/else")
+                    raise at(
+                        parsed,
+                        s,
+                        "this break/continue pattern is not supported",
+                        "write the loop body as `if cond: break` followed by the rest, "
+                        "or use if/else",
+                    )
                 out.append(s)
                 return out
         out.append(s)

@@ -19,18 +19,33 @@ from transpile.reverse import COMMENT, ZERO
 
 ENTRY = "entry"
 IN_PLACE_METHODS = {"pop"}
-FRESH_OPS = {"zeros_like", "matmul_left", "matmul_right", "unstack", "unconcatenate",
-             "spread", "copy", "add", "unreduce_prod", "unreduce_extreme"}
+FRESH_OPS = {
+    "zeros_like",
+    "matmul_left",
+    "matmul_right",
+    "unstack",
+    "unconcatenate",
+    "spread",
+    "copy",
+    "add",
+    "unreduce_prod",
+    "unreduce_extreme",
+}
 
 
 def _is_zero_marker(stmt):
-    return (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call)
-            and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == ZERO)
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Name)
+        and stmt.value.func.id == ZERO
+    )
 
 
 def _loads(node):
-    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)]
+    return [
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    ]
 
 
 def _stores(stmt):
@@ -55,8 +70,11 @@ def _in_place_base(stmt):
         f = stmt.value.func
         if isinstance(f, gast.Attribute) and f.attr == "add_at" and stmt.value.args:
             return stmt.value.args[0].id
-        if isinstance(f, gast.Attribute) and f.attr in IN_PLACE_METHODS and isinstance(
-                f.value, gast.Name):
+        if (
+            isinstance(f, gast.Attribute)
+            and f.attr in IN_PLACE_METHODS
+            and isinstance(f.value, gast.Name)
+        ):
             return f.value.id
     if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
         return stmt.targets[0].value.id
@@ -65,8 +83,12 @@ def _in_place_base(stmt):
 
 def _pop_base(node):
     for n in gast.walk(node):
-        if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                and n.func.attr == "pop" and isinstance(n.func.value, gast.Name)):
+        if (
+            isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute)
+            and n.func.attr == "pop"
+            and isinstance(n.func.value, gast.Name)
+        ):
             return n.func.value.id
     return None
 
@@ -92,9 +114,11 @@ class _Adjoints:
         self.in_place = set()
 
     def zeros_like(self, adj):
-        return gast.Call(func=gast.Attribute(value=name(self.ops), attr="zeros_like",
-                                             ctx=gast.Load()),
-                         args=[name(self.primal_of.get(adj, adj))], keywords=[])
+        return gast.Call(
+            func=gast.Attribute(value=name(self.ops), attr="zeros_like", ctx=gast.Load()),
+            args=[name(self.primal_of.get(adj, adj))],
+            keywords=[],
+        )
 
     def run(self, body):
         for _ in range(50):
@@ -126,7 +150,8 @@ class _Adjoints:
             return kept | {(d, kind, id(s)) for d in defs}
 
         boundary = frozenset((n, "zero", ENTRY) for n in names if n not in self.given) | {
-            (n, "value", ENTRY) for n in self.given}
+            (n, "value", ENTRY) for n in self.given
+        }
         before, _ = cfg.solve(graph, transfer, forward=True, boundary=boundary)
         return graph, before
 
@@ -148,8 +173,9 @@ class _Adjoints:
 
         for node in graph.nodes:
             s = node.stmt
-            if s is None or isinstance(s, (gast.If, gast.For, gast.While)) or isinstance(
-                    s, (gast.Break, gast.Continue)):
+            if s is None or isinstance(
+                s, (gast.If, gast.For, gast.While, gast.Break, gast.Continue)
+            ):
                 continue
             fact = before[node]
             if _is_zero_marker(s):
@@ -210,8 +236,9 @@ class _Adjoints:
             if isinstance(s, gast.Assign) and incoming:
                 if any(all_zero(fact, n) for n in incoming):
                     targets = [t for t in _stores(s) if t in self.names]
-                    edits[id(s)] = [gast.copy_location(_zero(t, self.primal_of), s)
-                                    for t in targets]
+                    edits[id(s)] = [
+                        gast.copy_location(_zero(t, self.primal_of), s) for t in targets
+                    ]
                     continue
                 for n in incoming:
                     need(fact, n)
@@ -228,8 +255,11 @@ class _Adjoints:
         if isinstance(s.op, gast.Sub):
             value = gast.UnaryOp(op=gast.USub(), operand=value)
         elif s.target.id in self.in_place and not _is_fresh(value, self.ops):
-            value = gast.Call(func=gast.Attribute(value=name(self.ops), attr="copy",
-                                                  ctx=gast.Load()), args=[value], keywords=[])
+            value = gast.Call(
+                func=gast.Attribute(value=name(self.ops), attr="copy", ctx=gast.Load()),
+                args=[value],
+                keywords=[],
+            )
         return gast.copy_location(assign(s.target.id, value, s), s)
 
     def finish(self, body, needed):
@@ -247,9 +277,11 @@ class _Adjoints:
                 if isinstance(s, gast.AugAssign) and s.target.id in self.names:
                     t = s.target.id
                     if t in self.containers:
-                        value = gast.Call(func=gast.Attribute(value=name(self.ops), attr="add",
-                                                              ctx=gast.Load()),
-                                          args=[name(t), s.value], keywords=[])
+                        value = gast.Call(
+                            func=gast.Attribute(value=name(self.ops), attr="add", ctx=gast.Load()),
+                            args=[name(t), s.value],
+                            keywords=[],
+                        )
                         if isinstance(s.op, gast.Sub):
                             value = gast.BinOp(left=name(t), op=gast.Sub(), right=s.value)
                     else:
@@ -267,8 +299,11 @@ class _Adjoints:
 
 
 def _zero(target, primal_of):
-    return assign(target, gast.Call(func=name(ZERO), args=[name(primal_of.get(target, target))],
-                                    keywords=[]), gast.Pass())
+    return assign(
+        target,
+        gast.Call(func=name(ZERO), args=[name(primal_of.get(target, target))], keywords=[]),
+        gast.Pass(),
+    )
 
 
 def _is_fresh(value, ops_name):
@@ -348,8 +383,11 @@ def dead_code(body, is_pure, live_out=()):
             s = node.stmt
             if isinstance(s, (gast.Assign, gast.AugAssign)):
                 stores = _stores(s)
-                if not stores or isinstance(s, gast.Assign) and not all(
-                        isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets):
+                if (
+                    not stores
+                    or isinstance(s, gast.Assign)
+                    and not all(isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets)
+                ):
                     continue
                 if any(t in after[node] for t in stores):
                     continue
@@ -380,8 +418,12 @@ class _Folder(gast.NodeTransformer):
         return node
 
 
-_OPS = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
-        gast.Mult: lambda a, b: a * b, gast.Div: lambda a, b: a / b}
+_OPS = {
+    gast.Add: lambda a, b: a + b,
+    gast.Sub: lambda a, b: a - b,
+    gast.Mult: lambda a, b: a * b,
+    gast.Div: lambda a, b: a / b,
+}
 
 
 def _number(v):
@@ -427,8 +469,12 @@ def tidy(stmts):
 
 
 def _is_comment(s):
-    return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)
-            and isinstance(s.value.value, str) and s.value.value.startswith(COMMENT))
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Constant)
+        and isinstance(s.value.value, str)
+        and s.value.value.startswith(COMMENT)
+    )
 
 
 def _real(stmts):
@@ -443,8 +489,11 @@ def propagate_copies(body, adjoint_names):
         for t in _stores(s) + ([_in_place_base(s)] if _in_place_base(s) else []):
             counts[t] = counts.get(t, 0) + 1
     for s in body:
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-                and isinstance(s.value, gast.Name)):
+        if not (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Name)
+        ):
             continue
         a, b = s.targets[0].id, s.value.id
         if a not in adjoint_names or b not in adjoint_names:
@@ -478,16 +527,23 @@ def drop_default_args(body, ops_name):
         def visit_Call(self, node):
             self.generic_visit(node)
             f = node.func
-            if (isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name)
-                    and f.value.id == ops_name and hasattr(ops, f.attr)):
+            if (
+                isinstance(f, gast.Attribute)
+                and isinstance(f.value, gast.Name)
+                and f.value.id == ops_name
+                and hasattr(ops, f.attr)
+            ):
                 params = list(inspect.signature(getattr(ops, f.attr)).parameters.values())
                 while node.args and len(node.args) <= len(params):
                     last, param = node.args[-1], params[len(node.args) - 1]
-                    if not (isinstance(last, gast.Constant) and param.default is not
-                            inspect.Parameter.empty and last.value is param.default
-                            or isinstance(last, gast.Constant)
-                            and type(last.value) is type(param.default)
-                            and last.value == param.default):
+                    if not (
+                        isinstance(last, gast.Constant)
+                        and param.default is not inspect.Parameter.empty
+                        and last.value is param.default
+                        or isinstance(last, gast.Constant)
+                        and type(last.value) is type(param.default)
+                        and last.value == param.default
+                    ):
                         break
                     node.args.pop()
             return node

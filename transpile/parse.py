@@ -55,9 +55,12 @@ def _source_error(func, why):
     lineno = code.co_firstlineno if code else 0
     name = getattr(func, "__qualname__", repr(func))
     return TranspileError(
-        f"cannot read the source of {name}: {why}", filename=filename, lineno=lineno,
+        f"cannot read the source of {name}: {why}",
+        filename=filename,
+        lineno=lineno,
         hint="define the function with `def` in a .py file or a notebook cell; "
-             "functions built by exec/eval, lambdas and builtins have no usable source")
+        "functions built by exec/eval, lambdas and builtins have no usable source",
+    )
 
 
 def assigned_names(tree) -> set:
@@ -83,8 +86,12 @@ def run(func) -> Parsed:
     module = gast.parse(source)
     tree = module.body[0]
     if isinstance(tree, gast.AsyncFunctionDef):
-        raise TranspileError("async def is not supported", filename=func.__code__.co_filename,
-                             lineno=first, hint="differentiate a plain synchronous function")
+        raise TranspileError(
+            "async def is not supported",
+            filename=func.__code__.co_filename,
+            lineno=first,
+            hint="differentiate a plain synchronous function",
+        )
     if not isinstance(tree, gast.FunctionDef):
         raise _source_error(func, "the source is not a plain `def`")
     tree.decorator_list = []
@@ -95,6 +102,11 @@ def run(func) -> Parsed:
                 closure[name] = cell.cell_contents
             except ValueError:
                 pass
-    return Parsed(func=func, tree=tree, filename=func.__code__.co_filename,
-                  line_offset=first - 1, free_values=closure,
-                  local_names=frozenset(assigned_names(tree)))
+    return Parsed(
+        func=func,
+        tree=tree,
+        filename=func.__code__.co_filename,
+        line_offset=first - 1,
+        free_values=closure,
+        local_names=frozenset(assigned_names(tree)),
+    )

@@ -95,8 +95,9 @@ class _Build:
         params = [a.id for a in tree.args.args]
         wrt_names = [params[i] for i in self.wrt]
         act = activity_pass.run(tree.body, wrt_names, parsed, registry())
-        ctx = Context(parsed, namer, act, names, self.differentiate_call, parsed.filename,
-                      parsed.line_offset)
+        ctx = Context(
+            parsed, namer, act, names, self.differentiate_call, parsed.filename, parsed.line_offset
+        )
         self.ctx = ctx
         em = reverse.run(tree, ctx)
         return self.assemble(tree, em, params, wrt_names)
@@ -115,15 +116,18 @@ class _Build:
         namer, names, ops = self.namer, self.names, self.names["ops"]
         result = em.result
         varied_result = isinstance(result, gast.Name) and result.id in _varied_at_end(
-            self.ctx.activity, tree.body)
+            self.ctx.activity, tree.body
+        )
         d_result = namer.adjoint(result.id) if isinstance(result, gast.Name) else None
         if d_result:
             em.primal_of[d_result] = result.id
         seed, extra_args = [], []
         if self.mode in ("grad", "value_and_grad"):
-            seed_call = gast.Call(func=gast.Attribute(value=name(ops), attr="seed",
-                                                      ctx=gast.Load()),
-                                  args=[copy.deepcopy(result)], keywords=[])
+            seed_call = gast.Call(
+                func=gast.Attribute(value=name(ops), attr="seed", ctx=gast.Load()),
+                args=[copy.deepcopy(result)],
+                keywords=[],
+            )
             seed = [assign(d_result or namer.fresh("dout"), seed_call, gast.Pass())]
         elif self.mode == "vjp":
             dout = namer.fresh("dout")
@@ -136,9 +140,13 @@ class _Build:
             dp = namer.adjoint(p)
             em.primal_of[dp] = p
             if dp in containers:  # a tuple argument gets a tuple gradient back
-                grads.append(gast.Call(func=gast.Attribute(value=name(ops), attr="like",
-                                                           ctx=gast.Load()),
-                                       args=[name(dp), name(p)], keywords=[]))
+                grads.append(
+                    gast.Call(
+                        func=gast.Attribute(value=name(ops), attr="like", ctx=gast.Load()),
+                        args=[name(dp), name(p)],
+                        keywords=[],
+                    )
+                )
             else:
                 grads.append(name(dp))
         if self.mode == "split" or len(self.wrt) != 1 or self.as_tuple():
@@ -156,24 +164,35 @@ class _Build:
         primal = em.primal
         # a name restore is needed when the name itself is read later; a slot restore
         # also when a view of the written array is
-        needed = (_needed(adjoint_part, adj_names, {}),
-                  _needed(adjoint_part, adj_names, _views(primal)))
-        primal, adjoint_part, pushed = self.restores(primal, adjoint_part, em.restores, needed,
-                                                     params)
+        needed = (
+            _needed(adjoint_part, adj_names, {}),
+            _needed(adjoint_part, adj_names, _views(primal)),
+        )
+        primal, adjoint_part, pushed = self.restores(
+            primal, adjoint_part, em.restores, needed, params
+        )
         if pushed:
-            primal = [assign(names["tape"], gast.Call(func=name(names["Tape"]), args=[],
-                                                      keywords=[]), gast.Pass())] + primal
+            primal = [
+                assign(
+                    names["tape"],
+                    gast.Call(func=name(names["Tape"]), args=[], keywords=[]),
+                    gast.Pass(),
+                )
+            ] + primal
         ret = adjoint_part.pop()
         if self.mode == "value_and_grad":
-            ret = gast.Return(value=gast.Tuple(elts=[copy.deepcopy(result), ret.value],
-                                               ctx=gast.Load()))
+            ret = gast.Return(
+                value=gast.Tuple(elts=[copy.deepcopy(result), ret.value], ctx=gast.Load())
+            )
         if self.mode == "split":
             return self.split(tree, primal, adjoint_part, ret, result, d_result, adj_names)
         body = primal + adjoint_part + [ret]
         body = self.finish(body)
-        fname = {"grad": f"d{self.func.__name__}",
-                 "value_and_grad": f"{self.func.__name__}_value_and_grad",
-                 "vjp": f"{self.func.__name__}_vjp"}[self.mode]
+        fname = {
+            "grad": f"d{self.func.__name__}",
+            "value_and_grad": f"{self.func.__name__}_value_and_grad",
+            "vjp": f"{self.func.__name__}_vjp",
+        }[self.mode]
         fdef = self.function_def(tree, fname, body, extra_args)
         return self.compile(fdef, fname)
 
@@ -189,15 +208,27 @@ class _Build:
     def function_def(self, tree, fname, body, extra_args):
         args = copy.deepcopy(tree.args)
         args.args = args.args + [name(a, gast.Param()) for a in extra_args]
-        return gast.FunctionDef(name=fname, args=args, body=body, decorator_list=[],
-                                returns=None, type_comment=None, type_params=[])
+        return gast.FunctionDef(
+            name=fname,
+            args=args,
+            body=body,
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+            type_params=[],
+        )
 
     def compile(self, fdef, fname, extra=None):
         source = emit.to_source(fdef)
         if self.dump == "final":
             return source
-        fn = emit.compile_function(source, fname, self.func.__globals__, self.bound_names(fdef),
-                                   f"{fname} from {self.func.__name__}")
+        fn = emit.compile_function(
+            source,
+            fname,
+            self.func.__globals__,
+            self.bound_names(fdef),
+            f"{fname} from {self.func.__name__}",
+        )
         fn.__transpile_source__ = source
         return Generated(fn, source, fname, list(self.callees), extra)
 
@@ -216,9 +247,10 @@ class _Build:
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 v = n.value
                 if isinstance(v, (gast.List, gast.Tuple, gast.Dict)) or (
-                        isinstance(v, gast.Call) and self.ctx.activity.matches.get(
-                            id(n)) is not None and self.ctx.activity.matches[id(n)].kind
-                        == "user"):
+                    isinstance(v, gast.Call)
+                    and self.ctx.activity.matches.get(id(n)) is not None
+                    and self.ctx.activity.matches[id(n)].kind == "user"
+                ):
                     names.add(n.targets[0].id)
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
                 names.add(n.value.id)
@@ -240,30 +272,46 @@ class _Build:
                     primal_stmt, kind = markers[id(s)]
                     if target in needed[kind == "slot"]:
                         pushed.add(target)
-                        pop = gast.Call(func=gast.Attribute(value=name(tape), attr="pop",
-                                                            ctx=gast.Load()),
-                                        args=[], keywords=[])
+                        pop = gast.Call(
+                            func=gast.Attribute(value=name(tape), attr="pop", ctx=gast.Load()),
+                            args=[],
+                            keywords=[],
+                        )
                         if kind == "slot":
                             sub = copy.deepcopy(primal_stmt.targets[0])
                             out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
                             read = copy.deepcopy(sub)
                             read.ctx = gast.Load()
-                            value = gast.Call(func=gast.Attribute(value=name(np_name),
-                                                                  attr="copy", ctx=gast.Load()),
-                                              args=[read], keywords=[])
+                            value = gast.Call(
+                                func=gast.Attribute(
+                                    value=name(np_name), attr="copy", ctx=gast.Load()
+                                ),
+                                args=[read],
+                                keywords=[],
+                            )
                         elif target in shape_only:
                             out.append(assign(target, pop, s))
-                            value = gast.Call(func=gast.Attribute(value=name(ops), attr="shape",
-                                                                  ctx=gast.Load()),
-                                              args=[name(target)], keywords=[])
+                            value = gast.Call(
+                                func=gast.Attribute(value=name(ops), attr="shape", ctx=gast.Load()),
+                                args=[name(target)],
+                                keywords=[],
+                            )
                         else:
                             out.append(assign(target, pop, s))
                             value = name(target)
                         # pops run in marker order, so pushes go in reverse of it
-                        pushes.setdefault(id(primal_stmt), []).insert(0, gast.Expr(
-                            value=gast.Call(func=gast.Attribute(value=name(tape), attr="push",
-                                                                ctx=gast.Load()),
-                                            args=[value], keywords=[])))
+                        pushes.setdefault(id(primal_stmt), []).insert(
+                            0,
+                            gast.Expr(
+                                value=gast.Call(
+                                    func=gast.Attribute(
+                                        value=name(tape), attr="push", ctx=gast.Load()
+                                    ),
+                                    args=[value],
+                                    keywords=[],
+                                )
+                            ),
+                        )
                     continue
                 if isinstance(s, (gast.If, gast.For, gast.While)):
                     s.body = convert(s.body) or [gast.Pass()]
@@ -289,8 +337,11 @@ class _Build:
         out = []
         for s in primal:
             if isinstance(s, (gast.If, gast.For, gast.While)):
-                inner = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)
-                         and isinstance(n.ctx, gast.Store)}
+                inner = {
+                    n.id
+                    for n in gast.walk(s)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                }
                 for n in sorted((inner & pushed) - defined):
                     out.append(assign(n, normalize.const(None), s))
                 defined |= inner
@@ -302,14 +353,19 @@ class _Build:
     # -- user functions --------------------------------------------------------------
     def differentiate_call(self, call, callee, stmt, act):
         if callee in self.stack:
-            raise at(self.ctx, stmt, f"recursive call to {callee.__name__}() cannot be "
-                     "differentiated", "rewrite the recursion as a loop")
+            raise at(
+                self.ctx,
+                stmt,
+                f"recursive call to {callee.__name__}() cannot be differentiated",
+                "rewrite the recursion as a loop",
+            )
         sig = inspect.signature(callee)
         try:
             bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
         except TypeError as exc:
-            raise at(self.ctx, stmt, f"call to {callee.__name__}() does not match its "
-                     f"signature: {exc}") from None
+            raise at(
+                self.ctx, stmt, f"call to {callee.__name__}() does not match its signature: {exc}"
+            ) from None
         params = list(sig.parameters)
         wrt, nodes = [], []
         for pname, node in bound.arguments.items():
@@ -319,10 +375,14 @@ class _Build:
         try:
             parse.run(callee)
         except TranspileError as exc:
-            raise at(self.ctx, stmt, f"no derivative rule for {callee.__name__}(), and its "
-                     f"source is not available ({exc.what})",
-                     "define it with `def` in a file, or wrap the value in "
-                     "stop_gradient(...) if it is a constant") from None
+            raise at(
+                self.ctx,
+                stmt,
+                f"no derivative rule for {callee.__name__}(), and its "
+                f"source is not available ({exc.what})",
+                "define it with `def` in a file, or wrap the value in "
+                "stop_gradient(...) if it is a constant",
+            ) from None
         gen = transpile(callee, tuple(wrt), "split", stack=self.stack)
         if id(gen) not in self.callee_names:
             fwd_name = self.namer.fresh(gen.name)
@@ -336,30 +396,53 @@ class _Build:
 
     def split(self, tree, primal, adjoint, ret, result, d_result, adj_names):
         namer = self.namer
-        defined = set(tree_params(tree)) | {t for s in optimize._all_stmts(primal)
-                                            for t in optimize._stores(s)}
+        defined = set(tree_params(tree)) | {
+            t for s in optimize._all_stmts(primal) for t in optimize._stores(s)
+        }
         saved_names = sorted((_free_loads(adjoint + [ret], adj_names) - {d_result}) & defined)
         if any(_uses_name(s, self.names["tape"]) for s in primal):
             saved_names = sorted(set(saved_names) | {self.names["tape"]})
         saved = namer.fresh("saved")
-        fwd_ret = gast.Return(value=gast.Tuple(elts=[copy.deepcopy(result), gast.Tuple(
-            elts=[name(n) for n in saved_names], ctx=gast.Load())], ctx=gast.Load()))
+        fwd_ret = gast.Return(
+            value=gast.Tuple(
+                elts=[
+                    copy.deepcopy(result),
+                    gast.Tuple(elts=[name(n) for n in saved_names], ctx=gast.Load()),
+                ],
+                ctx=gast.Load(),
+            )
+        )
         fwd_body = self.finish(primal + [fwd_ret])
         base = self.func.__name__
         fwd = self.compile(self.function_def(tree, f"{base}_fwd", fwd_body, []), f"{base}_fwd")
-        unpack = gast.Assign(targets=[gast.Tuple(elts=[name(n, gast.Store())
-                                                       for n in saved_names],
-                                                 ctx=gast.Store())],
-                             value=name(saved), type_comment=None)
+        unpack = gast.Assign(
+            targets=[
+                gast.Tuple(elts=[name(n, gast.Store()) for n in saved_names], ctx=gast.Store())
+            ],
+            value=name(saved),
+            type_comment=None,
+        )
         bwd_body = [unpack] if saved_names else []
         bwd_body = self.finish(bwd_body + adjoint + [ret])
         dres = d_result or namer.fresh("dout")
-        bargs = gast.arguments(args=[name(saved, gast.Param()), name(dres, gast.Param())],
-                               posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                               kwarg=None, defaults=[])
-        bdef = gast.FunctionDef(name=f"{base}_bwd", args=bargs, body=bwd_body,
-                                decorator_list=[], returns=None, type_comment=None,
-                                type_params=[])
+        bargs = gast.arguments(
+            args=[name(saved, gast.Param()), name(dres, gast.Param())],
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+        bdef = gast.FunctionDef(
+            name=f"{base}_bwd",
+            args=bargs,
+            body=bwd_body,
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+            type_params=[],
+        )
         bwd = self.compile(bdef, f"{base}_bwd")
         fwd.extra = bwd
         return fwd
@@ -376,15 +459,23 @@ class _Build:
             if obj is parse.MISSING:
                 if isinstance(f, gast.Attribute):  # a method on a value
                     return f.attr in registry().methods or f.attr in ("shape",)
-                return getattr(f, "id", None) in (self.names["np"], "range", "len", "min",
-                                                   "reversed")
+                return getattr(f, "id", None) in (
+                    self.names["np"],
+                    "range",
+                    "len",
+                    "min",
+                    "reversed",
+                )
             if obj is runtime.stop_gradient:
                 return True
             module = getattr(obj, "__module__", "") or ""
             if module.startswith("numpy.random"):
                 return False
-            return id(obj) in registry().functions or module.startswith("numpy") or obj in (
-                range, len, min, max, abs, int, float)
+            return (
+                id(obj) in registry().functions
+                or module.startswith("numpy")
+                or obj in (range, len, min, max, abs, int, float)
+            )
         if isinstance(value, (gast.Lambda,)):
             return True
         return True
@@ -399,9 +490,13 @@ def _shape_only_reads(stmts, ops_name):
     shape_nodes = set()
     for s in optimize._all_stmts(stmts):
         for n in gast.walk(s):
-            if (isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-                    and getattr(n.func.value, "id", None) == ops_name
-                    and n.func.attr in _SHAPE_ARGS and len(n.args) > _SHAPE_ARGS[n.func.attr]):
+            if (
+                isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Attribute)
+                and getattr(n.func.value, "id", None) == ops_name
+                and n.func.attr in _SHAPE_ARGS
+                and len(n.args) > _SHAPE_ARGS[n.func.attr]
+            ):
                 arg = n.args[_SHAPE_ARGS[n.func.attr]]
                 if isinstance(arg, gast.Name):
                     shape_nodes.add(id(arg))
@@ -410,8 +505,11 @@ def _shape_only_reads(stmts, ops_name):
         if _is_restore(s):
             continue
         for n in gast.walk(optimize._header_stmt(s)):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(
-                    n) not in shape_nodes:
+            if (
+                isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)
+                and id(n) not in shape_nodes
+            ):
                 other_reads.add(n.id)
     return shape_reads - other_reads
 
@@ -424,11 +522,18 @@ def _matmul_derived(stmts):
         for s in optimize._all_stmts(stmts):
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 v = s.value
-                operands = ([v.left, v.right] if isinstance(v, gast.BinOp) else
-                            [v.operand] if isinstance(v, gast.UnaryOp) else
-                            list(v.args) if isinstance(v, gast.Call) else [])
+                operands = (
+                    [v.left, v.right]
+                    if isinstance(v, gast.BinOp)
+                    else [v.operand]
+                    if isinstance(v, gast.UnaryOp)
+                    else list(v.args)
+                    if isinstance(v, gast.Call)
+                    else []
+                )
                 if (isinstance(v, gast.BinOp) and isinstance(v.op, gast.MatMult)) or any(
-                        isinstance(o, gast.Name) and o.id in derived for o in operands):
+                    isinstance(o, gast.Name) and o.id in derived for o in operands
+                ):
                     derived.add(s.targets[0].id)
     return derived
 
@@ -438,8 +543,12 @@ def tree_params(tree):
 
 
 def _is_restore(s):
-    return (isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
-            and isinstance(s.value.func, gast.Name) and s.value.func.id == RESTORE)
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Call)
+        and isinstance(s.value.func, gast.Name)
+        and s.value.func.id == RESTORE
+    )
 
 
 def _uses_name(stmt, n):
@@ -494,9 +603,8 @@ def _free_loads(stmts, exclude):
         if _is_restore(s):
             continue
         for n in gast.walk(optimize._header_stmt(s)):
-            if isinstance(n, gast.Name):
-                if isinstance(n.ctx, gast.Load):
-                    loads.add(n.id)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                loads.add(n.id)
     for s in optimize._all_stmts(stmts):
         if isinstance(s, gast.Assign) and not _is_restore(s):
             for t in s.targets:

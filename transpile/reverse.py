@@ -27,8 +27,20 @@ from transpile.template import expand
 ZERO = "__zero__"
 RESTORE = "__restore__"
 COMMENT = "__comment__ "
-FRESH_CALLS = {"zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like", "full",
-               "full_like", "copy", "array", "eye", "arange"}
+FRESH_CALLS = {
+    "zeros",
+    "zeros_like",
+    "ones",
+    "ones_like",
+    "empty",
+    "empty_like",
+    "full",
+    "full_like",
+    "copy",
+    "array",
+    "eye",
+    "arange",
+}
 
 
 @dataclass
@@ -42,8 +54,7 @@ class Emitted:
 
 
 def zero_marker(adj, primal):
-    return assign(adj, gast.Call(func=name(ZERO), args=[name(primal)], keywords=[]),
-                  gast.Pass())
+    return assign(adj, gast.Call(func=name(ZERO), args=[name(primal)], keywords=[]), gast.Pass())
 
 
 def comment(text, origin=None):
@@ -82,6 +93,7 @@ class _Reverse:
             if isinstance(node, gast.Name) and self.act.is_varied(stmt, node.id):
                 return self.d(node.id)
             return None
+
         return f
 
     # blocks -------------------------------------------------------------------
@@ -107,12 +119,16 @@ class _Reverse:
         if isinstance(s, gast.If):
             pb, ab = self.block(s.body, depth + 1)
             po, ao = self.block(s.orelse, depth + 1)
-            primal = gast.copy_location(gast.If(test=s.test, body=pb or [gast.Pass()],
-                                                orelse=po), s)
+            primal = gast.copy_location(
+                gast.If(test=s.test, body=pb or [gast.Pass()], orelse=po), s
+            )
             adjoint = []
             if ab or ao:
-                adjoint = [gast.copy_location(gast.If(test=copy.deepcopy(s.test),
-                                                      body=ab or [gast.Pass()], orelse=ao), s)]
+                adjoint = [
+                    gast.copy_location(
+                        gast.If(test=copy.deepcopy(s.test), body=ab or [gast.Pass()], orelse=ao), s
+                    )
+                ]
             return [primal], adjoint
         if isinstance(s, gast.For):
             return self.for_loop(s, depth)
@@ -127,17 +143,25 @@ class _Reverse:
             init = [assign(counter, const(0), s)]
             body = [_bump(counter, s)] + body
         pb, ab = self.block(body, depth + 1)
-        primal = gast.copy_location(gast.For(target=s.target, iter=s.iter, body=pb, orelse=[],
-                                             type_comment=None), s)
+        primal = gast.copy_location(
+            gast.For(target=s.target, iter=s.iter, body=pb, orelse=[], type_comment=None), s
+        )
         if not ab:
             return init + [primal], []
         it = name(s.iter.id)
         if counter:
-            it = gast.Subscript(value=it, slice=gast.Slice(lower=None, upper=name(counter),
-                                                           step=None), ctx=gast.Load())
+            it = gast.Subscript(
+                value=it,
+                slice=gast.Slice(lower=None, upper=name(counter), step=None),
+                ctx=gast.Load(),
+            )
         rev_iter = gast.Call(func=name("reversed"), args=[it], keywords=[])
-        loop = gast.copy_location(gast.For(target=copy.deepcopy(s.target), iter=rev_iter,
-                                           body=ab, orelse=[], type_comment=None), s)
+        loop = gast.copy_location(
+            gast.For(
+                target=copy.deepcopy(s.target), iter=rev_iter, body=ab, orelse=[], type_comment=None
+            ),
+            s,
+        )
         after = [self.restore_marker(counter, init[0], "name")] if counter and depth else []
         return init + [primal], [loop] + after
 
@@ -145,19 +169,27 @@ class _Reverse:
         counter = self.namer.fresh("n")
         init = assign(counter, const(0), s)
         pb, ab = self.block(s.body, depth + 1)
-        primal = gast.copy_location(gast.While(test=s.test, body=[_bump(counter, s)] + pb,
-                                               orelse=[]), s)
+        primal = gast.copy_location(
+            gast.While(test=s.test, body=[_bump(counter, s)] + pb, orelse=[]), s
+        )
         if not ab:
             return [init, primal], []
         it = gast.Call(func=name("range"), args=[name(counter)], keywords=[])
-        loop = gast.copy_location(gast.For(target=name(self.namer.fresh("_"), gast.Store()),
-                                           iter=it, body=ab, orelse=[], type_comment=None), s)
+        loop = gast.copy_location(
+            gast.For(
+                target=name(self.namer.fresh("_"), gast.Store()),
+                iter=it,
+                body=ab,
+                orelse=[],
+                type_comment=None,
+            ),
+            s,
+        )
         after = [self.restore_marker(counter, init, "name")] if depth else []
         return [init, primal], [loop] + after
 
     def restore_marker(self, target, primal_stmt, kind):
-        marker = gast.Expr(value=gast.Call(func=name(RESTORE), args=[name(target)],
-                                           keywords=[]))
+        marker = gast.Expr(value=gast.Call(func=name(RESTORE), args=[name(target)], keywords=[]))
         self.restores[id(marker)] = (primal_stmt, kind)
         return marker
 
@@ -195,8 +227,9 @@ class _Reverse:
                 return self.d(target) if node is result else adjoint_of(node)
 
             lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
-            return [s], [_elide_unbroadcast(stmt, param, values, self.scalars)
-                         for param, stmt in lines]
+            return [s], [
+                _elide_unbroadcast(stmt, param, values, self.scalars) for param, stmt in lines
+            ]
         if kind == "copy":
             src = adjoint_of(s.value)
             return [s], [_accumulate(src, dt)] if src else []
@@ -205,68 +238,102 @@ class _Reverse:
             adj = adjoint_of(base)
             if adj is None:
                 return [s], []
-            call = gast.Call(func=gast.Attribute(value=name(self.ctx.runtime_names["ops"]),
-                                                 attr="add_at", ctx=gast.Load()),
-                             args=[name(adj), self.index_value(s.value.slice), dt],
-                             keywords=[])
+            call = gast.Call(
+                func=gast.Attribute(
+                    value=name(self.ctx.runtime_names["ops"]), attr="add_at", ctx=gast.Load()
+                ),
+                args=[name(adj), self.index_value(s.value.slice), dt],
+                keywords=[],
+            )
             return [s], [gast.Expr(value=call)]
         if kind == "display":
             out = []
-            keys = (s.value.keys if isinstance(s.value, gast.Dict)
-                    else [const(i) for i in range(len(s.value.elts))])
+            keys = (
+                s.value.keys
+                if isinstance(s.value, gast.Dict)
+                else [const(i) for i in range(len(s.value.elts))]
+            )
             elts = s.value.values if isinstance(s.value, gast.Dict) else s.value.elts
             for key, elt in zip(keys, elts):
                 adj = adjoint_of(elt)
                 if adj:
-                    item = gast.Subscript(value=copy.deepcopy(dt), slice=copy.deepcopy(key),
-                                          ctx=gast.Load())
+                    item = gast.Subscript(
+                        value=copy.deepcopy(dt), slice=copy.deepcopy(key), ctx=gast.Load()
+                    )
                     out.append(_accumulate(adj, item))
             return [s], out
         if kind == "user":
             return self.user_call(s, match, target)
         what = match.why or gast.unparse(s.value).strip()
-        raise at(self.ctx, s, f"no derivative rule for {what}, and it is applied to a value "
-                 "that the output depends on",
-                 "wrap the value in stop_gradient(...) if it should be a constant, or call a "
-                 "Python function (with source) that computes it with supported operations")
+        raise at(
+            self.ctx,
+            s,
+            f"no derivative rule for {what}, and it is applied to a value "
+            "that the output depends on",
+            "wrap the value in stop_gradient(...) if it should be a constant, or call a "
+            "Python function (with source) that computes it with supported operations",
+        )
 
     def check_blocked(self, s, match):
         for n in blocked_operands(match):
             if self.act.is_varied(s, n.id):
-                raise at(self.ctx, s, f"the rule for this call does not differentiate its "
-                         f"argument {n.id!r}, which depends on the differentiated inputs",
-                         "wrap that argument in stop_gradient(...) if it is a constant")
+                raise at(
+                    self.ctx,
+                    s,
+                    f"the rule for this call does not differentiate its "
+                    f"argument {n.id!r}, which depends on the differentiated inputs",
+                    "wrap that argument in stop_gradient(...) if it is a constant",
+                )
         for n in gast.walk(s.value):
             if isinstance(n, gast.Lambda):
-                raise at(self.ctx, s, "a lambda in an expression that is differentiated",
-                         "define the function at module level with `def`")
+                raise at(
+                    self.ctx,
+                    s,
+                    "a lambda in an expression that is differentiated",
+                    "define the function at module level with `def`",
+                )
 
     def index_value(self, index):
         if isinstance(index, (gast.Name, gast.Constant)):
             return copy.deepcopy(index)
         np_name = self.ctx.runtime_names["np"]
-        return gast.Subscript(value=gast.Attribute(value=name(np_name), attr="s_",
-                                                   ctx=gast.Load()),
-                              slice=copy.deepcopy(index), ctx=gast.Load())
+        return gast.Subscript(
+            value=gast.Attribute(value=name(np_name), attr="s_", ctx=gast.Load()),
+            slice=copy.deepcopy(index),
+            ctx=gast.Load(),
+        )
 
     def user_call(self, s, match, target):
         call = s.value
-        fwd, bwd, wrt_params, arg_nodes = self.ctx.differentiate_call(call, match.callee, s,
-                                                                     self.act)
+        fwd, bwd, wrt_params, arg_nodes = self.ctx.differentiate_call(
+            call, match.callee, s, self.act
+        )
         saved = self.namer.fresh(f"{match.callee.__name__}_saved")
-        new_call = gast.Call(func=name(fwd), args=copy.deepcopy(call.args),
-                             keywords=copy.deepcopy(call.keywords))
-        primal = gast.copy_location(gast.Assign(
-            targets=[gast.Tuple(elts=[name(target, gast.Store()), name(saved, gast.Store())],
-                                ctx=gast.Store())],
-            value=new_call, type_comment=None), s)
+        new_call = gast.Call(
+            func=name(fwd), args=copy.deepcopy(call.args), keywords=copy.deepcopy(call.keywords)
+        )
+        primal = gast.copy_location(
+            gast.Assign(
+                targets=[
+                    gast.Tuple(
+                        elts=[name(target, gast.Store()), name(saved, gast.Store())],
+                        ctx=gast.Store(),
+                    )
+                ],
+                value=new_call,
+                type_comment=None,
+            ),
+            s,
+        )
         temps = [self.namer.temp() for _ in wrt_params]
         for t, node in zip(temps, arg_nodes):
             self.primal_of[t] = node.id
         back = gast.Call(func=name(bwd), args=[name(saved), name(self.d(target))], keywords=[])
-        unpack = gast.Assign(targets=[gast.Tuple(elts=[name(t, gast.Store()) for t in temps],
-                                                 ctx=gast.Store())],
-                             value=back, type_comment=None)
+        unpack = gast.Assign(
+            targets=[gast.Tuple(elts=[name(t, gast.Store()) for t in temps], ctx=gast.Store())],
+            value=back,
+            type_comment=None,
+        )
         adjoint = [unpack]
         adjoint_of = self.adjoint_of(s)
         for t, node in zip(temps, arg_nodes):
@@ -281,7 +348,7 @@ class _Reverse:
             fn = v.func
             fname = fn.attr if isinstance(fn, gast.Attribute) else getattr(fn, "id", "")
             fresh = fname in FRESH_CALLS
-        if isinstance(v, gast.List) or (isinstance(v, gast.Dict)):
+        if isinstance(v, (gast.List, gast.Dict)):
             self.local_lists.add(target)
             fresh = True
         if fresh:
@@ -293,10 +360,13 @@ class _Reverse:
         sub = s.targets[0]
         base = sub.value.id
         if base not in self.fresh_arrays:
-            raise at(self.ctx, s, f"writing into {base!r}, which may be an argument of the "
-                     "function or a view of one",
-                     f"make a copy first ({base} = {base}.copy() or np.zeros_like(...)); the "
-                     "caller's arrays are never modified")
+            raise at(
+                self.ctx,
+                s,
+                f"writing into {base!r}, which may be an argument of the function or a view of one",
+                f"make a copy first ({base} = {base}.copy() or np.zeros_like(...)); the "
+                "caller's arrays are never modified",
+            )
         adjoint = []
         useful = base in self.act.useful_after[id(s)]
         varied_value = isinstance(s.value, gast.Name) and self.act.is_varied(s, s.value.id)
@@ -304,19 +374,34 @@ class _Reverse:
             dbase = name(self.d(base))
             slot = gast.Subscript(value=dbase, slice=copy.deepcopy(sub.slice), ctx=gast.Load())
             # the slot is cleared next: read a copy, not a view
-            slot = gast.Call(func=gast.Attribute(value=name(self.ctx.runtime_names["np"]),
-                                                 attr="copy", ctx=gast.Load()),
-                             args=[slot], keywords=[])
+            slot = gast.Call(
+                func=gast.Attribute(
+                    value=name(self.ctx.runtime_names["np"]), attr="copy", ctx=gast.Load()
+                ),
+                args=[slot],
+                keywords=[],
+            )
             adjoint.append(comment(_line(self.ctx, s), s))
             if varied_value:
-                ub = gast.Call(func=gast.Attribute(value=name(self.ctx.runtime_names["ops"]),
-                                                   attr="unbroadcast", ctx=gast.Load()),
-                               args=[slot, copy.deepcopy(s.value)], keywords=[])
+                ub = gast.Call(
+                    func=gast.Attribute(
+                        value=name(self.ctx.runtime_names["ops"]),
+                        attr="unbroadcast",
+                        ctx=gast.Load(),
+                    ),
+                    args=[slot, copy.deepcopy(s.value)],
+                    keywords=[],
+                )
                 adjoint.append(_accumulate(self.d(s.value.id), ub))
-            clear = gast.Assign(targets=[gast.Subscript(value=name(self.d(base)),
-                                                        slice=copy.deepcopy(sub.slice),
-                                                        ctx=gast.Store())],
-                                value=const(0.0), type_comment=None)
+            clear = gast.Assign(
+                targets=[
+                    gast.Subscript(
+                        value=name(self.d(base)), slice=copy.deepcopy(sub.slice), ctx=gast.Store()
+                    )
+                ],
+                value=const(0.0),
+                type_comment=None,
+            )
             adjoint.append(clear)
         adjoint.append(self.restore_marker(base, s, "slot"))
         return [s], adjoint
@@ -324,29 +409,45 @@ class _Reverse:
     def call_statement(self, s, depth):
         call = s.value
         func = call.func
-        if isinstance(func, gast.Attribute) and func.attr == "append" and isinstance(
-                func.value, gast.Name):
+        if (
+            isinstance(func, gast.Attribute)
+            and func.attr == "append"
+            and isinstance(func.value, gast.Name)
+        ):
             base = func.value.id
             if base not in self.local_lists:
-                raise at(self.ctx, s, f"appending to {base!r}, which was not created in "
-                         "this function", f"build a new list: {base} = list({base})")
+                raise at(
+                    self.ctx,
+                    s,
+                    f"appending to {base!r}, which was not created in this function",
+                    f"build a new list: {base} = list({base})",
+                )
             useful = base in self.act.useful_after[id(s)]
             item = call.args[0] if call.args else None
             varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
             if useful and (varied_item or self.act.is_varied(s, base)):
-                pop = gast.Call(func=gast.Attribute(value=name(self.d(base)), attr="pop",
-                                                    ctx=gast.Load()), args=[], keywords=[])
+                pop = gast.Call(
+                    func=gast.Attribute(value=name(self.d(base)), attr="pop", ctx=gast.Load()),
+                    args=[],
+                    keywords=[],
+                )
                 if varied_item:
-                    return [s], [comment(_line(self.ctx, s), s),
-                                 _accumulate(self.d(item.id), pop)]
+                    return [s], [comment(_line(self.ctx, s), s), _accumulate(self.d(item.id), pop)]
                 return [s], [gast.Expr(value=pop)]
             return [s], []
         for n in gast.walk(call):
-            if isinstance(n, gast.Name) and self.act.is_varied(s, n.id) and isinstance(
-                    func, gast.Attribute) and n.id == getattr(func.value, "id", None):
-                raise at(self.ctx, s, f"the method .{func.attr}() changes a value that is "
-                         "differentiated", "build a new value instead (only list.append is "
-                         "supported)")
+            if (
+                isinstance(n, gast.Name)
+                and self.act.is_varied(s, n.id)
+                and isinstance(func, gast.Attribute)
+                and n.id == getattr(func.value, "id", None)
+            ):
+                raise at(
+                    self.ctx,
+                    s,
+                    f"the method .{func.attr}() changes a value that is differentiated",
+                    "build a new value instead (only list.append is supported)",
+                )
         return [s], []
 
 
@@ -420,13 +521,18 @@ def scalar_names(tree, parsed):
             full = len(v.args) == 1 and not v.keywords
             if full and id(obj) in reducers:
                 return True
-            if (isinstance(v.func, gast.Attribute) and not v.args and not v.keywords
-                    and v.func.attr in reductions.FULL_REDUCER_METHODS
-                    and parsed.resolve(v.func) is MISSING):
+            if (
+                isinstance(v.func, gast.Attribute)
+                and not v.args
+                and not v.keywords
+                and v.func.attr in reductions.FULL_REDUCER_METHODS
+                and parsed.resolve(v.func) is MISSING
+            ):
                 return True
         return False
 
     from transpile.parse import MISSING
+
     known = set(values)
     changed = True
     while changed:
@@ -447,7 +553,10 @@ def _elide_unbroadcast(stmt, param, values, scalars):
     if not all(_is_scalar(o, scalars) for o in others):
         return stmt
     v = stmt.value
-    if (isinstance(v, gast.Call) and isinstance(v.func, gast.Attribute)
-            and v.func.attr == "unbroadcast"):
+    if (
+        isinstance(v, gast.Call)
+        and isinstance(v.func, gast.Attribute)
+        and v.func.attr == "unbroadcast"
+    ):
         stmt.value = v.args[0]
     return stmt

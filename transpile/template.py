@@ -19,6 +19,16 @@ from dataclasses import dataclass
 import gast
 
 
+class _Adjoints:
+    """``d`` in a template: ``d[x]`` is the adjoint of ``x``. Templates are read, never run."""
+
+    def __getitem__(self, name):
+        raise RuntimeError("rule templates are source to instantiate, not code to call")
+
+
+d = _Adjoints()
+
+
 @dataclass(frozen=True)
 class Template:
     name: str
@@ -30,8 +40,10 @@ class Template:
     def bind(self, result, args, keywords):
         """Map parameter names to operand nodes; raises TypeError when they do not fit."""
         params = self.signature.parameters
-        keywords = {(f"_{k}" if k not in params and f"_{k}" in params else k): v
-                    for k, v in keywords.items()}
+        keywords = {
+            (f"_{k}" if k not in params and f"_{k}" in params else k): v
+            for k, v in keywords.items()
+        }
         bound = self.signature.bind(result, *args, **keywords)
         values = {}
         for pname, param in self.signature.parameters.items():
@@ -57,8 +69,7 @@ def parse_template(func) -> Template:
         if isinstance(stmt, gast.AugAssign):
             diff.add(stmt.target.slice.id)
     options = {p for p in signature.parameters if p.startswith("_")}
-    return Template(func.__name__, signature, tuple(tree.body), frozenset(diff),
-                    frozenset(options))
+    return Template(func.__name__, signature, tuple(tree.body), frozenset(diff), frozenset(options))
 
 
 def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
@@ -77,9 +88,11 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
         value = _substitute(copy.deepcopy(stmt.value), values, adjoint_of, runtime_names)
         if value is None:
             continue
-        new = gast.AugAssign(target=gast.Name(id=target, ctx=gast.Store(), annotation=None,
-                                              type_comment=None),
-                             op=stmt.op, value=value)
+        new = gast.AugAssign(
+            target=gast.Name(id=target, ctx=gast.Store(), annotation=None, type_comment=None),
+            op=stmt.op,
+            value=value,
+        )
         out.append((target_param, new))
     return out
 
@@ -104,8 +117,9 @@ class _Substituter(gast.NodeTransformer):
         if node.id in self.values:
             return copy.deepcopy(self.values[node.id])
         if node.id in self.runtime_names:
-            return gast.Name(id=self.runtime_names[node.id], ctx=gast.Load(), annotation=None,
-                             type_comment=None)
+            return gast.Name(
+                id=self.runtime_names[node.id], ctx=gast.Load(), annotation=None, type_comment=None
+            )
         return node
 
 

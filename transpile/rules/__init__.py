@@ -51,9 +51,14 @@ def build_registry() -> Registry:
             methods[name] = tmpl(f)
         for name, f in getattr(family, "ATTRIBUTES", {}).items():
             attributes[name] = tmpl(f)
-    return Registry(functions, methods, attributes,
-                    {k: tmpl(f) for k, f in arith.BINARY.items()},
-                    {k: tmpl(f) for k, f in arith.UNARY.items()}, keep)
+    return Registry(
+        functions,
+        methods,
+        attributes,
+        {k: tmpl(f) for k, f in arith.BINARY.items()},
+        {k: tmpl(f) for k, f in arith.UNARY.items()},
+        keep,
+    )
 
 
 @dataclass(frozen=True)
@@ -94,8 +99,12 @@ def classify(value, parsed, registry: Registry) -> Match:
             return Match("nondiff")
         return Match("copy", (value,))
     if isinstance(value, gast.BinOp):
-        if (isinstance(value.op, gast.Mult) and isinstance(value.left, gast.Name)
-                and isinstance(value.right, gast.Name) and value.left.id == value.right.id):
+        if (
+            isinstance(value.op, gast.Mult)
+            and isinstance(value.left, gast.Name)
+            and isinstance(value.right, gast.Name)
+            and value.left.id == value.right.id
+        ):
             # x * x: one contribution, 2 * x, rather than two identical ones
             return _template(registry.functions[id(np.square)], value, [value.left], {})
         tmpl = registry.binary.get(type(value.op))
@@ -172,8 +181,9 @@ def _template(tmpl, node, args, keywords):
     try:
         values = tmpl.bind(node, args, keywords)
     except TypeError as exc:
-        return Match("unknown", tuple(args) + tuple(keywords.values()),
-                     why=f"these arguments ({exc})")
+        return Match(
+            "unknown", tuple(args) + tuple(keywords.values()), why=f"these arguments ({exc})"
+        )
     operands = tuple(values[p] for p in tmpl.diff_params if p in values)
     return Match("template", operands, template=tmpl, values=values)
 

@@ -10,6 +10,9 @@ import builtins
 import gast
 import numpy as np
 
+from runtime import ops
+from transpile.template import d
+
 
 def add(z, x, y):
     d[x] += ops.unbroadcast(d[z], x)
@@ -69,5 +72,12 @@ FUNCTIONS = [
     (builtins.pow, pow_),
 ]
 # Integer-valued or logical results: they end variedness.
-NONDIFF_BINARY = (gast.FloorDiv, gast.Mod, gast.BitAnd, gast.BitOr, gast.BitXor,
-                  gast.LShift, gast.RShift)
+NONDIFF_BINARY = (
+    gast.FloorDiv,
+    gast.Mod,
+    gast.BitAnd,
+    gast.BitOr,
+    gast.BitXor,
+    gast.LShift,
+    gast.RShift,
+)

@@ -5,6 +5,9 @@ import math
 
 import numpy as np
 
+from runtime import ops
+from transpile.template import d
+
 
 def exp(y, x):
     d[x] += d[y] * y

@@ -2,6 +2,9 @@
 
 import numpy as np
 
+from runtime import ops
+from transpile.template import d
+
 
 def outer(y, a, b):
     d[a] += np.reshape(d[y] @ np.ravel(b), np.shape(a))

@@ -3,6 +3,9 @@ reduced axes by ``ops.unreduce``."""
 
 import numpy as np
 
+from runtime import ops
+from transpile.template import d
+
 
 def sum_(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce(d[y], a, _axis, _keepdims)
@@ -49,10 +52,28 @@ REVERSE = [
     (np.amin, max_),
     (np.prod, prod),
 ]
-METHODS = {"sum": sum_, "mean": mean, "max": max_, "min": max_, "prod": prod, "var": var,
-           "std": std, "cumsum": cumsum}
+METHODS = {
+    "sum": sum_,
+    "mean": mean,
+    "max": max_,
+    "min": max_,
+    "prod": prod,
+    "var": var,
+    "std": std,
+    "cumsum": cumsum,
+}
 
 # Called with the array alone, these reduce to a scalar (cumsum does not).
-FULL_REDUCERS = [np.sum, np.mean, np.max, np.amax, np.min, np.amin, np.prod, np.var, np.std,
-                 np.linalg.norm]
+FULL_REDUCERS = [
+    np.sum,
+    np.mean,
+    np.max,
+    np.amax,
+    np.min,
+    np.amin,
+    np.prod,
+    np.var,
+    np.std,
+    np.linalg.norm,
+]
 FULL_REDUCER_METHODS = {"sum", "mean", "max", "min", "prod", "var", "std"}

@@ -4,6 +4,9 @@ import builtins
 
 import numpy as np
 
+from runtime import ops
+from transpile.template import d
+
 
 def reshape(y, a, *_shape, **_kwargs):
     d[a] += np.reshape(d[y], np.shape(a))
