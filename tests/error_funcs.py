@@ -185,19 +185,11 @@ def uses_walrus(x):
     return -total
 
 
-def uses_match(x, k):
-    match k:  # ERR
-        case 1:
-            y = x * 2.0
-        case _:
-            y = x
-    return np.sum(y)
-
-
 def uses_loop_else(x):
     for i in range(2):  # ERR
         x = x * 2.0
-    x = x + 1.0
+    else:  # noqa: PLW0120 (the loop else is what this case is about)
+        x = x + 1.0
     return np.sum(x)
 
 

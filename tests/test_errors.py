@@ -11,6 +11,8 @@ import math
 import re
 
 import error_funcs as E
+import sys
+
 import numpy as np
 import pytest
 
@@ -110,7 +112,6 @@ def test_unsupported_syntax(func, construct):
 
 MORE_UNSUPPORTED = [
     (E.uses_walrus, ":="),
-    (E.uses_match, "match"),
     (E.uses_loop_else, "else"),
     (E.uses_starred, "starred"),
     (E.uses_set_display, "Set"),
@@ -239,3 +240,12 @@ def test_no_rule_in_callee():
 def test_error_is_exported():
     assert transpile.TranspileError is TranspileError
     assert issubclass(TranspileError, Exception)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match needs Python 3.10")
+def test_match_statement():
+    from error_funcs_match import uses_match
+
+    err = transpile_error(uses_match)
+    assert_located(err, uses_match)
+    assert "match" in err.what
