@@ -9,10 +9,9 @@ the line, and carries a hint (the part after ``hint:``).
 import inspect
 import math
 import re
-
-import error_funcs as E
 import sys
 
+import error_funcs as E
 import numpy as np
 import pytest
 
