@@ -23,7 +23,7 @@ After ``run``, a function body holds only these statement shapes, where an
     break / continue / raise / assert
     return atom                          exactly one, the last statement of the body
 
-Returns inside branches and loops are lowered to a single exit; ``for`` over lists,
+Returns inside branches and loops are lowered to a single exit (``lower``); ``for`` over lists,
 arrays, ``enumerate`` and ``zip`` becomes ``for i in range(...)`` plus element reads;
 augmented assignment and tuple unpacking become plain assignments. Nodes keep the
 line number of the user's statement they came from.
@@ -33,179 +33,20 @@ import builtins
 
 import gast
 
+from transpile import lower, rename
 from transpile.errors import at
+from transpile.nodes import assign, call, const, is_atom, name
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
-
-
-def is_atom(node) -> bool:
-    return isinstance(node, (gast.Name, gast.Constant))
-
-
-def name(id_, ctx=None):
-    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
-
-
-def assign(target: str, value, origin):
-    node = gast.Assign(targets=[name(target, gast.Store())], value=value, type_comment=None)
-    return gast.copy_location(node, origin)
-
-
-def call(func, args, origin, keywords=()):
-    return gast.copy_location(
-        gast.Call(func=func, args=list(args), keywords=list(keywords)), origin
-    )
-
-
-def const(value):
-    return gast.Constant(value=value, kind=None)
 
 
 def run(parsed, namer):
     """Normalize ``parsed.tree`` in place and return it."""
     tree = parsed.tree
-    tree.body = _Lowerer(parsed, namer).function_body(tree.body)
+    tree.body = lower.returns(parsed, namer, tree.body)
     tree.body = _Normalizer(parsed, namer).block(tree.body)
-    tree.body = lower_jumps(tree.body, parsed)
-    return rename(tree, namer)
-
-
-class _Lowerer:
-    """Single exit: every ``return`` becomes an assignment to a result variable."""
-
-    def __init__(self, parsed, namer):
-        self.parsed = parsed
-        self.namer = namer
-        self.result = None
-        self.flag = None
-
-    def function_body(self, body):
-        if not any(isinstance(n, gast.Return) for n in _walk_stmts(body)):
-            raise at(
-                self.parsed,
-                self.parsed.tree,
-                "the function has no return statement",
-                "return the scalar value to differentiate",
-            )
-        last = body[-1] if body else None
-        simple = (
-            isinstance(last, gast.Return)
-            and sum(isinstance(n, gast.Return) for n in _walk_stmts(body)) == 1
-        )
-        if simple:
-            return body
-        self.result = self.namer.fresh("result")
-        lowered = self.block(body, in_loop=False)
-        ret = gast.Return(value=name(self.result))
-        return lowered + [gast.copy_location(ret, body[-1])]
-
-    def block(self, stmts, in_loop):
-        out = []
-        for i, stmt in enumerate(stmts):
-            if isinstance(stmt, gast.Return):
-                value = stmt.value if stmt.value is not None else const(None)
-                out.append(
-                    gast.copy_location(
-                        gast.Assign(
-                            targets=[name(self.result, gast.Store())],
-                            value=value,
-                            type_comment=None,
-                        ),
-                        stmt,
-                    )
-                )
-                if in_loop:
-                    out.append(self._set_flag(stmt))
-                    out.append(gast.copy_location(gast.Break(), stmt))
-                return out
-            if isinstance(stmt, gast.If):
-                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts([stmt]))
-                body_exits = _always_exits(stmt.body)
-                else_exits = _always_exits(stmt.orelse)
-                stmt.body = self.block(stmt.body, in_loop)
-                stmt.orelse = self.block(stmt.orelse, in_loop)
-                out.append(stmt)
-                rest = stmts[i + 1 :]
-                if returns_in and rest:
-                    if body_exits and not else_exits:
-                        stmt.orelse = stmt.orelse + self.block(rest, in_loop)
-                        return out
-                    if else_exits and not body_exits:
-                        stmt.body = stmt.body + self.block(rest, in_loop)
-                        return out
-                    if not (body_exits and else_exits):
-                        return out + self._guard(rest, in_loop, stmt)
-                    return out
-                continue
-            if isinstance(stmt, (gast.For, gast.While)):
-                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts(stmt.body))
-                if returns_in and self.flag is None:
-                    self.flag = self.namer.fresh("returned")
-                    init = gast.copy_location(
-                        gast.Assign(
-                            targets=[name(self.flag, gast.Store())],
-                            value=const(False),
-                            type_comment=None,
-                        ),
-                        stmt,
-                    )
-                    out.insert(0, init)
-                stmt.body = self.block(stmt.body, in_loop=True)
-                out.append(stmt)
-                if returns_in:
-                    rest = stmts[i + 1 :]
-                    if in_loop:
-                        out.append(self._break_if_flag(stmt))
-                    elif rest:
-                        return out + self._guard(rest, in_loop, stmt)
-                continue
-            out.append(stmt)
-        return out
-
-    def _set_flag(self, origin):
-        return gast.copy_location(
-            gast.Assign(
-                targets=[name(self.flag, gast.Store())], value=const(True), type_comment=None
-            ),
-            origin,
-        )
-
-    def _break_if_flag(self, origin):
-        return gast.copy_location(
-            gast.If(test=name(self.flag), body=[gast.Break()], orelse=[]), origin
-        )
-
-    def _guard(self, rest, in_loop, origin):
-        if self.flag is None:
-            raise at(
-                self.parsed,
-                origin,
-                "this early return is not supported",
-                "return at the end of each branch",
-            )
-        test = gast.UnaryOp(op=gast.Not(), operand=name(self.flag))
-        return [
-            gast.copy_location(
-                gast.If(test=test, body=self.block(rest, in_loop), orelse=[]), origin
-            )
-        ]
-
-
-def _always_exits(stmts):
-    for stmt in stmts:
-        if isinstance(stmt, (gast.Return, gast.Raise, gast.Break, gast.Continue)):
-            return True
-        if isinstance(stmt, gast.If) and _always_exits(stmt.body) and _always_exits(stmt.orelse):
-            return True
-    # a lowered return ends with an assignment to the result followed by nothing else
-    return False
-
-
-def _walk_stmts(stmts):
-    for stmt in stmts:
-        yield stmt
-        for field in ("body", "orelse"):
-            yield from _walk_stmts(getattr(stmt, field, []) or [])
+    tree.body = lower.jumps(tree.body, parsed)
+    return rename.run(tree, namer)
 
 
 class _Normalizer:
@@ -679,119 +520,3 @@ def _has_continue(stmts):
         if isinstance(s, gast.If) and (_has_continue(s.body) or _has_continue(s.orelse)):
             return True
     return False
-
-
-def rename(tree, namer):
-    """Give each re-assignment of a name at the top level a new version (``h2``).
-
-    Inside ``if``/``for``/``while`` names are not renamed: there the adjoint
-    restores overwritten values from the tape instead. A statement inside them that
-    reads the name it writes (``x = x * x``) is split through a temporary, so its
-    adjoint can see both the old and the new value.
-    """
-    env = {a.id: a.id for a in tree.args.args}
-    out = []
-    for stmt in tree.body:
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            _substitute_loads(stmt.value, env)
-            target = stmt.targets[0].id
-            new = namer.version(target) if target in env else target
-            env[target] = new
-            stmt.targets[0].id = new
-            out.append(stmt)
-            continue
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and node.id in env:
-                    node.id = env[node.id]
-            for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                    env.setdefault(node.id, node.id)
-            _split_self_reads(stmt, namer)
-            out.append(stmt)
-            continue
-        _substitute_loads(stmt, env)
-        out.append(stmt)
-    tree.body = out
-    return tree
-
-
-def _substitute_loads(node, env):
-    for n in gast.walk(node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in env:
-            n.id = env[n.id]
-
-
-def _split_self_reads(compound, namer):
-    for field in ("body", "orelse"):
-        block = getattr(compound, field, None)
-        if not block:
-            continue
-        new = []
-        for s in block:
-            if isinstance(s, (gast.If, gast.For, gast.While)):
-                _split_self_reads(s, namer)
-            elif (
-                isinstance(s, gast.Assign)
-                and isinstance(s.targets[0], gast.Name)
-                and not is_atom(s.value)
-                and any(
-                    isinstance(n, gast.Name) and n.id == s.targets[0].id for n in gast.walk(s.value)
-                )
-            ):
-                t = namer.temp()
-                target = s.targets[0].id
-                s.targets[0].id = t
-                new.append(s)
-                new.append(assign(target, name(t), s))
-                continue
-            new.append(s)
-        setattr(compound, field, new)
-
-
-def lower_jumps(stmts, parsed, in_loop=False):
-    """Move what follows ``if c: break`` (or ``continue``) into the ``else`` branch,
-    so that each adjoint block runs exactly when its primal block ran."""
-    out = []
-    for i, s in enumerate(stmts):
-        if isinstance(s, (gast.For, gast.While)):
-            s.body = lower_jumps(s.body, parsed, in_loop=True)
-            out.append(s)
-            continue
-        if isinstance(s, gast.If):
-            s.body = lower_jumps(s.body, parsed, in_loop)
-            s.orelse = lower_jumps(s.orelse, parsed, in_loop)
-            rest = stmts[i + 1 :]
-            body_jumps, else_jumps = _jumps(s.body), _jumps(s.orelse)
-            if rest and (body_jumps or else_jumps):
-                if body_jumps == "always" and else_jumps is None:
-                    s.orelse = s.orelse + lower_jumps(rest, parsed, in_loop)
-                elif else_jumps == "always" and body_jumps is None:
-                    s.body = s.body + lower_jumps(rest, parsed, in_loop)
-                elif not (body_jumps == "always" and else_jumps == "always"):
-                    raise at(
-                        parsed,
-                        s,
-                        "this break/continue pattern is not supported",
-                        "write the loop body as `if cond: break` followed by the rest, "
-                        "or use if/else",
-                    )
-                out.append(s)
-                return out
-        out.append(s)
-    return out
-
-
-def _jumps(block):
-    """'always' if the block ends in break/continue on every path, 'maybe', or None."""
-    result = None
-    for s in block:
-        if isinstance(s, (gast.Break, gast.Continue)):
-            return "always"
-        if isinstance(s, gast.If):
-            a, b = _jumps(s.body), _jumps(s.orelse)
-            if a == "always" and b == "always":
-                return "always"
-            if a or b:
-                result = "maybe"
-    return result

@@ -18,11 +18,10 @@ import runtime
 from runtime import ops as runtime_ops
 from runtime.tape import Tape
 from transpile import activity as activity_pass
-from transpile import emit, fence, normalize, optimize, parse, reverse
+from transpile import emit, fence, normalize, optimize, parse, record, reverse, zeros
 from transpile.errors import TranspileError, at
 from transpile.naming import Namer
-from transpile.normalize import assign, name
-from transpile.reverse import RESTORE
+from transpile.nodes import all_stmts, assign, name, stores
 from transpile.rules import build_registry
 
 STAGES = ("parse", "anf", "raw", "final")
@@ -159,17 +158,12 @@ class _Build:
         if self.dump == "raw":
             return emit.to_source(self.function_def(tree, "raw", em.primal + body, extra_args))
         given = {d_result} if self.mode == "split" and d_result else set()
-        inits, body = optimize.adjoints(body, adj_names, em.primal_of, ops, containers, given)
+        inits, body = zeros.run(body, adj_names, em.primal_of, ops, containers, given)
         adjoint_part = optimize.propagate_copies(inits + body, adj_names)
         primal = em.primal
-        # a name restore is needed when the name itself is read later; a slot restore
-        # also when a view of the written array is
-        needed = (
-            _needed(adjoint_part, adj_names, {}),
-            _needed(adjoint_part, adj_names, _views(primal)),
-        )
-        primal, adjoint_part, pushed = self.restores(
-            primal, adjoint_part, em.restores, needed, params
+        needed = record.needed(adjoint_part, adj_names, primal)
+        primal, adjoint_part, pushed = record.run(
+            primal, adjoint_part, em.restores, needed, params, self.names
         )
         if pushed:
             primal = [
@@ -256,100 +250,6 @@ class _Build:
                 names.add(n.value.id)
         return {self.namer.adjoint(n) for n in names}
 
-    # -- restore markers become tape pushes and pops ----------------------------------
-    def restores(self, primal, adjoint, markers, needed, params):
-        tape, np_name, ops = self.names["tape"], self.names["np"], self.names["ops"]
-        pushes = {}  # id(primal stmt) -> push statement
-        pushed = set()
-        # an array the adjoint reads only for its shape is recorded as its shape
-        shape_only = _shape_only_reads(adjoint, ops) & _matmul_derived(primal)
-
-        def convert(stmts):
-            out = []
-            for s in stmts:
-                if _is_restore(s):
-                    target = s.value.args[0].id
-                    primal_stmt, kind = markers[id(s)]
-                    if target in needed[kind == "slot"]:
-                        pushed.add(target)
-                        pop = gast.Call(
-                            func=gast.Attribute(value=name(tape), attr="pop", ctx=gast.Load()),
-                            args=[],
-                            keywords=[],
-                        )
-                        if kind == "slot":
-                            sub = copy.deepcopy(primal_stmt.targets[0])
-                            out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
-                            read = copy.deepcopy(sub)
-                            read.ctx = gast.Load()
-                            value = gast.Call(
-                                func=gast.Attribute(
-                                    value=name(np_name), attr="copy", ctx=gast.Load()
-                                ),
-                                args=[read],
-                                keywords=[],
-                            )
-                        elif target in shape_only:
-                            out.append(assign(target, pop, s))
-                            value = gast.Call(
-                                func=gast.Attribute(value=name(ops), attr="shape", ctx=gast.Load()),
-                                args=[name(target)],
-                                keywords=[],
-                            )
-                        else:
-                            out.append(assign(target, pop, s))
-                            value = name(target)
-                        # pops run in marker order, so pushes go in reverse of it
-                        pushes.setdefault(id(primal_stmt), []).insert(
-                            0,
-                            gast.Expr(
-                                value=gast.Call(
-                                    func=gast.Attribute(
-                                        value=name(tape), attr="push", ctx=gast.Load()
-                                    ),
-                                    args=[value],
-                                    keywords=[],
-                                )
-                            ),
-                        )
-                    continue
-                if isinstance(s, (gast.If, gast.For, gast.While)):
-                    s.body = convert(s.body) or [gast.Pass()]
-                    s.orelse = convert(s.orelse)
-                out.append(s)
-            return out
-
-        adjoint = convert(adjoint)
-
-        def insert(stmts):
-            out = []
-            for s in stmts:
-                out.extend(pushes.get(id(s), []))
-                if isinstance(s, (gast.If, gast.For, gast.While)):
-                    s.body = insert(s.body)
-                    s.orelse = insert(s.orelse)
-                out.append(s)
-            return out
-
-        primal = insert(primal)
-        # a value pushed before its first write in a loop must exist: start it as None
-        defined = set(params)
-        out = []
-        for s in primal:
-            if isinstance(s, (gast.If, gast.For, gast.While)):
-                inner = {
-                    n.id
-                    for n in gast.walk(s)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                }
-                for n in sorted((inner & pushed) - defined):
-                    out.append(assign(n, normalize.const(None), s))
-                defined |= inner
-            else:
-                defined |= set(optimize._stores(s))
-            out.append(s)
-        return out, adjoint, bool(pushed)
-
     # -- user functions --------------------------------------------------------------
     def differentiate_call(self, call, callee, stmt, act):
         if callee in self.stack:
@@ -396,10 +296,8 @@ class _Build:
 
     def split(self, tree, primal, adjoint, ret, result, d_result, adj_names):
         namer = self.namer
-        defined = set(tree_params(tree)) | {
-            t for s in optimize._all_stmts(primal) for t in optimize._stores(s)
-        }
-        saved_names = sorted((_free_loads(adjoint + [ret], adj_names) - {d_result}) & defined)
+        defined = set(tree_params(tree)) | {t for s in all_stmts(primal) for t in stores(s)}
+        saved_names = sorted((record.free_loads(adjoint + [ret], adj_names) - {d_result}) & defined)
         if any(_uses_name(s, self.names["tape"]) for s in primal):
             saved_names = sorted(set(saved_names) | {self.names["tape"]})
         saved = namer.fresh("saved")
@@ -481,136 +379,12 @@ class _Build:
         return True
 
 
-_SHAPE_ARGS = {"unbroadcast": 1, "reduced_size": 0, "unreduce": 1}
-
-
-def _shape_only_reads(stmts, ops_name):
-    """Names that ``stmts`` read only where a shape is enough (``ops.unbroadcast(g, x)``)."""
-    shape_reads, other_reads = set(), set()
-    shape_nodes = set()
-    for s in optimize._all_stmts(stmts):
-        for n in gast.walk(s):
-            if (
-                isinstance(n, gast.Call)
-                and isinstance(n.func, gast.Attribute)
-                and getattr(n.func.value, "id", None) == ops_name
-                and n.func.attr in _SHAPE_ARGS
-                and len(n.args) > _SHAPE_ARGS[n.func.attr]
-            ):
-                arg = n.args[_SHAPE_ARGS[n.func.attr]]
-                if isinstance(arg, gast.Name):
-                    shape_nodes.add(id(arg))
-                    shape_reads.add(arg.id)
-    for s in optimize._all_stmts(stmts):
-        if _is_restore(s):
-            continue
-        for n in gast.walk(optimize._header_stmt(s)):
-            if (
-                isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Load)
-                and id(n) not in shape_nodes
-            ):
-                other_reads.add(n.id)
-    return shape_reads - other_reads
-
-
-def _matmul_derived(stmts):
-    """Names computed from a matrix product: arrays worth recording as a shape, where a
-    Python number would be cheaper to record whole."""
-    derived = set()
-    for _ in range(4):
-        for s in optimize._all_stmts(stmts):
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-                v = s.value
-                operands = (
-                    [v.left, v.right]
-                    if isinstance(v, gast.BinOp)
-                    else [v.operand]
-                    if isinstance(v, gast.UnaryOp)
-                    else list(v.args)
-                    if isinstance(v, gast.Call)
-                    else []
-                )
-                if (isinstance(v, gast.BinOp) and isinstance(v.op, gast.MatMult)) or any(
-                    isinstance(o, gast.Name) and o.id in derived for o in operands
-                ):
-                    derived.add(s.targets[0].id)
-    return derived
-
-
 def tree_params(tree):
     return [a.id for a in tree.args.args]
 
 
-def _is_restore(s):
-    return (
-        isinstance(s, gast.Expr)
-        and isinstance(s.value, gast.Call)
-        and isinstance(s.value.func, gast.Name)
-        and s.value.func.id == RESTORE
-    )
-
-
 def _uses_name(stmt, n):
     return any(isinstance(x, gast.Name) and x.id == n for x in gast.walk(stmt))
-
-
-def _views(primal):
-    """For each name, the names that may be views of it (``row = out[0]``)."""
-    views = {}
-    for s in optimize._all_stmts(primal):
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
-            continue
-        target, v = s.targets[0].id, s.value
-        if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
-            views.setdefault(target, set()).add(v.value.id)
-        elif isinstance(v, gast.Name):  # the same object under two names
-            views.setdefault(target, set()).add(v.id)
-            views.setdefault(v.id, set()).add(target)
-    changed = True
-    while changed:  # a view of a view
-        changed = False
-        for n, bases in views.items():
-            more = set().union(*(views.get(b, set()) for b in bases)) - bases - {n}
-            if more:
-                bases |= more
-                changed = True
-    return views
-
-
-def _needed(adjoint, adjoint_names, views):
-    """Primal names the adjoint sweep reads after (or while) they may have been restored.
-
-    A read before any restore of that name sees its final primal value, which is
-    still there, so it does not make the loops record the name. Reading a view of
-    an array counts as reading the array, whose written slots must be restored.
-    """
-    needed, restored = set(), set()
-    for s in adjoint:
-        markers = {m.value.args[0].id for m in optimize._all_stmts([s]) if _is_restore(m)}
-        reads = _free_loads([s], adjoint_names)
-        for n in list(reads):
-            reads |= views.get(n, set())
-        needed |= {n for n in reads if n in restored or n in markers}
-        restored |= markers
-    return needed
-
-
-def _free_loads(stmts, exclude):
-    """Names read by ``stmts`` that they do not define themselves."""
-    loads, stores = set(), set(exclude)
-    for s in optimize._all_stmts(stmts):
-        if _is_restore(s):
-            continue
-        for n in gast.walk(optimize._header_stmt(s)):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                loads.add(n.id)
-    for s in optimize._all_stmts(stmts):
-        if isinstance(s, gast.Assign) and not _is_restore(s):
-            for t in s.targets:
-                if isinstance(t, gast.Tuple):
-                    stores |= {e.id for e in t.elts if isinstance(e, gast.Name)}
-    return loads - stores
 
 
 def _varied_at_end(act, body):

@@ -1,0 +1,208 @@
+"""Control-flow lowering: a single exit, and jumps that skip the rest of a loop body.
+
+``returns`` turns every ``return`` into an assignment to one result variable (with
+a flag and ``break`` inside loops); ``jumps`` moves what follows ``if c: break`` (or
+``continue``) into the ``else`` branch, so each adjoint block runs exactly when its
+primal block ran.
+"""
+
+import gast
+
+from transpile.errors import at
+from transpile.nodes import const, name
+
+
+class _Lowerer:
+    """Single exit: every ``return`` becomes an assignment to a result variable."""
+
+    def __init__(self, parsed, namer):
+        self.parsed = parsed
+        self.namer = namer
+        self.result = None
+        self.flag = None
+
+    def function_body(self, body):
+        if not any(isinstance(n, gast.Return) for n in _walk_stmts(body)):
+            raise at(
+                self.parsed,
+                self.parsed.tree,
+                "the function has no return statement",
+                "return the scalar value to differentiate",
+            )
+        last = body[-1] if body else None
+        simple = (
+            isinstance(last, gast.Return)
+            and sum(isinstance(n, gast.Return) for n in _walk_stmts(body)) == 1
+        )
+        if simple:
+            return body
+        self.result = self.namer.fresh("result")
+        lowered = self.block(body, in_loop=False)
+        ret = gast.Return(value=name(self.result))
+        return lowered + [gast.copy_location(ret, body[-1])]
+
+    def block(self, stmts, in_loop):
+        out = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.Return):
+                value = stmt.value if stmt.value is not None else const(None)
+                out.append(
+                    gast.copy_location(
+                        gast.Assign(
+                            targets=[name(self.result, gast.Store())],
+                            value=value,
+                            type_comment=None,
+                        ),
+                        stmt,
+                    )
+                )
+                if in_loop:
+                    out.append(self._set_flag(stmt))
+                    out.append(gast.copy_location(gast.Break(), stmt))
+                return out
+            if isinstance(stmt, gast.If):
+                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts([stmt]))
+                body_exits = _always_exits(stmt.body)
+                else_exits = _always_exits(stmt.orelse)
+                stmt.body = self.block(stmt.body, in_loop)
+                stmt.orelse = self.block(stmt.orelse, in_loop)
+                out.append(stmt)
+                rest = stmts[i + 1 :]
+                if returns_in and rest:
+                    if body_exits and not else_exits:
+                        stmt.orelse = stmt.orelse + self.block(rest, in_loop)
+                        return out
+                    if else_exits and not body_exits:
+                        stmt.body = stmt.body + self.block(rest, in_loop)
+                        return out
+                    if not (body_exits and else_exits):
+                        return out + self._guard(rest, in_loop, stmt)
+                    return out
+                continue
+            if isinstance(stmt, (gast.For, gast.While)):
+                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts(stmt.body))
+                if returns_in and self.flag is None:
+                    self.flag = self.namer.fresh("returned")
+                    init = gast.copy_location(
+                        gast.Assign(
+                            targets=[name(self.flag, gast.Store())],
+                            value=const(False),
+                            type_comment=None,
+                        ),
+                        stmt,
+                    )
+                    out.insert(0, init)
+                stmt.body = self.block(stmt.body, in_loop=True)
+                out.append(stmt)
+                if returns_in:
+                    rest = stmts[i + 1 :]
+                    if in_loop:
+                        out.append(self._break_if_flag(stmt))
+                    elif rest:
+                        return out + self._guard(rest, in_loop, stmt)
+                continue
+            out.append(stmt)
+        return out
+
+    def _set_flag(self, origin):
+        return gast.copy_location(
+            gast.Assign(
+                targets=[name(self.flag, gast.Store())], value=const(True), type_comment=None
+            ),
+            origin,
+        )
+
+    def _break_if_flag(self, origin):
+        return gast.copy_location(
+            gast.If(test=name(self.flag), body=[gast.Break()], orelse=[]), origin
+        )
+
+    def _guard(self, rest, in_loop, origin):
+        if self.flag is None:
+            raise at(
+                self.parsed,
+                origin,
+                "this early return is not supported",
+                "return at the end of each branch",
+            )
+        test = gast.UnaryOp(op=gast.Not(), operand=name(self.flag))
+        return [
+            gast.copy_location(
+                gast.If(test=test, body=self.block(rest, in_loop), orelse=[]), origin
+            )
+        ]
+
+
+def _always_exits(stmts):
+    for stmt in stmts:
+        if isinstance(stmt, (gast.Return, gast.Raise, gast.Break, gast.Continue)):
+            return True
+        if isinstance(stmt, gast.If) and _always_exits(stmt.body) and _always_exits(stmt.orelse):
+            return True
+    # a lowered return ends with an assignment to the result followed by nothing else
+    return False
+
+
+def _walk_stmts(stmts):
+    for stmt in stmts:
+        yield stmt
+        for field in ("body", "orelse"):
+            yield from _walk_stmts(getattr(stmt, field, []) or [])
+
+
+def lower_jumps(stmts, parsed, in_loop=False):
+    """Move what follows ``if c: break`` (or ``continue``) into the ``else`` branch,
+    so that each adjoint block runs exactly when its primal block ran."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = lower_jumps(s.body, parsed, in_loop=True)
+            out.append(s)
+            continue
+        if isinstance(s, gast.If):
+            s.body = lower_jumps(s.body, parsed, in_loop)
+            s.orelse = lower_jumps(s.orelse, parsed, in_loop)
+            rest = stmts[i + 1 :]
+            body_jumps, else_jumps = _jumps(s.body), _jumps(s.orelse)
+            if rest and (body_jumps or else_jumps):
+                if body_jumps == "always" and else_jumps is None:
+                    s.orelse = s.orelse + lower_jumps(rest, parsed, in_loop)
+                elif else_jumps == "always" and body_jumps is None:
+                    s.body = s.body + lower_jumps(rest, parsed, in_loop)
+                elif not (body_jumps == "always" and else_jumps == "always"):
+                    raise at(
+                        parsed,
+                        s,
+                        "this break/continue pattern is not supported",
+                        "write the loop body as `if cond: break` followed by the rest, "
+                        "or use if/else",
+                    )
+                out.append(s)
+                return out
+        out.append(s)
+    return out
+
+
+def _jumps(block):
+    """'always' if the block ends in break/continue on every path, 'maybe', or None."""
+    result = None
+    for s in block:
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return "always"
+        if isinstance(s, gast.If):
+            a, b = _jumps(s.body), _jumps(s.orelse)
+            if a == "always" and b == "always":
+                return "always"
+            if a or b:
+                result = "maybe"
+    return result
+
+
+def returns(parsed, namer, body):
+    """``body`` with a single ``return``, its last statement."""
+    return _Lowerer(parsed, namer).function_body(body)
+
+
+def jumps(body, parsed):
+    """``body`` with the statements after a ``break``/``continue`` moved under an ``else``."""
+    return lower_jumps(body, parsed)

@@ -1,0 +1,80 @@
+"""Small helpers for building and reading gast nodes, shared by the passes."""
+
+import gast
+
+
+def is_atom(node) -> bool:
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def assign(target: str, value, origin):
+    node = gast.Assign(targets=[name(target, gast.Store())], value=value, type_comment=None)
+    return gast.copy_location(node, origin)
+
+
+def call(func, args, origin, keywords=()):
+    return gast.copy_location(
+        gast.Call(func=func, args=list(args), keywords=list(keywords)), origin
+    )
+
+
+def const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def loads(node):
+    return [
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    ]
+
+
+def stores(stmt):
+    if isinstance(stmt, gast.Assign):
+        out = []
+        for t in stmt.targets:
+            if isinstance(t, gast.Name):
+                out.append(t.id)
+            elif isinstance(t, gast.Tuple):
+                out.extend(e.id for e in t.elts if isinstance(e, gast.Name))
+        return out
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+        return [stmt.target.id]
+    if isinstance(stmt, gast.For):
+        return [n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)]
+    return []
+
+
+def header(stmt):
+    """What a CFG node evaluates: compound statements only evaluate their header."""
+    if isinstance(stmt, gast.If):
+        return stmt.test
+    if isinstance(stmt, gast.For):
+        return stmt.iter
+    if isinstance(stmt, gast.While):
+        return stmt.test
+    return stmt
+
+
+def apply_edits(stmts, edits):
+    out = []
+    for s in stmts:
+        if id(s) in edits:
+            out.extend(edits[id(s)])
+            continue
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            s.body = apply_edits(s.body, edits)
+            s.orelse = apply_edits(s.orelse, edits)
+        out.append(s)
+    return out
+
+
+def all_stmts(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            yield from all_stmts(s.body)
+            yield from all_stmts(s.orelse)

@@ -1,0 +1,306 @@
+"""Symbolic zeros in the adjoint sweep.
+
+Every adjoint starts as zero. An accumulation into a zero becomes a plain first
+write (``dx = e``), a contribution computed from a zero adjoint is dropped, and a
+zero becomes an array (``ops.zeros_like(x)``) only where a value must exist: where
+it meets a non-zero on another path, or an in-place update needs a buffer. The
+analysis is reaching definitions over the control-flow graph, run to a fixed point.
+"""
+
+import copy
+
+import gast
+
+from transpile import cfg
+from transpile.nodes import all_stmts, apply_edits, assign, loads, name, stores
+from transpile.reverse import ZERO
+
+ENTRY = "entry"
+
+
+IN_PLACE_METHODS = {"pop"}
+
+
+FRESH_OPS = {
+    "zeros_like",
+    "matmul_left",
+    "matmul_right",
+    "unstack",
+    "unconcatenate",
+    "spread",
+    "copy",
+    "add",
+    "unreduce_prod",
+    "unreduce_extreme",
+}
+
+
+def _is_zero_marker(stmt):
+    return (
+        isinstance(stmt, gast.Assign)
+        and isinstance(stmt.value, gast.Call)
+        and isinstance(stmt.value.func, gast.Name)
+        and stmt.value.func.id == ZERO
+    )
+
+
+def in_place_base(stmt):
+    """The adjoint name a statement updates in place, if any."""
+    if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+        f = stmt.value.func
+        if isinstance(f, gast.Attribute) and f.attr == "add_at" and stmt.value.args:
+            return stmt.value.args[0].id
+        if (
+            isinstance(f, gast.Attribute)
+            and f.attr in IN_PLACE_METHODS
+            and isinstance(f.value, gast.Name)
+        ):
+            return f.value.id
+    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+        return stmt.targets[0].value.id
+    return None
+
+
+def _pop_base(node):
+    for n in gast.walk(node):
+        if (
+            isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute)
+            and n.func.attr == "pop"
+            and isinstance(n.func.value, gast.Name)
+        ):
+            return n.func.value.id
+    return None
+
+
+class _Adjoints:
+    def __init__(self, names, primal_of, ops_name, containers, given=()):
+        self.given = set(given)
+        self.names = names
+        self.primal_of = primal_of
+        self.ops = ops_name
+        self.containers = containers
+        self.in_place = set()
+
+    def zeros_like(self, adj):
+        return gast.Call(
+            func=gast.Attribute(value=name(self.ops), attr="zeros_like", ctx=gast.Load()),
+            args=[name(self.primal_of.get(adj, adj))],
+            keywords=[],
+        )
+
+    def run(self, body):
+        for _ in range(50):
+            self.in_place = {b for s in all_stmts(body) for b in [in_place_base(s)] if b}
+            changed, body, needed_markers = self.step(body)
+            if not changed:
+                return self.finish(body, needed_markers)
+        raise RuntimeError("adjoint optimization did not converge")
+
+    def reaching(self, body):
+        graph = cfg.build(body)
+        names = self.names
+
+        def transfer(node, fact):
+            s = node.stmt
+            if s is None or isinstance(s, (gast.If, gast.While)):
+                return fact
+            defs = [n for n in stores(s) if n in names]
+            base = in_place_base(s)
+            if base in names:
+                defs.append(base)
+            pop = _pop_base(s)
+            if pop in names:
+                defs.append(pop)
+            if not defs:
+                return fact
+            kept = frozenset(f for f in fact if f[0] not in defs)
+            kind = "zero" if _is_zero_marker(s) else "value"
+            return kept | {(d, kind, id(s)) for d in defs}
+
+        boundary = frozenset((n, "zero", ENTRY) for n in names if n not in self.given) | {
+            (n, "value", ENTRY) for n in self.given
+        }
+        before, _ = cfg.solve(graph, transfer, forward=True, boundary=boundary)
+        return graph, before
+
+    def step(self, body):
+        graph, before = self.reaching(body)
+        edits = {}  # id(stmt) -> ("delete" | "replace", [stmts]) ; insertions before
+        needed = set()  # ids of zero markers (or ENTRY) that must become arrays
+
+        def defs(fact, n):
+            return [f for f in fact if f[0] == n]
+
+        def all_zero(fact, n):
+            return all(f[1] == "zero" for f in defs(fact, n))
+
+        def need(fact, n):
+            for f in defs(fact, n):
+                if f[1] == "zero":
+                    needed.add((n, f[2]))
+
+        for node in graph.nodes:
+            s = node.stmt
+            if s is None or isinstance(
+                s, (gast.If, gast.For, gast.While, gast.Break, gast.Continue)
+            ):
+                continue
+            fact = before[node]
+            if _is_zero_marker(s):
+                continue
+            base = in_place_base(s)
+            pop = _pop_base(s)
+            value = s.value if isinstance(s, gast.Assign) else s
+            incoming = [n for n in loads(value) if n in self.names]
+            if isinstance(s, gast.AugAssign):
+                target = s.target.id
+                incoming = [n for n in loads(s.value) if n in self.names and n != pop]
+                if any(all_zero(fact, n) for n in incoming):
+                    edits[id(s)] = []
+                    continue
+                for n in incoming:
+                    need(fact, n)
+                pre = []
+                if pop and all_zero(fact, pop):
+                    pre.append(assign(pop, self.zeros_like(pop), s))
+                elif pop:
+                    need(fact, pop)
+                if target in self.names and all_zero(fact, target):
+                    edits[id(s)] = pre + [self.first_write(s)]
+                elif target in self.names:
+                    need(fact, target)
+                    if pre:
+                        edits[id(s)] = pre + [s]
+                elif pre:
+                    edits[id(s)] = pre + [s]
+                continue
+            if base is not None and base in self.names:
+                incoming = [n for n in loads(s) if n in self.names and n != base]
+                is_clear = isinstance(s, gast.Assign)
+                if is_clear and all_zero(fact, base):
+                    edits[id(s)] = []
+                    continue
+                if any(all_zero(fact, n) for n in incoming):
+                    edits[id(s)] = []
+                    continue
+                for n in incoming:
+                    need(fact, n)
+                if all_zero(fact, base):
+                    edits[id(s)] = [assign(base, self.zeros_like(base), s), s]
+                else:
+                    need(fact, base)
+                continue
+            if isinstance(s, gast.Return):
+                repl = {}
+                for n in loads(s):
+                    if n in self.names:
+                        if all_zero(fact, n):
+                            repl[n] = self.zeros_like(n)
+                        else:
+                            need(fact, n)
+                if repl:
+                    edits[id(s)] = [_replace_names(s, repl)]
+                continue
+            if isinstance(s, gast.Assign) and incoming:
+                if any(all_zero(fact, n) for n in incoming):
+                    targets = [t for t in stores(s) if t in self.names]
+                    edits[id(s)] = [
+                        gast.copy_location(_zero(t, self.primal_of), s) for t in targets
+                    ]
+                    continue
+                for n in incoming:
+                    need(fact, n)
+                continue
+            for n in loads(s):
+                if n in self.names:
+                    need(fact, n)
+        if not edits:
+            return False, body, needed
+        return True, apply_edits(body, edits), needed
+
+    def first_write(self, s):
+        value = s.value
+        if isinstance(s.op, gast.Sub):
+            value = gast.UnaryOp(op=gast.USub(), operand=value)
+        elif s.target.id in self.in_place and not _is_fresh(value, self.ops):
+            value = gast.Call(
+                func=gast.Attribute(value=name(self.ops), attr="copy", ctx=gast.Load()),
+                args=[value],
+                keywords=[],
+            )
+        return gast.copy_location(assign(s.target.id, value, s), s)
+
+    def finish(self, body, needed):
+        needed_ids = {i for _, i in needed}
+        entry_names = sorted({n for n, i in needed if i == ENTRY})
+
+        def convert(stmts):
+            out = []
+            for s in stmts:
+                if _is_zero_marker(s):
+                    if id(s) in needed_ids:
+                        t = s.targets[0].id
+                        out.append(gast.copy_location(assign(t, self.zeros_like(t), s), s))
+                    continue
+                if isinstance(s, gast.AugAssign) and s.target.id in self.names:
+                    t = s.target.id
+                    if t in self.containers:
+                        value = gast.Call(
+                            func=gast.Attribute(value=name(self.ops), attr="add", ctx=gast.Load()),
+                            args=[name(t), s.value],
+                            keywords=[],
+                        )
+                        if isinstance(s.op, gast.Sub):
+                            value = gast.BinOp(left=name(t), op=gast.Sub(), right=s.value)
+                    else:
+                        value = gast.BinOp(left=name(t), op=s.op, right=s.value)
+                    out.append(gast.copy_location(assign(t, value, s), s))
+                    continue
+                for field in ("body", "orelse"):
+                    if isinstance(s, (gast.If, gast.For, gast.While)):
+                        setattr(s, field, convert(getattr(s, field)))
+                out.append(s)
+            return out
+
+        inits = [assign(n, self.zeros_like(n), gast.Pass()) for n in entry_names]
+        return inits, convert(body)
+
+
+def _zero(target, primal_of):
+    return assign(
+        target,
+        gast.Call(func=name(ZERO), args=[name(primal_of.get(target, target))], keywords=[]),
+        gast.Pass(),
+    )
+
+
+def _is_fresh(value, ops_name):
+    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+        return True
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        if getattr(value.func.value, "id", None) != ops_name:
+            return False
+        if value.func.attr == "unbroadcast":  # returns its argument or a new sum
+            return bool(value.args) and _is_fresh(value.args[0], ops_name)
+        return value.func.attr in FRESH_OPS
+    return False
+
+
+def _replace_names(stmt, repl):
+    stmt = copy.deepcopy(stmt)
+
+    class R(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, gast.Load) and node.id in repl:
+                return copy.deepcopy(repl[node.id])
+            return node
+
+    return R().visit(stmt)
+
+
+def run(body, names, primal_of, ops_name, containers, given=()):
+    """Resolve symbolic zeros and accumulations in ``body``; returns ``(inits, body)``:
+    ``inits`` are zero arrays that must exist when the adjoint sweep starts. ``given``
+    adjoints hold a value on entry (the output cotangent of a split function)."""
+    return _Adjoints(set(names), primal_of, ops_name, containers, given).run(body)
