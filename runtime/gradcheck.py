@@ -33,8 +33,7 @@ DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 # ---------------------------------------------------------------- numeric_grad
 
 
-def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0,
-                 eps: float | None = None) -> Any:
+def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0, eps: float | None = None) -> Any:
     """Central-difference gradient of scalar-valued ``f`` at ``args``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple
@@ -56,8 +55,9 @@ def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0,
 def _numeric_grad_arg(f, args, index, base):
     """The numeric gradient with respect to ``args[index]`` (any structure)."""
     if index >= len(args):
-        raise TypeError(f"wrt names positional argument {index}, but only {len(args)} "
-                        f"arguments were passed")
+        raise TypeError(
+            f"wrt names positional argument {index}, but only {len(args)} arguments were passed"
+        )
     leaves, treedef = flatten(args[index])
     work = [_float64_copy(leaf, _arg_name(f, index)) for leaf in leaves]
     call_args = list(args)
@@ -96,14 +96,18 @@ def _float64_copy(leaf, name):
     """A float64 copy of a leaf: an ndarray stays an ndarray, a scalar becomes float."""
     if isinstance(leaf, np.ndarray):
         if not (np.issubdtype(leaf.dtype, np.number) or leaf.dtype == np.bool_):
-            raise TypeError(f"cannot differentiate with respect to {name}: an array of "
-                            f"dtype {leaf.dtype} is not numeric")
+            raise TypeError(
+                f"cannot differentiate with respect to {name}: an array of "
+                f"dtype {leaf.dtype} is not numeric"
+            )
         if np.iscomplexobj(leaf):
             raise TypeError(f"numeric_grad supports real arguments only; {name} is complex")
         return np.array(leaf, dtype=np.float64, copy=True)
     if isinstance(leaf, (bool, np.bool_)) or not isinstance(leaf, (int, float, np.number)):
-        raise TypeError(f"cannot differentiate with respect to {name}: it holds a "
-                        f"{type(leaf).__name__} leaf, not a number or array")
+        raise TypeError(
+            f"cannot differentiate with respect to {name}: it holds a "
+            f"{type(leaf).__name__} leaf, not a number or array"
+        )
     if isinstance(leaf, complex) or np.iscomplexobj(leaf):
         raise TypeError(f"numeric_grad supports real arguments only; {name} is complex")
     return float(leaf)
@@ -112,8 +116,10 @@ def _float64_copy(leaf, name):
 def _scalar_output(out):
     """``out`` as a Python float, or a clear error if ``f`` is not scalar-valued."""
     if np.ndim(out) != 0:
-        raise ValueError(f"the function must return a scalar to be differentiated; "
-                         f"it returned shape {np.shape(out)}")
+        raise ValueError(
+            f"the function must return a scalar to be differentiated; "
+            f"it returned shape {np.shape(out)}"
+        )
     if np.iscomplexobj(out):
         raise ValueError("the function must return a real scalar; it returned a complex one")
     return float(out)
@@ -122,8 +128,11 @@ def _scalar_output(out):
 def _arg_name(f, index):
     """The name of positional parameter ``index`` of ``f`` (or ``arg<index>``)."""
     try:
-        params = [p.name for p in inspect.signature(f).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = [
+            p.name
+            for p in inspect.signature(f).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         params = []
     return params[index] if index < len(params) else f"arg{index}"
@@ -180,17 +189,33 @@ class GradReport:
 
     def _cells(self):
         head = ["argument", "shape", "max abs err", "max rel err", "result", "note"]
-        body = [[r.path, _fmt_shape(r.shape), _fmt_err(r.max_abs_err),
-                 _fmt_err(r.max_rel_err), "ok" if r.passed else "FAIL", r.note]
-                for r in self.rows]
-        total = ["overall", "", _fmt_err(self.max_abs_err), _fmt_err(self.max_rel_err),
-                 "PASSED" if self.passed else "FAILED", ""]
+        body = [
+            [
+                r.path,
+                _fmt_shape(r.shape),
+                _fmt_err(r.max_abs_err),
+                _fmt_err(r.max_rel_err),
+                "ok" if r.passed else "FAIL",
+                r.note,
+            ]
+            for r in self.rows
+        ]
+        total = [
+            "overall",
+            "",
+            _fmt_err(self.max_abs_err),
+            _fmt_err(self.max_rel_err),
+            "PASSED" if self.passed else "FAILED",
+            "",
+        ]
         return head, body, total
 
     def _title(self):
         verdict = "PASSED" if self.passed else "FAILED"
-        return (f"check_grad({self.name}): {verdict}  "
-                f"(pass if |analytic - numeric| <= {self.atol:g} + {self.rtol:g} * |numeric|)")
+        return (
+            f"check_grad({self.name}): {verdict}  "
+            f"(pass if |analytic - numeric| <= {self.atol:g} + {self.rtol:g} * |numeric|)"
+        )
 
     def __repr__(self) -> str:
         return self.__str__()
@@ -204,8 +229,9 @@ class GradReport:
             return "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
 
         rule = "-" * len(line(["-" * w for w in widths]))
-        return "\n".join([self._title(), line(head), rule] + [line(r) for r in body]
-                         + [rule, line(total)])
+        return "\n".join(
+            [self._title(), line(head), rule] + [line(r) for r in body] + [rule, line(total)]
+        )
 
     def _repr_html_(self) -> str:
         head, body, total = self._cells()
@@ -218,9 +244,11 @@ class GradReport:
 
         rows = [tr(r, color="" if r[4] == "ok" else "#fdd") for r in body]
         foot = tr(total, "th", "#dfd" if self.passed else "#fdd")
-        return (f"<table><caption>{esc(self._title())}</caption>"
-                f"<thead>{tr(head, 'th')}</thead><tbody>{''.join(rows)}</tbody>"
-                f"<tfoot>{foot}</tfoot></table>")
+        return (
+            f"<table><caption>{esc(self._title())}</caption>"
+            f"<thead>{tr(head, 'th')}</thead><tbody>{''.join(rows)}</tbody>"
+            f"<tfoot>{foot}</tfoot></table>"
+        )
 
 
 def _fmt_err(x):
@@ -234,9 +262,15 @@ def _fmt_shape(shape):
 # ------------------------------------------------------------ check / assert
 
 
-def check_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0, rtol: float = 1e-5,
-               atol: float = 1e-7, grad_fn: Callable[..., Any] | None = None,
-               eps: float | None = None) -> GradReport:
+def check_grad(
+    f: Callable[..., Any],
+    *args: Any,
+    wrt: Any = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+    grad_fn: Callable[..., Any] | None = None,
+    eps: float | None = None,
+) -> GradReport:
     """Compare ``grad_fn(*args)`` with ``numeric_grad(f, *args, wrt=wrt)``.
 
     ``grad_fn`` returns the gradient in the structure ``numeric_grad`` does
@@ -247,31 +281,51 @@ def check_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0, rtol: float = 1e
     as ``grad_fn``.
     """
     if grad_fn is None:
-        raise TypeError("runtime.check_grad needs grad_fn, the gradient function to check; "
-                        "use transpile.check_grad, which fills it in with transpile.grad(f, wrt)")
+        raise TypeError(
+            "runtime.check_grad needs grad_fn, the gradient function to check; "
+            "use transpile.check_grad, which fills it in with transpile.grad(f, wrt)"
+        )
     indices, as_tuple = resolve_wrt(f, wrt)
     numeric = numeric_grad(f, *args, wrt=wrt, eps=eps)
     analytic = grad_fn(*args)
     names = [_arg_name(f, i) for i in indices]
     if as_tuple:
         if not isinstance(analytic, (tuple, list)) or len(analytic) != len(indices):
-            got = (f"a {type(analytic).__name__} of length {len(analytic)}"
-                   if isinstance(analytic, (tuple, list)) else type(analytic).__name__)
-            row = GradRow(", ".join(names), None, np.inf, np.inf, False,
-                          f"grad_fn returned {got}; expected a tuple of {len(indices)} gradients")
+            got = (
+                f"a {type(analytic).__name__} of length {len(analytic)}"
+                if isinstance(analytic, (tuple, list))
+                else type(analytic).__name__
+            )
+            row = GradRow(
+                ", ".join(names),
+                None,
+                np.inf,
+                np.inf,
+                False,
+                f"grad_fn returned {got}; expected a tuple of {len(indices)} gradients",
+            )
             rows = [row]
         else:
-            rows = [r for name, a, n in zip(names, analytic, numeric)
-                    for r in _compare_tree(name, a, n, rtol, atol)]
+            rows = [
+                r
+                for name, a, n in zip(names, analytic, numeric)
+                for r in _compare_tree(name, a, n, rtol, atol)
+            ]
     else:
         rows = _compare_tree(names[0], analytic, numeric, rtol, atol)
     name = getattr(f, "__name__", type(f).__name__)
     return GradReport(f"{name}, wrt={wrt!r}", tuple(rows), rtol, atol, analytic, numeric)
 
 
-def assert_grad_close(f: Callable[..., Any], *args: Any, wrt: Any = 0, rtol: float = 1e-5,
-                      atol: float = 1e-7, grad_fn: Callable[..., Any] | None = None,
-                      eps: float | None = None) -> GradReport:
+def assert_grad_close(
+    f: Callable[..., Any],
+    *args: Any,
+    wrt: Any = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+    grad_fn: Callable[..., Any] | None = None,
+    eps: float | None = None,
+) -> GradReport:
     """Run ``check_grad`` and raise ``AssertionError`` with its table if it fails."""
     report = check_grad(f, *args, wrt=wrt, rtol=rtol, atol=atol, grad_fn=grad_fn, eps=eps)
     if not report.passed:
@@ -300,13 +354,19 @@ def _leaf_paths(tree, prefix):
 def _compare_tree(name, analytic, numeric, rtol, atol):
     """Rows comparing two gradient structures of one argument, leaf by leaf."""
     got, want = _leaf_paths(analytic, name), _leaf_paths(numeric, name)
-    rows = [_compare_leaf(path, got[path], n, rtol, atol) if path in got
-            else GradRow(path, np.shape(n), np.inf, np.inf, False,
-                         "missing from the analytic gradient")
-            for path, n in want.items()]
-    rows += [GradRow(path, None, np.inf, np.inf, False,
-                     "in the analytic gradient but not in the argument")
-             for path in got if path not in want]
+    rows = [
+        _compare_leaf(path, got[path], n, rtol, atol)
+        if path in got
+        else GradRow(path, np.shape(n), np.inf, np.inf, False, "missing from the analytic gradient")
+        for path, n in want.items()
+    ]
+    rows += [
+        GradRow(
+            path, None, np.inf, np.inf, False, "in the analytic gradient but not in the argument"
+        )
+        for path in got
+        if path not in want
+    ]
     return rows
 
 
@@ -316,11 +376,23 @@ def _compare_leaf(path, a, n, rtol, atol):
     try:
         a = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError):
-        return GradRow(path, n.shape, np.inf, np.inf, False,
-                       f"analytic gradient is a {type(a).__name__}, not numbers")
+        return GradRow(
+            path,
+            n.shape,
+            np.inf,
+            np.inf,
+            False,
+            f"analytic gradient is a {type(a).__name__}, not numbers",
+        )
     if a.shape != n.shape:
-        return GradRow(path, n.shape, np.inf, np.inf, False,
-                       f"shape mismatch: analytic {a.shape}, numeric {n.shape}")
+        return GradRow(
+            path,
+            n.shape,
+            np.inf,
+            np.inf,
+            False,
+            f"shape mismatch: analytic {a.shape}, numeric {n.shape}",
+        )
     if a.size == 0:
         return GradRow(path, n.shape, 0.0, 0.0, True)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -107,8 +107,9 @@ def test_second_argument_and_by_name():
     x = RNG.normal(size=3)
     A = RNG.normal(size=(3, 3))
     np.testing.assert_allclose(numeric_grad(quad_form, x, A, wrt=0), (A + A.T) @ x, rtol=1e-7)
-    np.testing.assert_allclose(numeric_grad(quad_form, x, A, wrt="A"), np.outer(x, x),
-                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        numeric_grad(quad_form, x, A, wrt="A"), np.outer(x, x), rtol=1e-7, atol=1e-9
+    )
 
 
 def test_tuple_wrt_gives_tuple():
@@ -122,8 +123,11 @@ def test_tuple_wrt_gives_tuple():
 
 
 def test_dict_structure():
-    params = {"W1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4),
-              "W2": RNG.normal(size=(4, 2))}
+    params = {
+        "W1": RNG.normal(size=(3, 4)),
+        "b1": RNG.normal(size=4),
+        "W2": RNG.normal(size=(4, 2)),
+    }
     x = RNG.normal(size=(5, 3))
     g = numeric_grad(mlp_loss, params, x)
     want = mlp_grad(params, x)
@@ -156,8 +160,11 @@ def test_custom_eps_is_relative_step():
 
 
 def test_does_not_mutate_inputs():
-    params = {"W1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4),
-              "W2": RNG.normal(size=(4, 2))}
+    params = {
+        "W1": RNG.normal(size=(3, 4)),
+        "b1": RNG.normal(size=4),
+        "W2": RNG.normal(size=(4, 2)),
+    }
     x = RNG.normal(size=(5, 3))
     before = {k: v.copy() for k, v in params.items()}
     x_before = x.copy()
@@ -185,8 +192,11 @@ def test_non_numeric_leaf_is_an_error():
 
 
 def test_check_grad_passes_for_correct_grad_fn():
-    params = {"W1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4),
-              "W2": RNG.normal(size=(4, 2))}
+    params = {
+        "W1": RNG.normal(size=(3, 4)),
+        "b1": RNG.normal(size=4),
+        "W2": RNG.normal(size=(4, 2)),
+    }
     x = RNG.normal(size=(5, 3))
     report = check_grad(mlp_loss, params, x, grad_fn=mlp_grad)
     assert isinstance(report, GradReport)
@@ -208,8 +218,11 @@ def test_check_grad_fails_for_factor_two():
 
 
 def test_check_grad_fails_for_one_wrong_leaf():
-    params = {"W1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4),
-              "W2": RNG.normal(size=(4, 2))}
+    params = {
+        "W1": RNG.normal(size=(3, 4)),
+        "b1": RNG.normal(size=4),
+        "W2": RNG.normal(size=(4, 2)),
+    }
     x = RNG.normal(size=(5, 3))
 
     def wrong(params, x):
@@ -232,8 +245,11 @@ def test_check_grad_fails_for_transposed_gradient():
 
 
 def test_check_grad_fails_for_structure_mismatch():
-    params = {"W1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4),
-              "W2": RNG.normal(size=(4, 2))}
+    params = {
+        "W1": RNG.normal(size=(3, 4)),
+        "b1": RNG.normal(size=4),
+        "W2": RNG.normal(size=(4, 2)),
+    }
     x = RNG.normal(size=(5, 3))
 
     def missing(params, x):
@@ -289,8 +305,12 @@ def test_report_text_and_html():
     assert lines[-1].startswith("overall") and "PASSED" in lines[-1]
     page = good._repr_html_()
     assert page.startswith("<table>") and "</table>" in page and "<td>x</td>" in page
-    bad = check_grad(mlp_loss, {"W1": np.ones((3, 4)), "b1": np.ones(4), "W2": np.ones((4, 2))},
-                     np.ones((5, 3)), grad_fn=lambda p, x: {k: 0 * v for k, v in p.items()})
+    bad = check_grad(
+        mlp_loss,
+        {"W1": np.ones((3, 4)), "b1": np.ones(4), "W2": np.ones((4, 2))},
+        np.ones((5, 3)),
+        grad_fn=lambda p, x: {k: 0 * v for k, v in p.items()},
+    )
     assert "&#x27;W1&#x27;" in bad._repr_html_() and "FAILED" in bad._repr_html_()
 
 

@@ -31,8 +31,9 @@ def kernel_env(monkeypatch):
 
 def execute(nb, cwd: Path):
     """Run all cells of ``nb`` in a fresh python3 kernel with working directory ``cwd``."""
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(cwd)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    )
     client.execute()
     return nb
 

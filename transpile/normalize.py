@@ -30,12 +30,14 @@ line number of the user's statement they came from.
 """
 
 import builtins
+import copy
 
 import gast
 
 from transpile import lower, rename
 from transpile.errors import at
 from transpile.nodes import assign, call, const, is_atom, name
+from transpile.parse import MISSING
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
 
@@ -193,7 +195,7 @@ class _Normalizer:
         pre = []
         test = self.truth(s.test, pre)
         again = []
-        test_again = self.truth(_fresh_copy(s.test), again)
+        test_again = self.truth(copy.deepcopy(s.test), again)
         if isinstance(test, gast.Name) and isinstance(test_again, gast.Name):
             # the re-evaluated test writes the same variable
             again = _rename_target(again, test_again.id, test.id)
@@ -368,8 +370,6 @@ class _Normalizer:
             return self.call(node, pre)
         if isinstance(node, gast.Attribute):
             chain = self.parsed.resolve(node)
-            from transpile.parse import MISSING
-
             if chain is not MISSING and _is_name_chain(node):
                 return node  # a module attribute such as np.pi or np.newaxis
             return _loc(
@@ -421,7 +421,7 @@ class _Normalizer:
     def call(self, node, pre):
         func = node.func
         if isinstance(func, gast.Name) or (
-            _is_name_chain(func) and self.parsed.resolve(func) is not _missing()
+            _is_name_chain(func) and self.parsed.resolve(func) is not MISSING
         ):
             new_func = func
         elif isinstance(func, gast.Attribute):  # method call on a value: x.sum(axis=0)
@@ -430,11 +430,7 @@ class _Normalizer:
             )
         else:
             new_func = self.atom(func, pre)
-        if _is_stop_gradient(self.parsed, func):
-            # keep the stopped expression's statements; the call marks the cut
-            args = [self.atom(a, pre) for a in node.args]
-        else:
-            args = [self.atom(a, pre) for a in node.args]
+        args = [self.atom(a, pre) for a in node.args]
         keywords = []
         for kw in node.keywords:
             if kw.arg is None:
@@ -463,12 +459,6 @@ class _Normalizer:
         return self.atom(node, pre)
 
 
-def _missing():
-    from transpile.parse import MISSING
-
-    return MISSING
-
-
 def _loc(new, old):
     return gast.copy_location(new, old)
 
@@ -483,12 +473,6 @@ def _is_call_to(parsed, node, obj):
     return isinstance(node, gast.Call) and parsed.resolve(node.func) is obj
 
 
-def _is_stop_gradient(parsed, func):
-    from runtime import stop_gradient
-
-    return parsed.resolve(func) is stop_gradient
-
-
 def _as_load(target):
     if isinstance(target, gast.Name):
         return name(target.id)
@@ -497,12 +481,6 @@ def _as_load(target):
     if isinstance(target, gast.Attribute):
         return gast.Attribute(value=_as_load(target.value), attr=target.attr, ctx=gast.Load())
     return target
-
-
-def _fresh_copy(node):
-    import copy
-
-    return copy.deepcopy(node)
 
 
 def _rename_target(stmts, old, new):

@@ -7,6 +7,10 @@ adjoint needs no ``ops.unbroadcast``: ``d_t5 = d_t10`` rather than
 
 import gast
 
+import runtime
+from transpile.parse import MISSING
+from transpile.rules import reductions
+
 
 def _is_scalar(node, scalars):
     if isinstance(node, gast.Constant):
@@ -18,9 +22,6 @@ def scalar_names(tree, parsed):
     """Names that always hold a scalar: numbers, full reductions (``np.sum(x)``,
     ``x.mean()``) and arithmetic on scalars. A scalar operand cannot broadcast the
     other operand, so its partner's adjoint needs no ``unbroadcast``."""
-    import runtime
-    from transpile.rules import reductions
-
     reducers = {id(f) for f in reductions.FULL_REDUCERS}
     values = {}
     for n in gast.walk(tree):
@@ -56,8 +57,6 @@ def scalar_names(tree, parsed):
             ):
                 return True
         return False
-
-    from transpile.parse import MISSING
 
     known = set(values)
     changed = True
