@@ -78,3 +78,38 @@ def all_stmts(stmts):
         if isinstance(s, (gast.If, gast.For, gast.While)):
             yield from all_stmts(s.body)
             yield from all_stmts(s.orelse)
+
+
+def contains_jump(stmts, kind) -> bool:
+    """Whether ``stmts`` hold a ``kind`` (Break, Continue) outside nested loops."""
+    for s in stmts:
+        if isinstance(s, kind):
+            return True
+        if isinstance(s, gast.If) and (
+            contains_jump(s.body, kind) or contains_jump(s.orelse, kind)
+        ):
+            return True
+    return False
+
+
+def calls_marker(stmt, marker: str) -> bool:
+    """Whether ``stmt`` is ``marker(...)`` or ``x = marker(...)`` (reverse's markers)."""
+    value = getattr(stmt, "value", None)
+    return (
+        isinstance(stmt, (gast.Expr, gast.Assign))
+        and isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Name)
+        and value.func.id == marker
+    )
+
+
+def function_def(fname: str, args, body):
+    return gast.FunctionDef(
+        name=fname,
+        args=args,
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )

@@ -36,7 +36,7 @@ import gast
 
 from transpile import lower, rename
 from transpile.errors import at
-from transpile.nodes import assign, call, const, is_atom, name
+from transpile.nodes import assign, call, const, contains_jump, is_atom, name
 from transpile.parse import MISSING
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
@@ -202,7 +202,7 @@ class _Normalizer:
         elif not (isinstance(test, gast.Constant) and isinstance(test_again, gast.Constant)):
             raise at(self.parsed, s, "unsupported while-loop test")
         body = self.block(s.body)
-        if _has_continue(body):
+        if contains_jump(body, gast.Continue):
             raise at(
                 self.parsed,
                 s,
@@ -489,12 +489,3 @@ def _rename_target(stmts, old, new):
             if isinstance(t, gast.Name) and t.id == old:
                 t.id = new
     return stmts
-
-
-def _has_continue(stmts):
-    for s in stmts:
-        if isinstance(s, gast.Continue):
-            return True
-        if isinstance(s, gast.If) and (_has_continue(s.body) or _has_continue(s.orelse)):
-            return True
-    return False

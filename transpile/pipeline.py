@@ -21,7 +21,7 @@ from transpile import activity as activity_pass
 from transpile import emit, fence, normalize, optimize, parse, record, reverse, zeros
 from transpile.errors import TranspileError, at
 from transpile.naming import Namer
-from transpile.nodes import all_stmts, assign, name, stores
+from transpile.nodes import all_stmts, assign, function_def, name, stores
 from transpile.rules import build_registry
 
 STAGES = ("parse", "anf", "raw", "final")
@@ -202,15 +202,7 @@ class _Build:
     def function_def(self, tree, fname, body, extra_args):
         args = copy.deepcopy(tree.args)
         args.args = args.args + [name(a, gast.Param()) for a in extra_args]
-        return gast.FunctionDef(
-            name=fname,
-            args=args,
-            body=body,
-            decorator_list=[],
-            returns=None,
-            type_comment=None,
-            type_params=[],
-        )
+        return function_def(fname, args, body)
 
     def compile(self, fdef, fname, extra=None):
         source = emit.to_source(fdef)
@@ -332,15 +324,7 @@ class _Build:
             kwarg=None,
             defaults=[],
         )
-        bdef = gast.FunctionDef(
-            name=f"{base}_bwd",
-            args=bargs,
-            body=bwd_body,
-            decorator_list=[],
-            returns=None,
-            type_comment=None,
-            type_params=[],
-        )
+        bdef = function_def(f"{base}_bwd", bargs, bwd_body)
         bwd = self.compile(bdef, f"{base}_bwd")
         fwd.extra = bwd
         return fwd

@@ -13,7 +13,7 @@ import copy
 
 import gast
 
-from transpile.nodes import all_stmts, assign, const, header, name, stores
+from transpile.nodes import all_stmts, assign, calls_marker, const, header, name, stores
 from transpile.reverse import RESTORE
 
 
@@ -170,12 +170,7 @@ def _matmul_derived(stmts):
 
 
 def _is_restore(s):
-    return (
-        isinstance(s, gast.Expr)
-        and isinstance(s.value, gast.Call)
-        and isinstance(s.value.func, gast.Name)
-        and s.value.func.id == RESTORE
-    )
+    return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
 
 
 def needed(adjoint, adjoint_names, primal):

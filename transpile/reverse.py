@@ -21,7 +21,7 @@ import gast
 
 from transpile import scalars
 from transpile.errors import at
-from transpile.nodes import assign, const, name
+from transpile.nodes import assign, const, contains_jump, name
 from transpile.rules import blocked_operands
 from transpile.template import expand
 
@@ -139,7 +139,7 @@ class _Reverse:
 
     def for_loop(self, s, depth):
         body, init, counter = s.body, [], None
-        if _breaks(body):
+        if contains_jump(body, gast.Break):
             counter = self.namer.fresh("n")
             init = [assign(counter, const(0), s)]
             body = [_bump(counter, s)] + body
@@ -466,15 +466,6 @@ def _targets(stmt):
 
 def _bump(counter, origin):
     return assign(counter, gast.BinOp(left=name(counter), op=gast.Add(), right=const(1)), origin)
-
-
-def _breaks(body):
-    for s in body:
-        if isinstance(s, gast.Break):
-            return True
-        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
-            return True
-    return False
 
 
 def _line(ctx, node):

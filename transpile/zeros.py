@@ -12,7 +12,7 @@ import copy
 import gast
 
 from transpile import cfg
-from transpile.nodes import all_stmts, apply_edits, assign, loads, name, stores
+from transpile.nodes import all_stmts, apply_edits, assign, calls_marker, loads, name, stores
 from transpile.reverse import ZERO
 
 ENTRY = "entry"
@@ -36,12 +36,7 @@ FRESH_OPS = {
 
 
 def _is_zero_marker(stmt):
-    return (
-        isinstance(stmt, gast.Assign)
-        and isinstance(stmt.value, gast.Call)
-        and isinstance(stmt.value.func, gast.Name)
-        and stmt.value.func.id == ZERO
-    )
+    return isinstance(stmt, gast.Assign) and calls_marker(stmt, ZERO)
 
 
 def in_place_base(stmt):
