@@ -103,8 +103,18 @@ def unreduce(g, x, axis=None, keepdims=False):
             return np.full(shape, g)
         return np.broadcast_to(g, shape)  # a 0-d array of another array module
     if not keepdims and axis is not None:
-        g = np.expand_dims(g, _axes(len(shape), axis))
+        kept = list(shape)
+        for a in _axes(len(shape), axis):
+            kept[a] = 1
+        g = g.reshape(kept) if hasattr(g, "reshape") else np.reshape(g, kept)
+    if hasattr(x, "dtype") and x.size <= _SMALL:
+        out = np.empty_like(x, dtype=g.dtype)  # cheaper than a broadcast view when small
+        out[...] = g
+        return out
     return np.broadcast_to(g, shape)
+
+
+_SMALL = 1 << 16
 
 
 def reduced_size(x, axis=None):

@@ -14,6 +14,9 @@ from transpile import pipeline
 class Source(str):
     """Generated source code: a plain ``str`` that renders highlighted in Jupyter."""
 
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))  # IPython's plain-text view: the code, not a quoted repr
+
     def _repr_html_(self):
         try:
             from pygments import highlight

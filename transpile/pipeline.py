@@ -232,12 +232,13 @@ class _Build:
         for n in gast.walk(tree):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 v = n.value
-                if isinstance(v, (gast.List, gast.Tuple, gast.Dict)) or (
-                    isinstance(v, gast.Call)
-                    and self.ctx.activity.matches.get(id(n)) is not None
-                    and self.ctx.activity.matches[id(n)].kind == "user"
-                ):
+                match = self.ctx.activity.matches.get(id(n))
+                if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
                     names.add(n.targets[0].id)
+                elif match is not None and match.kind == "user":
+                    # the result, and every argument: a callee's adjoint of a dict is a dict
+                    names.add(n.targets[0].id)
+                    names |= {a.id for a in match.operands if isinstance(a, gast.Name)}
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
                 names.add(n.value.id)
         return {self.namer.adjoint(n) for n in names}
