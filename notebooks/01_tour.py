@@ -1,3 +1,16 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # A tour of `transpile`
 #
@@ -75,7 +88,8 @@ print(np.allclose(da, np.cos(a) * b**2 + c), np.allclose(db, 2 * np.sin(a) * b))
 
 # %%
 value, g = value_and_grad(logistic_loss)(w, x, y)
-value, g
+print("value:", value)
+print("gradient:", g)
 
 # %% [markdown]
 # ## Reading the generated code
@@ -258,7 +272,8 @@ for ax, (f, x0, exact) in zip(axes, cases):
 axes[0].set_ylabel("relative error of the derivative")
 axes[0].legend(loc="upper center", fontsize=8)
 fig.tight_layout()
-generated_errors
+for name, error in generated_errors.items():
+    print(f"{name}: relative error of the generated gradient {error:.1e}")
 
 # %% [markdown]
 # The V shapes are the two errors meeting: on the left, round-off grows like $1/h$ as the step shrinks; on the

@@ -1,3 +1,16 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # EM for a Gaussian mixture, with the M-step driven by a generated gradient
 #
@@ -34,7 +47,7 @@ X = np.concatenate(
     [rng.multivariate_normal(m, c, size=n) for m, c, n in zip(true_mu, true_cov, counts)]
 )
 labels = np.repeat(np.arange(3), counts)
-X.shape
+print(f"{X.shape[0]} points in {X.shape[1]} dimensions")
 
 # %% [markdown]
 # ## The model

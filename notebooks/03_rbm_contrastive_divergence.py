@@ -1,3 +1,16 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # A restricted Boltzmann machine trained by contrastive divergence
 #
@@ -54,7 +67,9 @@ show_patterns(data, 2, 15, f"the {len(data)} bars-and-stripes patterns")
 #
 # `softplus` is written in its overflow-safe form. The Gibbs chain draws Bernoulli samples by comparing
 # probabilities with uniform noise that is passed in, so the loss is a deterministic function of its
-# arguments (which keeps numeric differentiation reproducible).
+# arguments (which keeps numeric differentiation reproducible). `free_energy` takes the parameter dict, and
+# the loss calls it twice with the same `params`; in the generated code each call's adjoint returns a dict,
+# and the two are added key by key (`ops.add`).
 
 
 # %%
@@ -66,9 +81,9 @@ def softplus(z):
     return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
 
 
-def free_energy(W, b, c, v):
+def free_energy(params, v):
     """F(v) for each row of v."""
-    return -(v @ b) - np.sum(softplus(v @ W + c), axis=1)
+    return -(v @ params["b"]) - np.sum(softplus(v @ params["W"] + params["c"]), axis=1)
 
 
 def gibbs_chain(params, v, noise):
@@ -82,8 +97,7 @@ def gibbs_chain(params, v, noise):
 def cd_loss(params, v_data, noise):
     """The CD-k objective: the chain's samples are constants to differentiation."""
     v_model = stop_gradient(gibbs_chain(params, v_data, noise))
-    W, b, c = params["W"], params["b"], params["c"]
-    return np.mean(free_energy(W, b, c, v_data)) - np.mean(free_energy(W, b, c, v_model))
+    return np.mean(free_energy(params, v_data)) - np.mean(free_energy(params, v_model))
 
 
 d_cd = grad(cd_loss)
@@ -143,8 +157,7 @@ for key in params0:
 
 # %%
 def cd_loss_fixed(params, v_data, v_model):
-    W, b, c = params["W"], params["b"], params["c"]
-    return np.mean(free_energy(W, b, c, v_data)) - np.mean(free_energy(W, b, c, v_model))
+    return np.mean(free_energy(params, v_data)) - np.mean(free_energy(params, v_model))
 
 
 check_grad(cd_loss, params0, data, noise0)
@@ -225,7 +238,8 @@ print(
     f"{len({tuple(s) for s in samples[is_valid]})} of the {len(data)} patterns appear"
 )
 
-show_patterns(samples, 3, 10, "samples from the trained RBM (red: not a valid pattern)", is_valid)
+title = f"all {n_samples} samples from the trained RBM (red: not a valid pattern)"
+show_patterns(samples, 5, 20, title, is_valid)
 
 # %% [markdown]
 # ## Assertions

@@ -1,3 +1,16 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # Adversarial training with FGSM
 #
@@ -67,9 +80,9 @@ def fgsm(params, x, y, eps):
 
 
 def adversarial_loss(params, x, y, eps):
-    """The loss on one batch of clean and FGSM examples; the attack is a constant."""
+    """The mean of the losses on clean and FGSM examples; the attack is a constant."""
     x_adv = stop_gradient(fgsm(params, x, y, eps))
-    return loss(params, np.concatenate([x, x_adv]), np.concatenate([y, y]))
+    return 0.5 * loss(params, x, y) + 0.5 * loss(params, x_adv, y)
 
 
 d_loss = grad(loss)
@@ -80,8 +93,9 @@ source(d_adv)
 
 # %% [markdown]
 # The generated adjoint of `adversarial_loss` runs `fgsm` in the forward sweep only: there is no adjoint for
-# `x_adv`, for the concatenated batch or for `fgsm`, and the attack is data. The only adjoint call is the
-# derivative of `loss` with respect to `params`, `loss_bwd`.
+# `x_adv` or for `fgsm`, and the attack is data. The only adjoint calls are to the derivative of `loss` with
+# respect to `params`, `loss_bwd`, once for each of the two terms; the two parameter dicts it returns are
+# added key by key (`ops.add`).
 
 # %% [markdown]
 # ## Numeric gradients
@@ -107,7 +121,7 @@ check_grad(adversarial_loss, params0, X_train, y_train, eps_train)
 
 # %%
 def loss_on_fixed_attack(params, x, y, x_adv):
-    return loss(params, np.concatenate([x, x_adv]), np.concatenate([y, y]))
+    return 0.5 * loss(params, x, y) + 0.5 * loss(params, x_adv, y)
 
 
 x_adv0 = fgsm(params0, X_train, y_train, eps_train)

@@ -256,7 +256,8 @@ def add(a, b):
     if isinstance(a, dict):
         return {k: add(a[k], b[k]) for k in a}
     if isinstance(a, (list, tuple)):
-        return [add(x, y) for x, y in zip(a, b)]
+        items = [add(x, y) for x, y in zip(a, b)]
+        return tuple(items) if isinstance(a, tuple) and isinstance(b, tuple) else items
     return a + b
 
 

@@ -134,11 +134,16 @@ class _Build:
             if d_result:
                 seed = [assign(d_result, name(dout), gast.Pass())]
         containers = self.container_names(tree, em, params)
+        subscripted = {
+            n.value.id
+            for n in gast.walk(tree)
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+        }
         grads = []
         for p in wrt_names:
             dp = namer.adjoint(p)
             em.primal_of[dp] = p
-            if dp in containers:  # a tuple argument gets a tuple gradient back
+            if p in subscripted:  # its adjoint was filled slot by slot: tuples back as tuples
                 grads.append(
                     gast.Call(
                         func=gast.Attribute(value=name(ops), attr="like", ctx=gast.Load()),
