@@ -24,8 +24,10 @@ def seed(out):
 
 
 def _shape(x):
-    if type(x) is tuple:  # a shape recorded in place of the array
+    if type(x) is tuple and all(type(n) is int for n in x):  # a shape recorded by a loop
         return x
+    if isinstance(x, (list, tuple)):
+        return np.shape(x)
     return getattr(x, "shape", ())
 
 
@@ -93,6 +95,8 @@ def _axes(ndim, axis):
 
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction back to the shape of its input."""
+    if isinstance(x, list) or type(x) is tuple and not all(type(n) is int for n in x):
+        return unarray(unreduce(g, np.asarray(x), axis, keepdims), x)  # np.sum([a, b])
     shape = _shape(x)
     if not shape:
         return g

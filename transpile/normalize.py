@@ -420,6 +420,11 @@ class _Normalizer:
 
     def call(self, node, pre):
         func = node.func
+        if self.parsed.resolve(func) is builtins.dict and not node.args:
+            # dict(a=x, b=y) is the display {"a": x, "b": y}
+            keys = [const(kw.arg) for kw in node.keywords]
+            values = [self.atom(kw.value, pre) for kw in node.keywords]
+            return _loc(gast.Dict(keys=keys, values=values), node)
         if isinstance(func, gast.Name) or (
             _is_name_chain(func) and self.parsed.resolve(func) is not MISSING
         ):

@@ -68,9 +68,6 @@ FUNCTIONS = [
     builtins.print,
     builtins.str,
     builtins.repr,
-    builtins.list,
-    builtins.tuple,
-    builtins.dict,
 ]
 METHODS = {
     "argmax",

@@ -113,6 +113,8 @@ REVERSE = [
     (np.array, array),
     (np.asarray, array),
     (builtins.sum, sum_list),
+    (builtins.list, copy),
+    (builtins.tuple, copy),
     (builtins.float, float_),
 ]
 METHODS = {
