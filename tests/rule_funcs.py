@@ -663,6 +663,16 @@ def sh_builtin_sum_start(x, y, c):
     return np.sum(sum([x, x * x], y) * c)
 
 
+def sh_builtin_list(x, y, c):
+    items = list((x, y * y))
+    return np.sum((items[0] + items[1] * x) * c)
+
+
+def sh_builtin_tuple(x, y, c):
+    items = tuple([x * y, y])
+    return np.sum((items[0] - items[1] ** 2) * c)
+
+
 def sh_builtin_float(x, c):
     return float(x) * c
 

@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def _blocks():
     text = README.read_text()
-    return re.findall(r"```python\n(.*?)```", text, re.S)
+    return re.findall(r"```python\n(.*?)```", text, re.DOTALL)
 
 
 def _run(code, tmp_path, name):

@@ -720,6 +720,9 @@ row(rf.sh_asarray_list, normal(PY), normal(PY), targets=[np.asarray], wrt=BOTH)
 for sx, sy in [(PY, PY), ((3,), (3,)), ((2, 3), (3,)), ((3,), PY)]:
     row(rf.sh_builtin_sum, normal(sx), normal(sy), targets=[builtins.sum], wrt=BOTH)
     row(rf.sh_builtin_sum_start, normal(sx), normal(sy), targets=[builtins.sum], wrt=BOTH)
+for sx, sy in [(PY, PY), ((3,), (3,)), ((2, 3), (3,))]:
+    row(rf.sh_builtin_list, normal(sx), normal(sy), targets=[builtins.list], wrt=BOTH)
+    row(rf.sh_builtin_tuple, normal(sx), normal(sy), targets=[builtins.tuple], wrt=BOTH)
 for s in [PY, ()]:
     row(rf.sh_builtin_float, normal(s), targets=[builtins.float])
 
