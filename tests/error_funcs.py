@@ -227,3 +227,13 @@ def calls_helper_with_varargs(x):
 def uses_method_without_rule(x):
     y = x.partition(1)  # ERR
     return np.sum(y * 2.0)
+
+
+def random_with_active_mean(mu):
+    z = np.random.normal(mu, 1.0)  # ERR
+    return z * 2.0
+
+
+def reparameterized(mu, sigma):
+    z = mu + sigma * np.random.normal(size=3)
+    return np.sum(z**2)

@@ -673,6 +673,14 @@ def sh_builtin_tuple(x, y, c):
     return np.sum((items[0] - items[1] ** 2) * c)
 
 
+def ew_full(v, c):
+    return np.sum(np.full((2, 3), v) * c)
+
+
+def ew_full_like(v, c):
+    return np.sum(np.full_like(c, v) * c)
+
+
 def sh_builtin_float(x, c):
     return float(x) * c
 

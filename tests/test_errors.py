@@ -248,3 +248,20 @@ def test_match_statement():
     err = transpile_error(uses_match)
     assert_located(err, uses_match)
     assert "match" in err.what
+
+
+def test_random_draw_with_differentiated_parameters():
+    err = transpile_error(E.random_with_active_mean)
+    assert_located(err, E.random_with_active_mean, hint_words=("reparameterize",))
+
+
+def test_reparameterized_random_draw_is_differentiated():
+    rng = np.random.default_rng(0)
+    mu, sigma = 0.5, 2.0
+    np.random.seed(3)
+    got = grad(E.reparameterized, wrt=(0, 1))(mu, sigma)
+    np.random.seed(3)
+    eps = np.random.normal(size=3)
+    z = mu + sigma * eps
+    np.testing.assert_allclose(got, (np.sum(2 * z), np.sum(2 * z * eps)), rtol=1e-12)
+    assert rng is not None

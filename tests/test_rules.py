@@ -723,6 +723,10 @@ for sx, sy in [(PY, PY), ((3,), (3,)), ((2, 3), (3,)), ((3,), PY)]:
 for sx, sy in [(PY, PY), ((3,), (3,)), ((2, 3), (3,))]:
     row(rf.sh_builtin_list, normal(sx), normal(sy), targets=[builtins.list], wrt=BOTH)
     row(rf.sh_builtin_tuple, normal(sx), normal(sy), targets=[builtins.tuple], wrt=BOTH)
+for s in [PY, (), (3,)]:
+    row(rf.ew_full, normal(s), targets=[np.full])
+for s in [PY, ()]:
+    row(rf.ew_full_like, normal(s), targets=[np.full_like])
 for s in [PY, ()]:
     row(rf.sh_builtin_float, normal(s), targets=[builtins.float])
 

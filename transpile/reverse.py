@@ -200,6 +200,16 @@ class _Reverse:
         match = self.act.matches.get(id(s))
         if match is None:  # loop bookkeeping added here (trip counters)
             return [s], []
+        if match.why == "random" and any(
+            isinstance(n, gast.Name) and self.act.is_varied(s, n.id) for n in match.operands
+        ):
+            raise at(
+                self.ctx,
+                s,
+                "a random draw whose parameters depend on the differentiated inputs",
+                "reparameterize: draw with fixed parameters and transform it, "
+                "e.g. mu + sigma * np.random.normal(size=...)",
+            )
         self.track_fresh(s)
         primal = [s]
         adjoint = []

@@ -160,6 +160,8 @@ def _classify_call(call, parsed, registry):
     tmpl = registry.functions.get(id(obj))
     if tmpl is not None:
         return _template(tmpl, call, list(call.args), keywords)
+    if nondiff.is_random(obj):
+        return Match("nondiff", tuple(operands), why="random")
     if nondiff.is_nondiff(obj):
         return Match("nondiff")
     if inspect.isfunction(obj) and not _is_library(obj):

@@ -143,7 +143,17 @@ def logaddexp(z, x, y):
     d[y] += ops.unbroadcast(d[z] * np.exp(y - z), y)
 
 
+def full(y, _shape, fill_value, _dtype=None, **_kwargs):
+    d[fill_value] += ops.unbroadcast(d[y], fill_value)
+
+
+def full_like(y, _a, fill_value, _dtype=None, **_kwargs):
+    d[fill_value] += ops.unbroadcast(d[y], fill_value)
+
+
 REVERSE = [
+    (np.full, full),
+    (np.full_like, full_like),
     (np.exp2, exp2),
     (np.log2, log2),
     (np.log10, log10),

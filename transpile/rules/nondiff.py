@@ -28,9 +28,7 @@ FUNCTIONS = [
     np.ones_like,
     np.empty,
     np.empty_like,
-    np.full,
     np.arange,
-    np.linspace,
     np.eye,
     np.identity,
     np.isnan,
@@ -54,7 +52,6 @@ FUNCTIONS = [
     np.nonzero,
     np.flatnonzero,
     np.count_nonzero,
-    np.unique,
     np.searchsorted,
     np.broadcast_shapes,
     np.result_type,
@@ -69,28 +66,20 @@ FUNCTIONS = [
     builtins.str,
     builtins.repr,
 ]
-METHODS = {
-    "argmax",
-    "argmin",
-    "argsort",
-    "nonzero",
-    "any",
-    "all",
-    "item_index",
-    "keys",
-    "astype_int",
-    "tolist_shape",
-}
+METHODS = {"argmax", "argmin", "argsort", "nonzero", "any", "all", "keys"}
 ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 MODULE_PREFIXES = ("numpy.random",)
 
 
+def is_random(obj) -> bool:
+    """A random draw: a constant, unless its parameters are differentiated (an error)."""
+    module = getattr(obj, "__module__", None) or ""
+    owner = getattr(obj, "__self__", None)
+    return module.startswith(MODULE_PREFIXES) or (
+        owner is not None and type(owner).__module__.startswith(MODULE_PREFIXES)
+    )
+
+
 def is_nondiff(obj) -> bool:
     """Whether ``obj`` (a resolved callable) is registered as non-differentiable."""
-    if any(obj is f for f in FUNCTIONS):
-        return True
-    module = getattr(obj, "__module__", None) or ""
-    if module.startswith(MODULE_PREFIXES):
-        return True
-    owner = getattr(obj, "__self__", None)
-    return type(owner).__module__.startswith(MODULE_PREFIXES) if owner is not None else False
+    return any(obj is f for f in FUNCTIONS) or is_random(obj)
