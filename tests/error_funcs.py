@@ -237,3 +237,14 @@ def random_with_active_mean(mu):
 def reparameterized(mu, sigma):
     z = mu + sigma * np.random.normal(size=3)
     return np.sum(z**2)
+
+
+def or_of_values(x, y):
+    z = x or y  # ERR
+    return z * 2.0
+
+
+def and_of_conditions(x):
+    if np.sum(x) > 0 and np.max(x) < 10:
+        return np.sum(x**2)
+    return np.sum(x)

@@ -256,7 +256,6 @@ def test_random_draw_with_differentiated_parameters():
 
 
 def test_reparameterized_random_draw_is_differentiated():
-    rng = np.random.default_rng(0)
     mu, sigma = 0.5, 2.0
     np.random.seed(3)
     got = grad(E.reparameterized, wrt=(0, 1))(mu, sigma)
@@ -264,4 +263,13 @@ def test_reparameterized_random_draw_is_differentiated():
     eps = np.random.normal(size=3)
     z = mu + sigma * eps
     np.testing.assert_allclose(got, (np.sum(2 * z), np.sum(2 * z * eps)), rtol=1e-12)
-    assert rng is not None
+
+
+def test_or_of_differentiated_values():
+    err = transpile_error(E.or_of_values)
+    assert_located(err, E.or_of_values)
+
+
+def test_and_of_conditions_is_fine():
+    got = grad(E.and_of_conditions)(np.array([0.5, 2.0]))
+    np.testing.assert_allclose(got, [2.0 * 0.5, 2.0 * 2.0])

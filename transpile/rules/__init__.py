@@ -116,7 +116,10 @@ def classify(value, parsed, registry: Registry) -> Match:
         if tmpl is None:
             return Match("nondiff")
         return _template(tmpl, value, [value.operand], {})
-    if isinstance(value, (gast.Compare, gast.BoolOp, gast.JoinedStr, gast.Lambda)):
+    if isinstance(value, gast.BoolOp):
+        # `a or b` returns one of its operands: not a constant if they are differentiated
+        return Match("unknown", tuple(value.values), why="`and`/`or` on a differentiated value")
+    if isinstance(value, (gast.Compare, gast.JoinedStr, gast.Lambda)):
         return Match("nondiff")
     if isinstance(value, gast.Subscript):
         return Match("subscript", (value.value,))
