@@ -99,7 +99,8 @@ def unreduce(g, x, axis=None, keepdims=False):
         return unarray(unreduce(g, np.asarray(x), axis, keepdims), x)  # np.sum([a, b])
     shape = _shape(x)
     if not shape:
-        return g
+        dtype = getattr(x, "dtype", None)  # a 0-d x: its dtype, even for a Python-float g
+        return dtype.type(g) if dtype is not None and isinstance(g, float) else g
     if axis is None and getattr(g, "ndim", 0) == 0:
         if hasattr(x, "dtype"):  # full_like keeps x's array module (cupy stays cupy)
             return np.full_like(x, g)

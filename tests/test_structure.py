@@ -34,9 +34,15 @@ def src(func, wrt=0):
 
 
 def adjoint_part(text):
-    """The lines after the seed of the output cotangent."""
+    """The lines of the adjoint sweep: from the seed of the output cotangent, or (when
+    the output is a scalar by construction and the seed is a folded constant) from the
+    first ``# grad of:`` block."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if "ops.seed(" in line)
+    start = next(
+        i for i, line in enumerate(lines) if "ops.seed(" in line or "# grad of:" in line
+    )
+    if "# grad of:" in lines[start]:
+        return "\n".join(lines[start:])
     return "\n".join(lines[start + 1 :])
 
 

@@ -6,6 +6,8 @@
 * ``tidy``: empty branches and loops go; a comment with nothing under it goes.
 """
 
+import copy
+
 import gast
 
 from transpile import cfg
@@ -56,6 +58,17 @@ def dead_code(body, is_pure, live_out=()):
 
 
 class _Folder(gast.NodeTransformer):
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        operand = node.operand
+        if (
+            isinstance(node.op, gast.USub)
+            and isinstance(operand, gast.Constant)
+            and _number(operand.value)
+        ):
+            return gast.copy_location(const(-operand.value), node)
+        return node
+
     def visit_BinOp(self, node):
         self.generic_visit(node)
         left, right = node.left, node.right
@@ -145,11 +158,30 @@ def propagate_copies(body, adjoint_names):
         for t in stores(s) + ([in_place_base(s)] if in_place_base(s) else []):
             counts[t] = counts.get(t, 0) + 1
     for s in body:
-        if not (
-            isinstance(s, gast.Assign)
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.Name)
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+            continue
+        if (
+            isinstance(s.value, gast.Constant)
+            and s.targets[0].id in adjoint_names
+            and counts.get(s.targets[0].id) == 1
         ):
+            # a constant adjoint (the seed 1.0 of a scalar output) is folded into its uses
+            value, target = s.value, s.targets[0].id
+            body = [x for x in body if x is not s]
+            for stmt in body:
+                for n in gast.walk(stmt):
+                    for field, child in gast.iter_fields(n):
+                        if isinstance(child, gast.Name) and child.id == target:
+                            setattr(n, field, copy.deepcopy(value))
+                        elif isinstance(child, list):
+                            child[:] = [
+                                copy.deepcopy(value)
+                                if isinstance(c, gast.Name) and c.id == target
+                                else c
+                                for c in child
+                            ]
+            return propagate_copies(fold_constants(body), adjoint_names)
+        if not isinstance(s.value, gast.Name):
             continue
         a, b = s.targets[0].id, s.value.id
         if a not in adjoint_names or b not in adjoint_names:

@@ -21,7 +21,7 @@ from transpile import activity as activity_pass
 from transpile import emit, fence, normalize, optimize, parse, record, reverse, zeros
 from transpile.errors import TranspileError, at
 from transpile.naming import Namer
-from transpile.nodes import all_stmts, assign, function_def, name, stores
+from transpile.nodes import all_stmts, assign, const, function_def, name, stores
 from transpile.rules import build_registry
 
 STAGES = ("parse", "anf", "raw", "final")
@@ -121,7 +121,10 @@ class _Build:
         if d_result:
             em.primal_of[d_result] = result.id
         seed, extra_args = [], []
-        if self.mode in ("grad", "value_and_grad"):
+        if self.mode == "grad" and isinstance(result, gast.Name) and result.id in em.scalars:
+            # the output is a scalar by construction (a full reduction): no run-time check
+            seed = [assign(d_result, const(1.0), gast.Pass())]
+        elif self.mode in ("grad", "value_and_grad"):
             seed_call = gast.Call(
                 func=gast.Attribute(value=name(ops), attr="seed", ctx=gast.Load()),
                 args=[copy.deepcopy(result)],

@@ -52,6 +52,7 @@ class Emitted:
     primal_of: dict  # adjoint name -> primal name
     result: object  # the returned atom
     callees: list = field(default_factory=list)
+    scalars: frozenset = frozenset()  # names that always hold scalars
 
 
 def zero_marker(adj, primal):
@@ -70,7 +71,9 @@ def run(tree, ctx) -> Emitted:
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
     result = ret.value
-    return Emitted(primal, adjoint, rev.restores, rev.primal_of, result, rev.callees)
+    return Emitted(
+        primal, adjoint, rev.restores, rev.primal_of, result, rev.callees, frozenset(rev.scalars)
+    )
 
 
 class _Reverse:
