@@ -104,8 +104,10 @@ print("gradient:", g)
 source(d_logistic)
 
 # %% [markdown]
-# After the primal sweep, `ops.seed` starts the adjoint sweep with $\partial\,\text{out}/\partial\,\text{out} = 1$.
-# Then each line of the original function gets its adjoint block, in reverse order. The helpers from
+# The adjoint sweep starts from $\partial\,\text{out}/\partial\,\text{out} = 1$. Here the output is a
+# `mean`, a scalar by construction, so that 1 is folded into the first adjoint line (`-1.0 / ...`) and the
+# loss value itself is never computed; when the output is not provably a scalar, `ops.seed(out)` checks it
+# at run time. Then each line of the original function gets its adjoint block, in reverse order. The helpers from
 # `runtime.ops` are small and named for what they do: `ops.unreduce` spreads the adjoint of a `mean`/`sum` back
 # over the reduced elements, `ops.unbroadcast` sums an adjoint back to the shape of an operand that was
 # broadcast, and `ops.matmul_right(g, x, w)` is the adjoint of `w` in `x @ w` (here `x.T @ g`). Values the
