@@ -38,21 +38,27 @@ def shape(x):
 
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
-    if isinstance(x, float) and isinstance(g, float):  # also numpy float scalars
-        return g
+    if type(x) is float:  # a Python number operand
+        if isinstance(g, float):
+            return g
+    else:
+        try:  # the common case, arrays (or numpy scalars) of one shape
+            if g.shape == x.shape:
+                return g
+        except AttributeError:
+            pass
     xs = _shape(x)
     gs = getattr(g, "shape", ())
     if gs == xs:
         return g
     if not xs:
-        return g.sum()
+        return np.add.reduce(g, axis=None)
     extra = len(gs) - len(xs)
-    if extra > 0:
-        g = g.reshape((-1,) + gs[extra:]).sum(axis=0)
-    axes = tuple(i for i, n in enumerate(xs) if n == 1 and g.shape[i] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    return g
+    ones = tuple(extra + i for i, n in enumerate(xs) if n == 1 and gs[extra + i] != 1)
+    if not ones:  # only leading axes were added, as for a bias: sum them away
+        return np.add.reduce(g, axis=0 if extra == 1 else tuple(range(extra)))
+    g = np.add.reduce(g, axis=tuple(range(extra)) + ones, keepdims=True)
+    return g.reshape(xs)
 
 
 def matmul_left(g, x, y):
