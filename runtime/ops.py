@@ -38,7 +38,7 @@ def shape(x):
 
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
-    if type(x) is float:  # a Python number operand
+    if isinstance(x, float):  # a Python or numpy float operand
         if isinstance(g, float):
             return g
     else:
