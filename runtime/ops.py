@@ -31,9 +31,16 @@ def _shape(x):
     return getattr(x, "shape", ())
 
 
-def shape(x):
-    """The shape of ``x`` (``()`` for numbers and for the None of a first iteration)."""
-    return getattr(x, "shape", ())
+class _Unset:
+    """The value of a loop temporary before the loop's first iteration writes it."""
+
+    shape = ()
+
+    def __repr__(self):
+        return "ops.UNSET"
+
+
+UNSET = _Unset()
 
 
 def unbroadcast(g, x):

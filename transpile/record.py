@@ -27,7 +27,7 @@ def run(primal, adjoint, markers, needed, params, names):
     pushes = {}  # id(primal stmt) -> push statement
     pushed = set()
     # an array the adjoint reads only for its shape is recorded as its shape
-    shape_only = _shape_only_reads(adjoint, ops) & _matmul_derived(primal)
+    shape_only = _shape_only_reads(adjoint, ops) & _matmul_derived(primal, np_name)
 
     def convert(stmts):
         out = []
@@ -54,11 +54,7 @@ def run(primal, adjoint, markers, needed, params, names):
                         )
                     elif target in shape_only:
                         out.append(assign(target, pop, s))
-                        value = gast.Call(
-                            func=gast.Attribute(value=name(ops), attr="shape", ctx=gast.Load()),
-                            args=[name(target)],
-                            keywords=[],
-                        )
+                        value = gast.Attribute(value=name(target), attr="shape", ctx=gast.Load())
                     else:
                         out.append(assign(target, pop, s))
                         value = name(target)
@@ -93,7 +89,8 @@ def run(primal, adjoint, markers, needed, params, names):
         return out
 
     primal = insert(primal)
-    # a value pushed before its first write in a loop must exist: start it as None
+    # a value pushed before its first write in a loop must exist: start it as None (or,
+    # when only its shape is recorded, as ops.UNSET, which has an empty shape)
     defined = set(params)
     out = []
     for s in primal:
@@ -104,7 +101,12 @@ def run(primal, adjoint, markers, needed, params, names):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             }
             for n in sorted((inner & pushed) - defined):
-                out.append(assign(n, const(None), s))
+                unset = (
+                    gast.Attribute(value=name(ops), attr="UNSET", ctx=gast.Load())
+                    if n in shape_only
+                    else const(None)
+                )
+                out.append(assign(n, unset, s))
             defined |= inner
         else:
             defined |= set(stores(s))
@@ -145,27 +147,47 @@ def _shape_only_reads(stmts, ops_name):
     return shape_reads - other_reads
 
 
-def _matmul_derived(stmts):
-    """Names computed from a matrix product: arrays worth recording as a shape, where a
-    Python number would be cheaper to record whole."""
-    derived = set()
-    for _ in range(4):
-        for s in all_stmts(stmts):
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-                v = s.value
-                operands = (
-                    [v.left, v.right]
-                    if isinstance(v, gast.BinOp)
-                    else [v.operand]
-                    if isinstance(v, gast.UnaryOp)
-                    else list(v.args)
-                    if isinstance(v, gast.Call)
-                    else []
-                )
-                if (isinstance(v, gast.BinOp) and isinstance(v.op, gast.MatMult)) or any(
-                    isinstance(o, gast.Name) and o.id in derived for o in operands
-                ):
-                    derived.add(s.targets[0].id)
+def _matmul_derived(stmts, np_name):
+    """Names that always hold arrays computed from a matrix product: worth recording as a
+    shape (``x.shape``), where a Python number would be cheaper to record whole."""
+    defs = {}
+    for s in all_stmts(stmts):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            defs.setdefault(s.targets[0].id, []).append(s.value)
+        else:
+            for t in stores(s):
+                defs.setdefault(t, []).append(None)
+
+    def is_array(v, derived):
+        if isinstance(v, gast.BinOp):
+            return isinstance(v.op, gast.MatMult) or any(
+                isinstance(o, gast.Name) and o.id in derived for o in (v.left, v.right)
+            )
+        if isinstance(v, gast.UnaryOp):
+            return isinstance(v.operand, gast.Name) and v.operand.id in derived
+        numpy_call = (
+            isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Attribute)
+            and getattr(v.func.value, "id", None) == np_name
+        )
+        return numpy_call and any(isinstance(a, gast.Name) and a.id in derived for a in v.args)
+
+    # an operand of `@` holds arrays: a Python number there would have raised already
+    derived = {
+        o.id
+        for s in all_stmts(stmts)
+        for n in gast.walk(s)
+        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.MatMult)
+        for o in (n.left, n.right)
+        if isinstance(o, gast.Name)
+    }
+    changed = True
+    while changed:
+        changed = False
+        for n, values in defs.items():
+            if n not in derived and all(v is not None and is_array(v, derived) for v in values):
+                derived.add(n)
+                changed = True
     return derived
 
 
