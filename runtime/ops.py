@@ -289,6 +289,9 @@ def zeros_like(x):
         return None
     if isinstance(x, (float, int)) and not isinstance(x, bool):
         return 0.0
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and dtype.kind not in "fc":  # an integer input: a float gradient
+        return np.zeros_like(x, dtype=np.float64)
     return np.zeros_like(x)
 
 

@@ -12,7 +12,16 @@ import copy
 import gast
 
 from transpile import cfg
-from transpile.nodes import all_stmts, apply_edits, assign, calls_marker, loads, name, stores
+from transpile.nodes import (
+    all_stmts,
+    apply_edits,
+    assign,
+    calls_marker,
+    header,
+    loads,
+    name,
+    stores,
+)
 from transpile.reverse import ZERO
 
 ENTRY = "entry"
@@ -229,6 +238,9 @@ class _Adjoints:
     def finish(self, body, needed):
         needed_ids = {i for _, i in needed}
         entry_names = sorted({n for n, i in needed if i == ENTRY})
+        in_place = _own_buffers(
+            body, self.names - self.containers, needed_ids, self.ops, set(entry_names)
+        )
 
         def convert(stmts):
             out = []
@@ -248,6 +260,9 @@ class _Adjoints:
                         )
                         if isinstance(s.op, gast.Sub):
                             value = gast.BinOp(left=name(t), op=gast.Sub(), right=s.value)
+                    elif t in in_place:  # its own zeroed buffer, never aliased: add in place
+                        out.append(s)
+                        continue
                     else:
                         value = gast.BinOp(left=name(t), op=s.op, right=s.value)
                     out.append(gast.copy_location(assign(t, value, s), s))
@@ -260,6 +275,54 @@ class _Adjoints:
 
         inits = [assign(n, self.zeros_like(n), gast.Pass()) for n in entry_names]
         return inits, convert(body)
+
+
+_FRESH_FROM_ADJOINT = {"matmul_left", "matmul_right"}
+
+
+def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
+    """Adjoints that own their array: every write is a materialized zero or an
+    accumulation, and every read makes a new array (arithmetic, a matrix product), so
+    no other name can see the buffer. Such an adjoint may accumulate in place."""
+    writes = {n: ["zeros"] for n in zeroed_on_entry}
+    safe_reads, all_reads = {}, {}
+    parents = {}
+    for stmt in all_stmts(body):
+        for node in gast.walk(header(stmt)):
+            for child in gast.iter_child_nodes(node):
+                parents[id(child)] = node
+    for stmt in all_stmts(body):
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            writes.setdefault(stmt.target.id, []).append("accumulate")
+        elif _is_zero_marker(stmt):
+            kind = "zeros" if id(stmt) in materialized else "folded"
+            writes.setdefault(stmt.targets[0].id, []).append(kind)
+        else:
+            for t in stores(stmt):
+                writes.setdefault(t, []).append("other")
+            base = in_place_base(stmt)
+            if base:
+                writes.setdefault(base, []).append("other")
+        for node in gast.walk(header(stmt)):
+            if not (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)):
+                continue
+            all_reads[node.id] = all_reads.get(node.id, 0) + 1
+            parent = parents.get(id(node))
+            fresh = isinstance(parent, (gast.BinOp, gast.UnaryOp, gast.Compare)) or (
+                isinstance(parent, gast.Call)
+                and isinstance(parent.func, gast.Attribute)
+                and getattr(parent.func.value, "id", None) == ops_name
+                and parent.func.attr in _FRESH_FROM_ADJOINT
+            )
+            if fresh or isinstance(stmt, gast.Return):
+                safe_reads[node.id] = safe_reads.get(node.id, 0) + 1
+    return {
+        n
+        for n in names
+        if "zeros" in writes.get(n, [])
+        and set(writes[n]) <= {"zeros", "accumulate", "folded"}
+        and safe_reads.get(n, 0) == all_reads.get(n, 0)
+    }
 
 
 def _zero(target, primal_of):
