@@ -414,3 +414,36 @@ def undiag(g, v, k=0):
 def unroll(g, shift, axis=None):
     negative = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
     return np.roll(g, negative, axis)
+
+
+def uneinsum(g, subscripts, operands, index):
+    """Adjoint of operand ``index`` of ``np.einsum(subscripts, *operands)``: an einsum of
+    the output's adjoint with the other operands, broadcast over indices that only this
+    operand had (they were summed away)."""
+    spec = subscripts.replace(" ", "")
+    if "..." in spec:
+        raise NotImplementedError("the gradient of np.einsum with '...' is not supported")
+    if "->" in spec:
+        inputs, output = spec.split("->")
+    else:
+        inputs = spec
+        letters = inputs.replace(",", "")
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    terms = inputs.split(",")
+    mine = terms[index]
+    if len(set(mine)) != len(mine):
+        raise NotImplementedError(
+            f"the gradient of np.einsum({subscripts!r}) with a repeated index in one operand "
+            "is not supported"
+        )
+    others = [t for k, t in enumerate(terms) if k != index]
+    other_operands = [o for k, o in enumerate(operands) if k != index]
+    reachable = set(output).union(*others)
+    kept = "".join(c for c in mine if c in reachable)
+    grad = np.einsum(",".join([output, *others]) + "->" + kept, g, *other_operands)
+    if kept != mine:
+        shape = np.shape(operands[index])
+        grad = np.broadcast_to(
+            np.reshape(grad, [shape[i] if c in kept else 1 for i, c in enumerate(mine)]), shape
+        )
+    return grad

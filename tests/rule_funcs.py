@@ -689,6 +689,26 @@ def sh_builtin_float(x, c):
 # Linear algebra
 
 
+def la_einsum_matmul(x, y, c):
+    return np.sum(np.einsum("ij,jk->ik", x, y) * c)
+
+
+def la_einsum_batched(x, y, c):
+    return np.sum(np.einsum("bij,bjk->bik", x, y) * c)
+
+
+def la_einsum_implicit(x, y, c):
+    return np.einsum("i,i", x, y) * c
+
+
+def la_einsum_sum_away(x, c):
+    return np.sum(np.einsum("ij->i", x) * c)
+
+
+def la_einsum_three(x, y, c):
+    return np.sum(np.einsum("ij,j,k->ik", x, y, y) * c)
+
+
 def la_outer(x, y, c):
     return np.sum(np.outer(x, y) * c)
 

@@ -734,6 +734,11 @@ for s in [PY, ()]:
 
 for sx, sy in [((3,), (4,)), ((2, 2), (3,)), ((), (3,))]:
     row(rf.la_outer, normal(sx), normal(sy), targets=[np.outer], wrt=BOTH)
+row(rf.la_einsum_matmul, normal((2, 3)), normal((3, 4)), targets=[np.einsum], wrt=BOTH)
+row(rf.la_einsum_batched, normal((2, 2, 3)), normal((2, 3, 2)), targets=[np.einsum], wrt=BOTH)
+row(rf.la_einsum_implicit, normal((3,)), normal((3,)), targets=[np.einsum], wrt=BOTH)
+row(rf.la_einsum_sum_away, normal((2, 3)), targets=[np.einsum])
+row(rf.la_einsum_three, normal((2, 3)), normal((3,)), targets=[np.einsum], wrt=BOTH)
 for sx, sy in [((4,), (4,)), ((2, 3), (2, 3))]:
     row(rf.la_vdot, normal(sx), normal(sy), targets=[np.vdot], wrt=BOTH)
 for n, batch in [(1, ()), (3, ()), (3, (2,))]:

@@ -82,18 +82,29 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
     out = []
     for stmt in template.body:
         target_param = stmt.target.slice.id
-        target = adjoint_of(values[target_param])
-        if target is None:
-            continue
-        value = _substitute(copy.deepcopy(stmt.value), values, adjoint_of, runtime_names)
-        if value is None:
-            continue
-        new = gast.AugAssign(
-            target=gast.Name(id=target, ctx=gast.Store(), annotation=None, type_comment=None),
-            op=stmt.op,
-            value=value,
-        )
-        out.append((target_param, new))
+        bound = values[target_param]
+        param = template.signature.parameters[target_param]
+        if param.kind == param.VAR_POSITIONAL:
+            # d[operands] for *operands: one line per operand, with _index its position
+            items = [
+                (elt, {**values, "_index": gast.Constant(value=k, kind=None)})
+                for k, elt in enumerate(bound.elts)
+            ]
+        else:
+            items = [(bound, values)]
+        for node, these in items:
+            target = adjoint_of(node)
+            if target is None:
+                continue
+            value = _substitute(copy.deepcopy(stmt.value), these, adjoint_of, runtime_names)
+            if value is None:
+                continue
+            new = gast.AugAssign(
+                target=gast.Name(id=target, ctx=gast.Store(), annotation=None, type_comment=None),
+                op=stmt.op,
+                value=value,
+            )
+            out.append((target_param, new))
     return out
 
 

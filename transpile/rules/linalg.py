@@ -37,7 +37,12 @@ def diag(y, v, _k=0):
     d[v] += ops.undiag(d[y], v, _k)
 
 
+def einsum(y, _subscripts, *operands, **_kwargs):
+    d[operands] += ops.uneinsum(d[y], _subscripts, operands, _index)
+
+
 REVERSE = [
+    (np.einsum, einsum),
     (np.outer, outer),
     (np.vdot, inner_1d),
     (np.linalg.inv, inv),
