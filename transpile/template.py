@@ -27,6 +27,7 @@ class _Adjoints:
 
 
 d = _Adjoints()
+position = 0  # in a template over *operands: the index of the operand whose adjoint it is
 
 
 @dataclass(frozen=True)

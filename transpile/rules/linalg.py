@@ -3,7 +3,7 @@
 import numpy as np
 
 from runtime import ops
-from transpile.template import d
+from transpile.template import d, position
 
 
 def outer(y, a, b):
@@ -38,7 +38,7 @@ def diag(y, v, _k=0):
 
 
 def einsum(y, _subscripts, *operands, **_kwargs):
-    d[operands] += ops.uneinsum(d[y], _subscripts, operands, _index)
+    d[operands] += ops.uneinsum(d[y], _subscripts, operands, position)
 
 
 REVERSE = [
