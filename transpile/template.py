@@ -86,9 +86,9 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
         bound = values[target_param]
         param = template.signature.parameters[target_param]
         if param.kind == param.VAR_POSITIONAL:
-            # d[operands] for *operands: one line per operand, with _index its position
+            # d[operands] for *operands: one line per operand, `position` its index
             items = [
-                (elt, {**values, "_index": gast.Constant(value=k, kind=None)})
+                (elt, {**values, "position": gast.Constant(value=k, kind=None)})
                 for k, elt in enumerate(bound.elts)
             ]
         else:
