@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import scalars
+from transpile import scalars, shapes
 from transpile.errors import at
 from transpile.nodes import assign, const, contains_jump, name
 from transpile.rules import blocked_operands
@@ -67,6 +67,7 @@ def comment(text, origin=None):
 def run(tree, ctx) -> Emitted:
     rev = _Reverse(ctx)
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
+    rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -242,7 +243,7 @@ class _Reverse:
 
             lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
             return [s], [
-                scalars.elide_unbroadcast(stmt, param, values, self.scalars)
+                shapes.elide_unbroadcast(stmt, param, values, self.shapes.get(id(s)))
                 for param, stmt in lines
             ]
         if kind == "copy":

@@ -1,8 +1,7 @@
-"""Which names always hold scalars, and the ``unbroadcast`` calls that this makes moot.
+"""Which names always hold scalars: numbers, full reductions, arithmetic on them.
 
-A scalar operand cannot broadcast its partner to a larger shape, so the partner's
-adjoint needs no ``ops.unbroadcast``: ``d_t5 = d_t10`` rather than
-``d_t5 = ops.unbroadcast(d_t10, _t5)`` for ``_t10 = _t5 + _t9`` of two reductions.
+A scalar output needs no run-time check before its seed 1.0, and a scalar operand
+cannot broadcast its partner (``shapes`` uses that).
 """
 
 import gast
@@ -67,21 +66,3 @@ def scalar_names(tree, parsed):
                 known.discard(n)
                 changed = True
     return known
-
-
-def elide_unbroadcast(stmt, param, values, scalars):
-    """``ops.unbroadcast(e, x)`` is ``e`` when every other operand is a scalar:
-    a scalar cannot broadcast ``x`` to a larger shape."""
-    # every other bound value, options included (a where-mask or a broadcast_to shape
-    # can broadcast x too); the first value is the result node itself
-    others = [v for p, v in list(values.items())[1:] if p != param]
-    if not all(_is_scalar(o, scalars) for o in others):
-        return stmt
-    v = stmt.value
-    if (
-        isinstance(v, gast.Call)
-        and isinstance(v.func, gast.Attribute)
-        and v.func.attr == "unbroadcast"
-    ):
-        stmt.value = v.args[0]
-    return stmt
