@@ -30,6 +30,7 @@ _CACHE = {}
 
 
 def registry():
+    """The rule registry, built once on first use."""
     if not _REGISTRY:
         _REGISTRY.append(build_registry())
     return _REGISTRY[0]
@@ -56,6 +57,7 @@ class Context:
 
 
 def transpile(func, wrt, mode, as_tuple=False, stack=()):
+    """The generated function for ``func`` (cached per function, wrt and mode)."""
     key = (func, tuple(wrt), mode, as_tuple)
     if key not in _CACHE:
         _CACHE[key] = _Build(func, tuple(wrt), mode, stack, as_tuple=as_tuple).run()
@@ -104,7 +106,8 @@ class _Build:
     def runtime_names(self, parsed, namer):
         names = {}
         for key, obj in (("np", np), ("ops", runtime_ops), ("Tape", Tape)):
-            ok = key not in parsed.local_names and parsed.lookup(key) in (obj, parse.MISSING)
+            found = parsed.lookup(key)
+            ok = key not in parsed.local_names and (found is obj or found is parse.MISSING)
             names[key] = namer.reserve(key) if ok else namer.fresh(key + "_")
             self.namespace[names[key]] = obj
         names["tape"] = namer.fresh("tape")

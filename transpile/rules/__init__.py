@@ -78,9 +78,6 @@ class Match:
     why: str = ""
 
 
-def _names(nodes):
-    return tuple(n for n in nodes if isinstance(n, gast.Name))
-
 
 def _numpy_twin(obj):
     module = getattr(obj, "__module__", "") or ""
