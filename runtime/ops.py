@@ -114,9 +114,20 @@ def unreduce(g, x, axis=None, keepdims=False):
     if not shape:
         dtype = getattr(x, "dtype", None)  # a 0-d x: its dtype, even for a Python-float g
         return dtype.type(g) if dtype is not None and isinstance(g, float) else g
+    if isinstance(x, _BroadcastLike):
+        like = x.first
+        dtype = np.result_type(x.dtype, g)
+        if not keepdims and axis is not None:
+            kept = list(shape)
+            for a in _axes(len(shape), axis):
+                kept[a] = 1
+            g = np.reshape(g, kept)
+        out = np.empty_like(like, dtype=dtype, shape=shape)  # x's array module
+        out[...] = g
+        return out
     if axis is None and getattr(g, "ndim", 0) == 0:
         if hasattr(x, "dtype"):  # full_like keeps x's array module (cupy stays cupy)
-            return np.full_like(x, g)
+            return np.full_like(x, g, dtype=np.result_type(x.dtype, g))
         if isinstance(g, (np.ndarray, np.generic)) or not hasattr(g, "dtype"):
             return np.full(shape, g)
         return np.broadcast_to(g, shape)  # a 0-d array of another array module
@@ -126,13 +137,34 @@ def unreduce(g, x, axis=None, keepdims=False):
             kept[a] = 1
         g = g.reshape(kept) if hasattr(g, "reshape") else np.reshape(g, kept)
     if hasattr(x, "dtype") and x.size <= _SMALL:
-        out = np.empty_like(x, dtype=g.dtype)  # cheaper than a broadcast view when small
+        out = np.empty_like(x, dtype=np.result_type(x.dtype, g))  # cheaper than a view
         out[...] = g
         return out
     return np.broadcast_to(g, shape)
 
 
 _SMALL = 1 << 16
+
+
+def unmean(g, x, axis=None, keepdims=False):
+    """Adjoint of a mean: the adjoint of the sum, divided by the count."""
+    return unreduce(g / reduced_size(x, axis), x, axis, keepdims)
+
+
+class _BroadcastLike:
+    """Stands for the broadcast of several arrays where only its shape, dtype and
+    array module are needed (the adjoint of a reduction of an elementwise result)."""
+
+    def __init__(self, arrays):
+        self.shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+        self.dtype = np.result_type(*arrays)
+        self.first = next((a for a in arrays if hasattr(a, "shape")), None)
+        self.size = math.prod(self.shape)
+
+
+def broadcast_like(*arrays):
+    """The shape, dtype and array module that ``arrays`` broadcast together would have."""
+    return _BroadcastLike(arrays)
 
 
 def reduced_size(x, axis=None):

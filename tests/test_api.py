@@ -127,7 +127,7 @@ def params_nested(p, x):
 
 def bad_shapes(a, b):
     c = a * b
-    return np.sum(c)
+    return np.sum(np.sin(c))
 
 
 # --------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import runtime
 from runtime import ops as runtime_ops
 from runtime.tape import Tape
 from transpile import activity as activity_pass
-from transpile import emit, fence, normalize, optimize, parse, record, reverse, zeros
+from transpile import emit, fence, normalize, optimize, parse, record, reverse, shapes, zeros
 from transpile.errors import TranspileError, at
 from transpile.naming import Namer
 from transpile.nodes import all_stmts, assign, const, function_def, name, stores
@@ -206,6 +206,11 @@ class _Build:
 
     def finish(self, body):
         body = optimize.dead_code(body, self.is_pure)
+        changed = True
+        while changed:  # values computed only for their shapes are not computed
+            body, changed = shapes.read_shapes_from_sources(body, self.parsed, self.names["ops"])
+            if changed:
+                body = optimize.dead_code(body, self.is_pure)
         body = optimize.fold_constants(body)
         body = optimize.drop_default_args(body, self.names["ops"])
         return optimize.tidy(body)

@@ -242,9 +242,9 @@ class _Reverse:
                 return self.d(target) if node is result else adjoint_of(node)
 
             lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
+            lookup = self.shapes.get(id(s))
             return [s], [
-                shapes.elide_unbroadcast(stmt, param, values, self.shapes.get(id(s)))
-                for param, stmt in lines
+                shapes.elide_unbroadcast(stmt, param, values, lookup) for param, stmt in lines
             ]
         if kind == "copy":
             src = adjoint_of(s.value)

@@ -15,6 +15,7 @@ atom after each assignment; the facts hold within one execution of a block.
 import gast
 
 import runtime
+from transpile.nodes import all_stmts, header, stores
 from transpile.rules import elementwise
 
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod, gast.FloorDiv)
@@ -76,20 +77,32 @@ def _is_number_or_none(v):
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
+def elementwise_operands(v, parsed, elementwise_fns=None):
+    """The operands of an elementwise operation (its result has their broadcast shape),
+    or None when ``v`` is not one."""
+    if elementwise_fns is None:
+        elementwise_fns = _elementwise_fns()
+    if isinstance(v, gast.BinOp) and isinstance(v.op, _ELEMENTWISE_OPS):
+        return [v.left, v.right]
+    if isinstance(v, gast.UnaryOp):
+        return [v.operand]
+    if isinstance(v, gast.Compare):
+        return [v.left, *v.comparators]
+    if isinstance(v, gast.Call) and not v.keywords:
+        obj = parsed.resolve(v.func)
+        if id(obj) in elementwise_fns or obj is runtime.stop_gradient:
+            return list(v.args)
+    return None
+
+
+def _elementwise_fns():
+    return {id(f) for f, t in elementwise.REVERSE if t.__name__ not in _NOT_ELEMENTWISE}
+
+
 def _value_set(v, lookup, parsed, elementwise_fns):
     if isinstance(v, (gast.Constant, gast.Name)):
         return lookup(v)
-    operands = None
-    if isinstance(v, gast.BinOp) and isinstance(v.op, _ELEMENTWISE_OPS):
-        operands = [v.left, v.right]
-    elif isinstance(v, gast.UnaryOp):
-        operands = [v.operand]
-    elif isinstance(v, gast.Compare):
-        operands = [v.left, *v.comparators]
-    elif isinstance(v, gast.Call) and not v.keywords:
-        obj = parsed.resolve(v.func)
-        if id(obj) in elementwise_fns or obj is runtime.stop_gradient:
-            operands = list(v.args)
+    operands = elementwise_operands(v, parsed, elementwise_fns)
     if operands is None:
         return None
     sets = [lookup(o) for o in operands]
@@ -113,3 +126,98 @@ def elide_unbroadcast(stmt, param, values, lookup):
     if mine is not None and all(o is not None and o <= mine for o in others):
         stmt.value = v.args[0]
     return stmt
+
+
+# ops helpers whose argument at this position is read only for its shape (and, for
+# the reductions, its dtype and array module)
+SHAPE_POSITIONS = {"unbroadcast": 1, "unreduce": 1, "unmean": 1}
+
+
+def read_shapes_from_sources(body, parsed, ops_name):
+    """Where a top-level value is read only for its shape, read its sources instead.
+
+    ``_t5 = np.log(p)`` read only as ``ops.unbroadcast(g, _t5)`` becomes
+    ``ops.unbroadcast(g, p)``, and ``ops.unmean(g, _t11)`` of ``_t11 = y * _t5 + ...``
+    becomes ``ops.unmean(g, ops.broadcast_like(y, p))``; dead-code removal then
+    drops the values that were computed only for their shapes. A source is a name
+    written once in the function (or a parameter never written), so it holds the
+    same value wherever the adjoint reads it. Returns ``(body, changed)``.
+    """
+    counts = {}
+    for stmt in all_stmts(body):
+        for t in stores(stmt):
+            counts[t] = counts.get(t, 0) + 1
+    fns = _elementwise_fns()
+    sources = {}
+    for stmt in body:  # top level only: written once, in order
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        t = stmt.targets[0].id
+        operands = elementwise_operands(stmt.value, parsed, fns)
+        if counts.get(t) != 1 or operands is None:
+            continue
+        found = set()
+        for o in operands:
+            if isinstance(o, gast.Constant):
+                continue
+            if not isinstance(o, gast.Name) or counts.get(o.id, 0) > 1:
+                found = None
+                break
+            found |= sources.get(o.id, {o.id})
+        if found is not None:
+            sources[t] = frozenset(found)
+
+    shape_reads, other_reads = {}, set()
+    for stmt in all_stmts(body):
+        shape_args = set()
+        for node in gast.walk(header(stmt)):
+            position = _shape_position(node, ops_name)
+            if position is not None and isinstance(node.args[position], gast.Name):
+                arg = node.args[position]
+                shape_args.add(id(arg))
+                shape_reads.setdefault(arg.id, []).append((node, position))
+        for node in gast.walk(header(stmt)):
+            if (
+                isinstance(node, gast.Name)
+                and isinstance(node.ctx, gast.Load)
+                and id(node) not in shape_args
+            ):
+                other_reads.add(node.id)
+    changed = False
+    for n, reads in shape_reads.items():
+        if n in other_reads or n not in sources or sources[n] == {n} or not sources[n]:
+            continue
+        names = sorted(sources[n])
+        # a value of the same sources that is computed anyway reads best (p for log(p))
+        twins = [t for t in sources if t != n and sources[t] == sources[n] and t in other_reads]
+        if twins and len(names) > 1:
+            names = twins[:1]
+        for call, position in reads:
+            if len(names) == 1:
+                call.args[position] = _name(names[0])
+            else:
+                call.args[position] = gast.Call(
+                    func=gast.Attribute(
+                        value=_name(ops_name), attr="broadcast_like", ctx=gast.Load()
+                    ),
+                    args=[_name(m) for m in names],
+                    keywords=[],
+                )
+        changed = True
+    return body, changed
+
+
+def _shape_position(node, ops_name):
+    if (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Attribute)
+        and getattr(node.func.value, "id", None) == ops_name
+        and node.func.attr in SHAPE_POSITIONS
+        and len(node.args) > SHAPE_POSITIONS[node.func.attr]
+    ):
+        return SHAPE_POSITIONS[node.func.attr]
+    return None
+
+
+def _name(n):
+    return gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)

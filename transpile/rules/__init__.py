@@ -78,7 +78,6 @@ class Match:
     why: str = ""
 
 
-
 def _numpy_twin(obj):
     module = getattr(obj, "__module__", "") or ""
     if module.startswith("cupy"):

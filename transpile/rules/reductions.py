@@ -12,7 +12,7 @@ def sum_(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
 
 
 def mean(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
-    d[a] += ops.unreduce(d[y] / ops.reduced_size(a, _axis), a, _axis, _keepdims)
+    d[a] += ops.unmean(d[y], a, _axis, _keepdims)
 
 
 def max_(y, a, _axis=None, _out=None, _keepdims=False, **_kwargs):
