@@ -114,32 +114,26 @@ def unreduce(g, x, axis=None, keepdims=False):
     if not shape:
         dtype = getattr(x, "dtype", None)  # a 0-d x: its dtype, even for a Python-float g
         return dtype.type(g) if dtype is not None and isinstance(g, float) else g
-    if isinstance(x, _BroadcastLike):
-        like = x.first
-        dtype = np.result_type(x.dtype, g)
-        if not keepdims and axis is not None:
-            kept = list(shape)
-            for a in _axes(len(shape), axis):
-                kept[a] = 1
-            g = np.reshape(g, kept)
-        out = np.empty_like(like, dtype=dtype, shape=shape)  # x's array module
-        out[...] = g
-        return out
-    if axis is None and getattr(g, "ndim", 0) == 0:
-        if hasattr(x, "dtype"):  # full_like keeps x's array module (cupy stays cupy)
-            return np.full_like(x, g, dtype=np.result_type(x.dtype, g))
-        if isinstance(g, (np.ndarray, np.generic)) or not hasattr(g, "dtype"):
-            return np.full(shape, g)
-        return np.broadcast_to(g, shape)  # a 0-d array of another array module
     if not keepdims and axis is not None:
         kept = list(shape)
         for a in _axes(len(shape), axis):
             kept[a] = 1
         g = g.reshape(kept) if hasattr(g, "reshape") else np.reshape(g, kept)
-    if hasattr(x, "dtype") and x.size <= _SMALL:
-        out = np.empty_like(x, dtype=np.result_type(x.dtype, g))  # cheaper than a view
-        out[...] = g
-        return out
+    like = x.first if isinstance(x, _BroadcastLike) else x
+    dtype = getattr(x, "dtype", None)
+    if like is not None and dtype is not None:
+        if dtype.kind not in "fc":  # the gradient of integers is a float
+            dtype = np.float64
+        scalar = getattr(g, "ndim", 0) == 0
+        if scalar or math.prod(shape) <= _SMALL:
+            # a fresh array of x's array module (cupy stays cupy); small or scalar-filled
+            # arrays are cheaper to fill than to use as a broadcast view
+            out = np.empty_like(like, dtype=dtype, shape=shape)
+            if scalar:
+                out.fill(g)
+            else:
+                out[...] = g
+            return out
     return np.broadcast_to(g, shape)
 
 
@@ -148,18 +142,37 @@ _SMALL = 1 << 16
 
 def unmean(g, x, axis=None, keepdims=False):
     """Adjoint of a mean: the adjoint of the sum, divided by the count."""
-    return unreduce(g / reduced_size(x, axis), x, axis, keepdims)
+    count = math.prod(_shape(x)) if axis is None else reduced_size(x, axis)
+    return unreduce(g / count, x, axis, keepdims)
 
 
 class _BroadcastLike:
     """Stands for the broadcast of several arrays where only its shape, dtype and
     array module are needed (the adjoint of a reduction of an elementwise result)."""
 
+    __slots__ = ("shape", "dtype", "first")
+
     def __init__(self, arrays):
-        self.shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
-        self.dtype = np.result_type(*arrays)
-        self.first = next((a for a in arrays if hasattr(a, "shape")), None)
-        self.size = math.prod(self.shape)
+        arrays = [a for a in arrays if hasattr(a, "shape")]  # Python numbers add nothing
+        self.first = arrays[0] if arrays else None
+        shapes = {a.shape for a in arrays}
+        self.shape = shapes.pop() if len(shapes) == 1 else _broadcast_shapes(shapes)
+        dtypes = {a.dtype for a in arrays}
+        self.dtype = (
+            dtypes.pop() if len(dtypes) == 1 else np.result_type(*arrays) if arrays else None
+        )
+
+
+def _broadcast_shapes(shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n != 1:
+                if out[i] not in (1, n):
+                    raise ValueError(f"shapes {sorted(shapes)} cannot be broadcast together")
+                out[i] = n
+    return tuple(out)
 
 
 def broadcast_like(*arrays):
