@@ -150,7 +150,7 @@ class _BroadcastLike:
     """Stands for the broadcast of several arrays where only its shape, dtype and
     array module are needed (the adjoint of a reduction of an elementwise result)."""
 
-    __slots__ = ("shape", "dtype", "first")
+    __slots__ = ("dtype", "first", "shape")
 
     def __init__(self, arrays):
         arrays = [a for a in arrays if hasattr(a, "shape")]  # Python numbers add nothing
