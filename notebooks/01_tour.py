@@ -105,13 +105,15 @@ source(d_logistic)
 
 # %% [markdown]
 # The adjoint sweep starts from $\partial\,\text{out}/\partial\,\text{out} = 1$. Here the output is a
-# `mean`, a scalar by construction, so that 1 is folded into the first adjoint line (`-1.0 / ...`) and the
-# loss value itself is never computed; when the output is not provably a scalar, `ops.seed(out)` checks it
-# at run time. Then each line of the original function gets its adjoint block, in reverse order. The helpers from
-# `runtime.ops` are small and named for what they do: `ops.unreduce` spreads the adjoint of a `mean`/`sum` back
-# over the reduced elements, `ops.unbroadcast` sums an adjoint back to the shape of an operand that was
-# broadcast, and `ops.matmul_right(g, x, w)` is the adjoint of `w` in `x @ w` (here `x.T @ g`). Values the
-# adjoint needs (`p`, `_t3`, ...) are simply the variables of the primal sweep; nothing is recomputed.
+# `mean`, a scalar by construction, so that 1 is folded into the first adjoint line (`ops.unmean(-1.0, ...)`,
+# the minus from the loss's sign) and the loss value itself is never computed; when the output is not
+# provably a scalar, `ops.seed(out)` checks it at run time. Then each line of the original function gets its
+# adjoint block, in reverse order. The helpers from `runtime.ops` are small and named for what they do:
+# `ops.unmean` spreads the adjoint of a `mean` back over the averaged elements, `ops.unbroadcast` sums an
+# adjoint back to the shape of an operand that was broadcast, and `ops.matmul_right(g, x, w)` is the adjoint
+# of `w` in `x @ w` (here `x.T @ g`). Values the adjoint needs (`p`, `_t3`, ...) are simply the variables of
+# the primal sweep; nothing is recomputed. Values the adjoint needs only for their *shape* are not computed
+# at all: the two `np.log` calls are gone, their shapes read from `_t1` and `y` (`ops.broadcast_like`).
 
 # %% [markdown]
 # ### A loop
