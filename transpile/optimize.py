@@ -188,9 +188,9 @@ def propagate_copies(body, adjoint_names):
             continue
         if counts.get(a) != 1 or counts.get(b) != 1:
             continue
-        # keep the name of the value's origin, except a temporary unpacked from a
-        # callee's adjoint, which gives way to the adjoint it feeds (dw over _t11)
-        keep, drop = (a, b) if _is_temp(b) else (b, a)
+        # keep the name of the value's origin, except where a temporary would displace a
+        # user's name: dw over _t11 (from a callee's adjoint), dz over d_t2
+        keep, drop = (a, b) if _is_temp(b) and not _is_temp(a) else (b, a)
         rename = {drop: keep}
         body = [x for x in body if x is not s]
         for stmt in body:
@@ -202,7 +202,8 @@ def propagate_copies(body, adjoint_names):
 
 
 def _is_temp(n):
-    return n.startswith("_t") and n[2:].isdigit()
+    """A compiler temporary or its adjoint (``_t11``, ``d_t4``): a user's name reads better."""
+    return (n.startswith("_t") and n[2:].isdigit()) or (n.startswith("d_t") and n[3:].isdigit())
 
 
 def drop_default_args(body, ops_name):
@@ -238,3 +239,161 @@ def drop_default_args(body, ops_name):
 
     dropper = Dropper()
     return [dropper.visit(s) for s in body]
+
+
+_LINEAR_OPS = {"unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right"}
+
+
+def propagate_negations(body, adjoint_names, ops_name):
+    """Move a unary minus on a top-level adjoint towards its use, where it cancels
+    another minus or turns ``a + b`` into ``a - b``: ``d_t4 = -(dp * p / _t4)``,
+    ``d_t2 = d_t4 * _t3``, ``dz = -d_t2`` become two products and no negation.
+    Adjoints are linear in each other, so a sign passes through products with
+    primal values and through the linear helpers."""
+    for _ in range(100):
+        changed = False
+        counts = _write_and_read_counts(body)
+        for i, s in enumerate(body):
+            t = _negated_name(s, adjoint_names, counts)
+            if t is None:
+                continue
+            use = next((j for j in range(i + 1, len(body)) if _reads(body[j], t)), None)
+            if use is None or not isinstance(body[use], gast.Assign):
+                continue
+            rewrites = [j for j in range(i + 1, len(body)) if t in stores(body[j])]
+            if rewrites and rewrites != [use]:
+                continue  # written again elsewhere: not a single accumulation
+            value = body[use].value
+            new = _absorb_sign(value, t, ops_name)
+            if new is None:
+                continue
+            s.value = s.value.operand  # t = E
+            body[use].value = new
+            changed = True
+            break
+        if not changed:
+            return body
+    return body
+
+
+def _write_and_read_counts(body):
+    counts = {}
+    for s in all_stmts(body):
+        for n in stores(s):
+            counts[("w", n)] = counts.get(("w", n), 0) + 1
+        for n in loads(header(s)):
+            counts[("r", n)] = counts.get(("r", n), 0) + 1
+    return counts
+
+
+def _negated_name(s, adjoint_names, counts):
+    """``t`` for a top-level ``t = -E`` where ``t`` is an adjoint written and read once."""
+    if not (
+        isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.UnaryOp)
+        and isinstance(s.value.op, gast.USub)
+    ):
+        return None
+    t = s.targets[0].id
+    # written once, or once more by the accumulation that is its only read (t = t + x)
+    if t not in adjoint_names or counts.get(("r", t)) != 1 or counts.get(("w", t)) not in (1, 2):
+        return None
+    return t
+
+
+def _reads(stmt, n):
+    return n in loads(header(stmt))
+
+
+def _absorb_sign(value, t, ops_name):
+    """``value`` with ``t`` read as ``-t`` folded in, or None if the sign cannot pass."""
+    if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub):
+        if _is_name(value.operand, t):
+            return value.operand  # -(-E) is E
+        return None
+    if isinstance(value, gast.BinOp):
+        left, right = value.left, value.right
+        if isinstance(value.op, gast.Add):
+            if _is_name(right, t):  # a + (-E) is a - E
+                return gast.BinOp(left=left, op=gast.Sub(), right=right)
+            if _is_name(left, t):  # (-E) + b is b - E
+                return gast.BinOp(left=right, op=gast.Sub(), right=left)
+        if isinstance(value.op, gast.Sub) and _is_name(right, t):  # a - (-E) is a + E
+            return gast.BinOp(left=left, op=gast.Add(), right=right)
+        if isinstance(value.op, (gast.Mult, gast.Div)) and (
+            _contains(left, t)
+            and _linear_in(left, t, ops_name)
+            or isinstance(value.op, gast.Mult)
+            and _contains(right, t)
+            and _linear_in(right, t, ops_name)
+        ):
+            return gast.UnaryOp(op=gast.USub(), operand=value)
+        return None
+    if _linear_in(value, t, ops_name):
+        return gast.UnaryOp(op=gast.USub(), operand=value)
+    return None
+
+
+def _linear_in(node, t, ops_name):
+    """Whether ``node`` is linear in ``t`` through products and the linear helpers."""
+    if _is_name(node, t):
+        return True
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
+        if _contains(node.left, t):
+            return not _contains(node.right, t) and _linear_in(node.left, t, ops_name)
+        return isinstance(node.op, gast.Mult) and _linear_in(node.right, t, ops_name)
+    if (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Attribute)
+        and getattr(node.func.value, "id", None) == ops_name
+        and node.func.attr in _LINEAR_OPS
+        and node.args
+    ):
+        return _linear_in(node.args[0], t, ops_name) and not any(
+            _contains(a, t) for a in node.args[1:]
+        )
+    return False
+
+
+def _is_name(node, n):
+    return isinstance(node, gast.Name) and node.id == n
+
+
+def _contains(node, n):
+    return any(isinstance(x, gast.Name) and x.id == n for x in gast.walk(node))
+
+
+def fold_negated_first_writes(body, adjoint_names):
+    """``dp = -d_t8`` followed by ``dp = dp + x`` is ``dp = x - d_t8``: one operation."""
+    for i, s in enumerate(body):
+        if not (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and s.targets[0].id in adjoint_names
+            and isinstance(s.value, gast.UnaryOp)
+            and isinstance(s.value.op, gast.USub)
+        ):
+            continue
+        t, negated = s.targets[0].id, s.value.operand
+        used = set(loads(negated))
+        for j in range(i + 1, len(body)):
+            later = body[j]
+            touches = _reads(later, t) or t in stores(later)
+            if not touches:
+                if used & set(stores(later)) or isinstance(later, (gast.If, gast.For, gast.While)):
+                    break
+                continue
+            v = getattr(later, "value", None)
+            if (
+                isinstance(later, gast.Assign)
+                and _is_name(later.targets[0], t)
+                and isinstance(v, gast.BinOp)
+                and isinstance(v.op, gast.Add)
+                and _is_name(v.left, t)
+                and not _contains(v.right, t)
+            ):
+                later.value = gast.BinOp(left=v.right, op=gast.Sub(), right=negated)
+                return fold_negated_first_writes(body[:i] + body[i + 1 :], adjoint_names)
+            break
+    return body

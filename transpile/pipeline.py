@@ -171,6 +171,9 @@ class _Build:
         given = {d_result} if self.mode == "split" and d_result else set()
         inits, body = zeros.run(body, adj_names, em.primal_of, ops, containers, given)
         adjoint_part = optimize.propagate_copies(inits + body, adj_names)
+        adjoint_part = optimize.propagate_negations(adjoint_part, adj_names, ops)
+        adjoint_part = optimize.fold_negated_first_writes(adjoint_part, adj_names)
+        adjoint_part = optimize.propagate_copies(adjoint_part, adj_names)
         primal = em.primal
         needed = record.needed(adjoint_part, adj_names, primal)
         primal, adjoint_part, pushed = record.run(
