@@ -48,24 +48,24 @@ def unbroadcast(g, x):
     if isinstance(x, float):  # a Python or numpy float operand
         if isinstance(g, float):
             return g
+        xs, gs = (), getattr(g, "shape", ())
     else:
-        try:  # the common case, arrays (or numpy scalars) of one shape
-            if g.shape == x.shape:
-                return g
-        except AttributeError:
-            pass
-    xs = _shape(x)
-    gs = getattr(g, "shape", ())
+        try:  # arrays or numpy scalars: the common case
+            xs, gs = x.shape, g.shape
+        except AttributeError:  # a Python number, a recorded shape, a list
+            xs, gs = _shape(x), getattr(g, "shape", ())
     if gs == xs:
         return g
     if not xs:
         return np.add.reduce(g, axis=None)
     extra = len(gs) - len(xs)
+    if extra == 1 and gs[1:] == xs:  # a bias broadcast over the batch axis
+        return np.add.reduce(g, axis=0)
     ones = tuple(extra + i for i, n in enumerate(xs) if n == 1 and gs[extra + i] != 1)
-    if not ones:  # only leading axes were added, as for a bias: sum them away
-        return np.add.reduce(g, axis=0 if extra == 1 else tuple(range(extra)))
+    if not ones:  # only leading axes were added: sum them away
+        return np.add.reduce(g, axis=tuple(range(extra)))
     g = np.add.reduce(g, axis=tuple(range(extra)) + ones, keepdims=True)
-    return g.reshape(xs)
+    return g.reshape(xs) if extra else g
 
 
 def matmul_left(g, x, y):
