@@ -245,6 +245,13 @@ def for_accumulate_augmented(x):
     return np.sum(s)
 
 
+def for_self_copy(x, y):
+    for i in range(3):
+        x = x  # a no-op: it must not reset the adjoint of x
+        y = y * 0.5 + np.sin(x)
+    return np.sum(x * y)
+
+
 def for_nested(x):
     s = 0.0
     for i in range(3):
@@ -351,6 +358,7 @@ LOOPS = [
     Case(for_enumerate, lambda r: (normal(r, 3, 4),)),
     Case(for_zip, lambda r: (normal(r, 3, 4), normal(r, 3, 4)), wrt=(0, 1)),
     Case(for_accumulate_augmented, lambda r: (normal(r, 5),)),
+    Case(for_self_copy, lambda r: (normal(r, 3), normal(r, 3)), wrt=(0, 1)),
     Case(for_nested, lambda r: (normal(r, 3, 4),)),
     Case(for_nested_triangular, lambda r: (normal(r, 5),)),
     Case(for_break_on_index, lambda r: (normal(r, 4) * 0.5,)),

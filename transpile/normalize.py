@@ -125,6 +125,8 @@ class _Normalizer:
         target = s.targets[0]
         if isinstance(target, gast.Name):
             value = self.expr(s.value, pre, top=True)
+            if isinstance(value, gast.Name) and value.id == target.id:
+                return pre  # x = x changes nothing
             return pre + [assign(target.id, value, s)]
         if isinstance(target, (gast.Tuple, gast.List)) and isinstance(
             s.value, (gast.Tuple, gast.List)
@@ -150,6 +152,8 @@ class _Normalizer:
     def bind(self, target, value_atom, origin):
         """Statements that bind ``target`` (a name, tuple, or subscript) to an atom."""
         if isinstance(target, gast.Name):
+            if isinstance(value_atom, gast.Name) and value_atom.id == target.id:
+                return []  # x = x changes nothing
             return [assign(target.id, value_atom, origin)]
         if isinstance(target, (gast.Tuple, gast.List)):
             out = []

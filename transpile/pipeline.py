@@ -94,6 +94,7 @@ class _Build:
         if self.dump == "anf":
             return gast.unparse(tree)
         params = [a.id for a in tree.args.args]
+        self.params = params
         wrt_names = [params[i] for i in self.wrt]
         act = activity_pass.run(tree.body, wrt_names, parsed, registry())
         ctx = Context(
@@ -211,7 +212,9 @@ class _Build:
         body = optimize.dead_code(body, self.is_pure)
         changed = True
         while changed:  # values computed only for their shapes are not computed
-            body, changed = shapes.read_shapes_from_sources(body, self.parsed, self.names["ops"])
+            body, changed = shapes.read_shapes_from_sources(
+                body, self.parsed, self.names["ops"], self.params
+            )
             if changed:
                 body = optimize.dead_code(body, self.is_pure)
         body = optimize.fold_constants(body)

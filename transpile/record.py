@@ -27,7 +27,7 @@ def run(primal, adjoint, markers, needed, params, names):
     pushes = {}  # id(primal stmt) -> push statement
     pushed = set()
     # an array the adjoint reads only for its shape is recorded as its shape
-    shape_only = _shape_only_reads(adjoint, ops) & _matmul_derived(primal, np_name)
+    shape_only = _shape_only_reads(adjoint, ops) & _matmul_derived(primal, np_name, params)
 
     def convert(stmts):
         out = []
@@ -147,10 +147,10 @@ def _shape_only_reads(stmts, ops_name):
     return shape_reads - other_reads
 
 
-def _matmul_derived(stmts, np_name):
+def _matmul_derived(stmts, np_name, params=()):
     """Names that always hold arrays computed from a matrix product: worth recording as a
     shape (``x.shape``), where a Python number would be cheaper to record whole."""
-    defs = {}
+    defs = {p: [None] for p in params}  # a parameter may hold anything
     for s in all_stmts(stmts):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             defs.setdefault(s.targets[0].id, []).append(s.value)

@@ -22,7 +22,7 @@ def scalar_names(tree, parsed):
     ``x.mean()``) and arithmetic on scalars. A scalar operand cannot broadcast the
     other operand, so its partner's adjoint needs no ``unbroadcast``."""
     reducers = {id(f) for f in reductions.FULL_REDUCERS}
-    values = {}
+    values = {a.id: [None] for a in tree.args.args}  # a parameter may hold anything
     for n in gast.walk(tree):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)

@@ -133,7 +133,7 @@ def elide_unbroadcast(stmt, param, values, lookup):
 SHAPE_POSITIONS = {"unbroadcast": 1, "unreduce": 1, "unmean": 1}
 
 
-def read_shapes_from_sources(body, parsed, ops_name):
+def read_shapes_from_sources(body, parsed, ops_name, params=()):
     """Where a top-level value is read only for its shape, read its sources instead.
 
     ``_t5 = np.log(p)`` read only as ``ops.unbroadcast(g, _t5)`` becomes
@@ -143,7 +143,7 @@ def read_shapes_from_sources(body, parsed, ops_name):
     written once in the function (or a parameter never written), so it holds the
     same value wherever the adjoint reads it. Returns ``(body, changed)``.
     """
-    counts = {}
+    counts = {p: 1 for p in params}  # a parameter is written once on entry
     for stmt in all_stmts(body):
         for t in stores(stmt):
             counts[t] = counts.get(t, 0) + 1
