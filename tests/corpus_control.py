@@ -247,7 +247,7 @@ def for_accumulate_augmented(x):
 
 def for_self_copy(x, y):
     for i in range(3):
-        x = x  # a no-op: it must not reset the adjoint of x
+        x = x  # noqa: PLW0127 (a no-op: it must not reset the adjoint of x)
         y = y * 0.5 + np.sin(x)
     return np.sum(x * y)
 
