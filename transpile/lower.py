@@ -9,7 +9,7 @@ primal block ran.
 import gast
 
 from transpile.errors import at
-from transpile.nodes import const, name
+from transpile.nodes import assign, const, name
 
 
 class _Lowerer:
@@ -150,37 +150,69 @@ def _walk_stmts(stmts):
             yield from _walk_stmts(getattr(stmt, field, []) or [])
 
 
-def lower_jumps(stmts, parsed, in_loop=False):
-    """Move what follows ``if c: break`` (or ``continue``) into the ``else`` branch,
-    so that each adjoint block runs exactly when its primal block ran."""
+def lower_jumps(stmts, parsed, namer, flag=None):
+    """Make each adjoint block run exactly when its primal block ran: what follows
+    ``if c: break`` (or ``continue``) moves into the ``else`` branch; where a jump
+    happens on some paths only, a flag (``jumped``) records it and guards the rest."""
     out = []
     for i, s in enumerate(stmts):
         if isinstance(s, (gast.For, gast.While)):
-            s.body = lower_jumps(s.body, parsed, in_loop=True)
+            holder = []
+            s.body = lower_jumps(s.body, parsed, namer, holder)
+            if holder:  # the loop's flag starts each iteration False
+                s.body = [assign(holder[0], const(False), s), *s.body]
             out.append(s)
             continue
         if isinstance(s, gast.If):
-            s.body = lower_jumps(s.body, parsed, in_loop)
-            s.orelse = lower_jumps(s.orelse, parsed, in_loop)
+            s.body = lower_jumps(s.body, parsed, namer, flag)
+            s.orelse = lower_jumps(s.orelse, parsed, namer, flag)
             rest = stmts[i + 1 :]
             body_jumps, else_jumps = _jumps(s.body), _jumps(s.orelse)
             if rest and (body_jumps or else_jumps):
                 if body_jumps == "always" and else_jumps is None:
-                    s.orelse = s.orelse + lower_jumps(rest, parsed, in_loop)
+                    s.orelse = s.orelse + lower_jumps(rest, parsed, namer, flag)
                 elif else_jumps == "always" and body_jumps is None:
-                    s.body = s.body + lower_jumps(rest, parsed, in_loop)
+                    s.body = s.body + lower_jumps(rest, parsed, namer, flag)
                 elif not (body_jumps == "always" and else_jumps == "always"):
-                    raise at(
-                        parsed,
-                        s,
-                        "this break/continue pattern is not supported",
-                        "write the loop body as `if cond: break` followed by the rest, "
-                        "or use if/else",
+                    if flag is None:
+                        raise at(parsed, s, "break or continue outside a loop")
+                    if not flag:
+                        flag.append(namer.fresh("jumped"))
+                    _flag_jumps(s, flag[0])
+                    guard = namer.temp()
+                    out.append(s)
+                    out.append(assign(guard, gast.UnaryOp(op=gast.Not(), operand=name(flag[0])), s))
+                    out.append(
+                        gast.copy_location(
+                            gast.If(
+                                test=name(guard),
+                                body=lower_jumps(rest, parsed, namer, flag),
+                                orelse=[],
+                            ),
+                            s,
+                        )
                     )
+                    return out
                 out.append(s)
                 return out
         out.append(s)
     return out
+
+
+def _flag_jumps(stmt, flag):
+    """Set ``flag`` just before every break/continue of this loop inside ``stmt``."""
+    for field in ("body", "orelse"):
+        block = getattr(stmt, field, None)
+        if block is None or isinstance(stmt, (gast.For, gast.While)):
+            continue
+        new = []
+        for s in block:
+            if isinstance(s, (gast.Break, gast.Continue)):
+                new.append(gast.copy_location(assign(flag, const(True), s), s))
+            elif isinstance(s, gast.If):
+                _flag_jumps(s, flag)
+            new.append(s)
+        setattr(stmt, field, new)
 
 
 def _jumps(block):
@@ -203,6 +235,7 @@ def returns(parsed, namer, body):
     return _Lowerer(parsed, namer).function_body(body)
 
 
-def jumps(body, parsed):
-    """``body`` with the statements after a ``break``/``continue`` moved under an ``else``."""
-    return lower_jumps(body, parsed)
+def jumps(body, parsed, namer):
+    """``body`` with the statements after a ``break``/``continue`` guarded so that
+    they run, and are differentiated, only when no jump happened."""
+    return lower_jumps(body, parsed, namer)

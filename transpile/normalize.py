@@ -47,7 +47,7 @@ def run(parsed, namer):
     tree = parsed.tree
     tree.body = lower.returns(parsed, namer, tree.body)
     tree.body = _Normalizer(parsed, namer).block(tree.body)
-    tree.body = lower.jumps(tree.body, parsed)
+    tree.body = lower.jumps(tree.body, parsed, namer)
     return rename.run(tree, namer)
 
 
