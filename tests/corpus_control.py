@@ -252,6 +252,37 @@ def for_self_copy(x, y):
     return np.sum(x * y)
 
 
+def return_nested_in_branch(x, y):
+    if np.sum(x) > 0:
+        if np.sum(y) > 0:
+            return np.sum(x * y)
+        y = y * 2.0
+    z = np.sin(x) * y
+    return np.sum(z**2)
+
+
+def return_nested_in_loop(x):
+    for i in range(3):
+        if np.max(x) > 1.0:
+            if np.min(x) > 0.5:
+                return np.sum(x)
+            x = x * 0.5
+        x = x * 1.5
+    return np.sum(x * x)
+
+
+def break_on_some_paths(x):
+    s = 0.0
+    for i in range(4):
+        if np.sum(x) > 1.0:
+            if i > 1:
+                break
+            s = s + 1.0
+        s = s + np.sum(np.tanh(x * i))
+        x = x * 1.3
+    return s
+
+
 def for_nested(x):
     s = 0.0
     for i in range(3):
@@ -359,6 +390,32 @@ LOOPS = [
     Case(for_zip, lambda r: (normal(r, 3, 4), normal(r, 3, 4)), wrt=(0, 1)),
     Case(for_accumulate_augmented, lambda r: (normal(r, 5),)),
     Case(for_self_copy, lambda r: (normal(r, 3), normal(r, 3)), wrt=(0, 1)),
+    Case(
+        return_nested_in_branch,
+        lambda r: (np.array([0.3, 0.4]), np.array([0.2, 0.5])),
+        wrt=(0, 1),
+        name="return_nested_in_branch_inner",
+    ),
+    Case(
+        return_nested_in_branch,
+        lambda r: (np.array([0.3, 0.4]), np.array([-0.2, -0.5])),
+        wrt=(0, 1),
+        name="return_nested_in_branch_fallthrough",
+    ),
+    Case(
+        return_nested_in_branch,
+        lambda r: (np.array([-0.3, -0.4]), np.array([0.2, 0.5])),
+        wrt=(0, 1),
+        name="return_nested_in_branch_outer_else",
+    ),
+    Case(
+        return_nested_in_loop, lambda r: (np.array([0.6, 1.2]),), name="return_nested_in_loop_taken"
+    ),
+    Case(
+        return_nested_in_loop, lambda r: (np.array([0.3, 1.2]),), name="return_nested_in_loop_not"
+    ),
+    Case(break_on_some_paths, lambda r: (np.array([0.3, 0.9]),), name="break_on_some_paths_taken"),
+    Case(break_on_some_paths, lambda r: (np.array([0.1, 0.2]),), name="break_on_some_paths_not"),
     Case(for_nested, lambda r: (normal(r, 3, 4),)),
     Case(for_nested_triangular, lambda r: (normal(r, 5),)),
     Case(for_break_on_index, lambda r: (normal(r, 4) * 0.5,)),

@@ -37,7 +37,12 @@ class _Lowerer:
         if simple:
             return body
         self.result = self.namer.fresh("result")
-        lowered = self.block(body, in_loop=False)
+        # a flag records that a return happened, for code after a branch that may return
+        self.flag = self.namer.fresh("returned")
+        init = gast.Assign(
+            targets=[name(self.flag, gast.Store())], value=const(False), type_comment=None
+        )
+        lowered = [gast.copy_location(init, body[0])] + self.block(body, in_loop=False)
         ret = gast.Return(value=name(self.result))
         return lowered + [gast.copy_location(ret, body[-1])]
 
@@ -56,8 +61,8 @@ class _Lowerer:
                         stmt,
                     )
                 )
+                out.append(self._set_flag(stmt))
                 if in_loop:
-                    out.append(self._set_flag(stmt))
                     out.append(gast.copy_location(gast.Break(), stmt))
                 return out
             if isinstance(stmt, gast.If):
@@ -81,17 +86,6 @@ class _Lowerer:
                 continue
             if isinstance(stmt, (gast.For, gast.While)):
                 returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts(stmt.body))
-                if returns_in and self.flag is None:
-                    self.flag = self.namer.fresh("returned")
-                    init = gast.copy_location(
-                        gast.Assign(
-                            targets=[name(self.flag, gast.Store())],
-                            value=const(False),
-                            type_comment=None,
-                        ),
-                        stmt,
-                    )
-                    out.insert(0, init)
                 stmt.body = self.block(stmt.body, in_loop=True)
                 out.append(stmt)
                 if returns_in:
@@ -118,13 +112,6 @@ class _Lowerer:
         )
 
     def _guard(self, rest, in_loop, origin):
-        if self.flag is None:
-            raise at(
-                self.parsed,
-                origin,
-                "this early return is not supported",
-                "return at the end of each branch",
-            )
         test = gast.UnaryOp(op=gast.Not(), operand=name(self.flag))
         return [
             gast.copy_location(
@@ -179,15 +166,15 @@ def lower_jumps(stmts, parsed, namer, flag=None):
                     if not flag:
                         flag.append(namer.fresh("jumped"))
                     _flag_jumps(s, flag[0])
-                    guard = namer.temp()
                     out.append(s)
-                    out.append(assign(guard, gast.UnaryOp(op=gast.Not(), operand=name(flag[0])), s))
+                    # test the flag itself, not a value computed from it here: a jump
+                    # skips this line, and the adjoint must still see that it jumped
                     out.append(
                         gast.copy_location(
                             gast.If(
-                                test=name(guard),
-                                body=lower_jumps(rest, parsed, namer, flag),
-                                orelse=[],
+                                test=name(flag[0]),
+                                body=[gast.Pass()],
+                                orelse=lower_jumps(rest, parsed, namer, flag),
                             ),
                             s,
                         )

@@ -84,7 +84,7 @@ class _Build:
     def run(self):
         parsed = parse.run(self.func)
         if self.dump == "parse":
-            return gast.unparse(parsed.tree)
+            return emit.to_source(parsed.tree)
         fence.run(parsed)
         tree = parsed.tree
         namer = Namer.for_tree(tree)
@@ -92,7 +92,7 @@ class _Build:
         self.parsed, self.namer, self.names = parsed, namer, names
         tree = normalize.run(parsed, namer)
         if self.dump == "anf":
-            return gast.unparse(tree)
+            return emit.to_source(tree)
         params = [a.id for a in tree.args.args]
         self.params = params
         wrt_names = [params[i] for i in self.wrt]
