@@ -140,14 +140,15 @@ def _walk_stmts(stmts):
 def lower_jumps(stmts, parsed, namer, flag=None):
     """Make each adjoint block run exactly when its primal block ran: what follows
     ``if c: break`` (or ``continue``) moves into the ``else`` branch; where a jump
-    happens on some paths only, a flag (``jumped``) records it and guards the rest."""
+    happens on some paths only, a flag (``jumped``) records it and guards the rest.
+    ``flag`` collects the flags of the enclosing loop."""
     out = []
     for i, s in enumerate(stmts):
         if isinstance(s, (gast.For, gast.While)):
             holder = []
             s.body = lower_jumps(s.body, parsed, namer, holder)
-            if holder:  # the loop's flag starts each iteration False
-                s.body = [assign(holder[0], const(False), s), *s.body]
+            # the loop's flags start each iteration False
+            s.body = [assign(f, const(False), s) for f in holder] + s.body
             out.append(s)
             continue
         if isinstance(s, gast.If):
@@ -163,16 +164,18 @@ def lower_jumps(stmts, parsed, namer, flag=None):
                 elif not (body_jumps == "always" and else_jumps == "always"):
                     if flag is None:
                         raise at(parsed, s, "break or continue outside a loop")
-                    if not flag:
-                        flag.append(namer.fresh("jumped"))
-                    _flag_jumps(s, flag[0])
+                    # one flag per such branch: a jump in the code it guards must not
+                    # change what this guard saw
+                    jumped = namer.fresh("jumped")
+                    flag.append(jumped)
+                    _flag_jumps(s, jumped)
                     out.append(s)
                     # test the flag itself, not a value computed from it here: a jump
                     # skips this line, and the adjoint must still see that it jumped
                     out.append(
                         gast.copy_location(
                             gast.If(
-                                test=name(flag[0]),
+                                test=name(jumped),
                                 body=[gast.Pass()],
                                 orelse=lower_jumps(rest, parsed, namer, flag),
                             ),
