@@ -283,6 +283,15 @@ def break_on_some_paths(x):
     return s
 
 
+def return_before_append(x, y):
+    hs = [x * 1.0]
+    for i in range(2):
+        if np.max(x) > 0.4:
+            return np.sum(x * y)
+        hs.append(np.maximum(y, x))
+    return np.sum(x * y) + np.sum(np.stack(hs) ** 2)
+
+
 def for_nested(x):
     s = 0.0
     for i in range(3):
@@ -416,6 +425,18 @@ LOOPS = [
     ),
     Case(break_on_some_paths, lambda r: (np.array([0.3, 0.9]),), name="break_on_some_paths_taken"),
     Case(break_on_some_paths, lambda r: (np.array([0.1, 0.2]),), name="break_on_some_paths_not"),
+    Case(
+        return_before_append,
+        lambda r: (np.array([0.3, 0.5]), np.array([0.2, -0.1])),
+        wrt=(0, 1),
+        name="return_before_append_taken",
+    ),
+    Case(
+        return_before_append,
+        lambda r: (np.array([0.1, 0.2]), np.array([0.2, -0.1])),
+        wrt=(0, 1),
+        name="return_before_append_not",
+    ),
     Case(for_nested, lambda r: (normal(r, 3, 4),)),
     Case(for_nested_triangular, lambda r: (normal(r, 5),)),
     Case(for_break_on_index, lambda r: (normal(r, 4) * 0.5,)),

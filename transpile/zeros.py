@@ -113,7 +113,7 @@ class _Adjoints:
             base = in_place_base(s)
             if base in names:
                 defs.append(base)
-            pop = _pop_base(s)
+            pop = _pop_base(header(s))
             if pop in names:
                 defs.append(pop)
             if not defs:
@@ -154,7 +154,7 @@ class _Adjoints:
             if _is_zero_marker(s):
                 continue
             base = in_place_base(s)
-            pop = _pop_base(s)
+            pop = _pop_base(header(s))
             value = s.value if isinstance(s, gast.Assign) else s
             incoming = [n for n in loads(value) if n in self.names]
             if isinstance(s, gast.AugAssign):
