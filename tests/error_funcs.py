@@ -248,3 +248,28 @@ def and_of_conditions(x):
     if np.sum(x) > 0 and np.max(x) < 10:
         return np.sum(x**2)
     return np.sum(x)
+
+
+def view_read_after_write(x):
+    out = np.zeros((2, 3))
+    row = out[0]
+    out[0] = x
+    return np.sum(row * x)  # ERR
+
+
+def view_read_in_later_iteration(x):
+    out = np.zeros((3, 3))
+    row = out[1]
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(row * x)  # ERR
+        out[i] = x * i
+    return s
+
+
+def recurrence_through_rows(x):
+    out = np.zeros((3, 3))
+    out[0] = x
+    for i in range(1, 3):
+        out[i] = out[i - 1] * 1.5
+    return np.sum(out)

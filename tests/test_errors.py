@@ -273,3 +273,18 @@ def test_or_of_differentiated_values():
 def test_and_of_conditions_is_fine():
     got = grad(E.and_of_conditions)(np.array([0.5, 2.0]))
     np.testing.assert_allclose(got, [2.0 * 0.5, 2.0 * 2.0])
+
+
+@pytest.mark.parametrize("func", [E.view_read_after_write, E.view_read_in_later_iteration])
+def test_view_read_after_a_write_into_its_array(func):
+    err = transpile_error(func)
+    assert_located(err, func, hint_words=("copy",))
+    assert "view" in err.what
+
+
+def test_view_read_before_the_write_is_fine():
+    """out[i] = out[i - 1] * 2 reads its view before the write: a real recurrence."""
+    x = np.array([0.5, -0.3, 0.8])
+    got = grad(E.recurrence_through_rows)(x)
+    # out[0] = x, out[i] = 1.5 * out[i - 1]: sum(out) = x * (1 + 1.5 + 2.25) summed
+    np.testing.assert_allclose(got, np.full(3, 1 + 1.5 + 2.25), rtol=1e-12)

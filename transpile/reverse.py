@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import scalars, shapes
+from transpile import aliasing, scalars, shapes
 from transpile.errors import at
 from transpile.nodes import assign, const, contains_jump, name
 from transpile.rules import blocked_operands
@@ -65,6 +65,7 @@ def comment(text, origin=None):
 
 
 def run(tree, ctx) -> Emitted:
+    aliasing.run(tree, ctx)
     rev = _Reverse(ctx)
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)
