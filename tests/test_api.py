@@ -531,3 +531,19 @@ def test_cli_demo():
     done = run_cli("--demo")
     assert done.returncode == 0, done.stderr
     assert "def " in done.stdout
+
+
+def test_module_globals_are_read_live(tmp_path):
+    """Like the user's own function, the gradient sees a module global's current value."""
+    import importlib.util
+
+    path = tmp_path / "live_globals.py"
+    path.write_text("import numpy as np\n\nK = 2.0\n\n\ndef f(x):\n    return np.sum(K * x * x)\n")
+    spec = importlib.util.spec_from_file_location("live_globals", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.array([0.5, -1.0])
+    g = grad(module.f)
+    np.testing.assert_allclose(g(x), 2 * 2.0 * x)
+    module.K = 3.0
+    np.testing.assert_allclose(g(x), 2 * 3.0 * x)
