@@ -27,7 +27,10 @@ def run(primal, adjoint, markers, needed, params, names):
     pushes = {}  # id(primal stmt) -> push statement
     pushed = set()
     # an array the adjoint reads only for its shape is recorded as its shape
-    shape_only = _shape_only_reads(adjoint, ops) & _matmul_derived(primal, np_name, params)
+    read_for_shape = _shape_only_reads(adjoint, ops)
+    shape_only = read_for_shape & _matmul_derived(primal, np_name, params)
+    # a parameter may be a Python number, which has no .shape: np.shape works for both
+    param_shape_only = (read_for_shape & set(params)) - shape_only
 
     def convert(stmts):
         out = []
@@ -55,6 +58,13 @@ def run(primal, adjoint, markers, needed, params, names):
                     elif target in shape_only:
                         out.append(assign(target, pop, s))
                         value = gast.Attribute(value=name(target), attr="shape", ctx=gast.Load())
+                    elif target in param_shape_only:
+                        out.append(assign(target, pop, s))
+                        value = gast.Call(
+                            func=gast.Attribute(value=name(np_name), attr="shape", ctx=gast.Load()),
+                            args=[name(target)],
+                            keywords=[],
+                        )
                     else:
                         out.append(assign(target, pop, s))
                         value = name(target)
