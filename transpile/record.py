@@ -13,6 +13,7 @@ import copy
 
 import gast
 
+from transpile import shapes
 from transpile.nodes import all_stmts, assign, calls_marker, const, header, name, stores
 from transpile.reverse import RESTORE
 
@@ -124,37 +125,10 @@ def run(primal, adjoint, markers, needed, params, names):
     return out, adjoint, bool(pushed)
 
 
-_SHAPE_ARGS = {"unbroadcast": 1, "reduced_size": 0, "unreduce": 1}
-
-
 def _shape_only_reads(stmts, ops_name):
     """Names that ``stmts`` read only where a shape is enough (``ops.unbroadcast(g, x)``)."""
-    shape_reads, other_reads = set(), set()
-    shape_nodes = set()
-    for s in all_stmts(stmts):
-        for n in gast.walk(s):
-            if (
-                isinstance(n, gast.Call)
-                and isinstance(n.func, gast.Attribute)
-                and getattr(n.func.value, "id", None) == ops_name
-                and n.func.attr in _SHAPE_ARGS
-                and len(n.args) > _SHAPE_ARGS[n.func.attr]
-            ):
-                arg = n.args[_SHAPE_ARGS[n.func.attr]]
-                if isinstance(arg, gast.Name):
-                    shape_nodes.add(id(arg))
-                    shape_reads.add(arg.id)
-    for s in all_stmts(stmts):
-        if _is_restore(s):
-            continue
-        for n in gast.walk(header(s)):
-            if (
-                isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Load)
-                and id(n) not in shape_nodes
-            ):
-                other_reads.add(n.id)
-    return shape_reads - other_reads
+    shape_reads, other_reads = shapes.classify_reads(stmts, ops_name, skip=_is_restore)
+    return set(shape_reads) - other_reads
 
 
 def _matmul_derived(stmts, np_name, params=()):

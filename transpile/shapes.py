@@ -130,7 +130,31 @@ def elide_unbroadcast(stmt, param, values, lookup):
 
 # ops helpers whose argument at this position is read only for its shape (and, for
 # the reductions, its dtype and array module)
-SHAPE_POSITIONS = {"unbroadcast": 1, "unreduce": 1, "unmean": 1}
+SHAPE_POSITIONS = {"unbroadcast": 1, "unreduce": 1, "unmean": 1, "reduced_size": 0}
+
+
+def classify_reads(stmts, ops_name, skip=lambda stmt: False):
+    """``(shape_reads, other_reads)``: for each name read only for its shape, the
+    ``(call, position)`` pairs reading it; and the names read anywhere else."""
+    shape_reads, other_reads = {}, set()
+    for stmt in all_stmts(stmts):
+        if skip(stmt):
+            continue
+        shape_args = set()
+        for node in gast.walk(header(stmt)):
+            position = _shape_position(node, ops_name)
+            if position is not None and isinstance(node.args[position], gast.Name):
+                arg = node.args[position]
+                shape_args.add(id(arg))
+                shape_reads.setdefault(arg.id, []).append((node, position))
+        for node in gast.walk(header(stmt)):
+            if (
+                isinstance(node, gast.Name)
+                and isinstance(node.ctx, gast.Load)
+                and id(node) not in shape_args
+            ):
+                other_reads.add(node.id)
+    return shape_reads, other_reads
 
 
 def read_shapes_from_sources(body, parsed, ops_name, params=()):
@@ -167,22 +191,7 @@ def read_shapes_from_sources(body, parsed, ops_name, params=()):
         if found is not None:
             sources[t] = frozenset(found)
 
-    shape_reads, other_reads = {}, set()
-    for stmt in all_stmts(body):
-        shape_args = set()
-        for node in gast.walk(header(stmt)):
-            position = _shape_position(node, ops_name)
-            if position is not None and isinstance(node.args[position], gast.Name):
-                arg = node.args[position]
-                shape_args.add(id(arg))
-                shape_reads.setdefault(arg.id, []).append((node, position))
-        for node in gast.walk(header(stmt)):
-            if (
-                isinstance(node, gast.Name)
-                and isinstance(node.ctx, gast.Load)
-                and id(node) not in shape_args
-            ):
-                other_reads.add(node.id)
+    shape_reads, other_reads = classify_reads(body, ops_name)
     changed = False
     for n, reads in shape_reads.items():
         if n in other_reads or n not in sources or sources[n] == {n} or not sources[n]:
