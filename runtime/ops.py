@@ -99,7 +99,7 @@ def matmul_right(g, x, y):
 
 
 def _axes(ndim, axis):
-    if axis is None:
+    if axis is None or ndim == 0:  # numpy accepts axis 0 or -1 on a 0-d value
         return tuple(range(ndim))
     if isinstance(axis, int):
         axis = (axis,)
@@ -492,3 +492,11 @@ def uneinsum(g, subscripts, operands, index):
             np.reshape(grad, [shape[i] if c in kept else 1 for i, c in enumerate(mine)]), shape
         )
     return grad
+
+
+def filled(like_array, g, shape, dtype):
+    """A new array of ``shape`` and ``dtype`` holding ``g`` broadcast, in the array
+    module of ``like_array`` (a lazy adjoint of a shape-specialized gradient made whole)."""
+    out = np.empty_like(like_array, dtype=dtype, shape=shape)
+    out[...] = g
+    return out

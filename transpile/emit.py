@@ -12,7 +12,7 @@ import gast
 
 from transpile.reverse import COMMENT
 
-_COMMENT_LINE = re.compile(r"^(\s*)(['\"])" + re.escape(COMMENT) + r"(.*)\2$")
+_COMMENT_LINE = re.compile(r"^(\s*)(\"\"\"|'''|['\"])" + re.escape(COMMENT) + r"(.*)\2$")
 _counter = [0]
 
 

@@ -18,7 +18,19 @@ import runtime
 from runtime import ops as runtime_ops
 from runtime.tape import Tape
 from transpile import activity as activity_pass
-from transpile import emit, fence, normalize, optimize, parse, record, reverse, shapes, zeros
+from transpile import (
+    dispatch,
+    emit,
+    fence,
+    normalize,
+    optimize,
+    parse,
+    record,
+    reverse,
+    shapes,
+    specialize,
+    zeros,
+)
 from transpile.errors import TranspileError, at
 from transpile.naming import Namer
 from transpile.nodes import all_stmts, assign, const, function_def, name, stores
@@ -203,7 +215,25 @@ class _Build:
             "vjp": f"{self.func.__name__}_vjp",
         }[self.mode]
         fdef = self.function_def(tree, fname, body, extra_args)
-        return self.compile(fdef, fname)
+        generated = self.compile(fdef, fname)
+        if self.dump is None and not self.callees:
+            static = specialize.eligible(body, self.params, self.resolve, names["ops"])
+            if static is not None:
+                entry = dispatch.Dispatcher(self, fdef, generated.function, static).function
+                entry.__transpile_source__ = generated.source
+                generated.function = entry
+        return generated
+
+    def resolve(self, node):
+        """The object a name in generated code denotes: ours, or the user's."""
+        if isinstance(node, gast.Name) and node.id in self.namespace:
+            return self.namespace[node.id]
+        if isinstance(node, gast.Attribute):
+            base = self.resolve(node.value)
+            return (
+                parse.MISSING if base is parse.MISSING else getattr(base, node.attr, parse.MISSING)
+            )
+        return self.parsed.resolve(node)
 
     def as_tuple(self):
         return self._as_tuple

@@ -1,0 +1,650 @@
+"""Shape specialization of straight-line gradients.
+
+The generated gradient is shape-generic: it calls ``ops.unbroadcast``,
+``ops.unreduce`` and friends, which decide at run time which axes to sum and
+whether an adjoint must be materialized. For a function without control flow
+whose every operation has an output shape fixed by its input shapes, those
+decisions depend only on the *signature* of the call (array types, shapes and
+dtypes; values of integer arguments). This module rewrites the generic body for
+one signature, using the shapes a probe run observed:
+
+* ``unbroadcast`` becomes nothing or one ``np.add.reduce`` over known axes;
+* ``matmul_left``/``matmul_right`` become ``g @ y.T`` / ``x.T @ g``;
+* the adjoint of a full reduction stays a *lazy* scalar (``-1.0 / 64``) instead
+  of a filled array, as long as every use broadcasts it back to its true shape
+  (elementwise arithmetic whose other operands already have that shape); any
+  other use materializes it first;
+* values computed only for their shape are then dead and removed.
+
+``eligible`` decides, at transpile time, whether a body can be specialized at
+all; ``Specializer`` does the rewrite for one probe's observations. Anything it
+cannot prove leaves the call generic, never a guess.
+"""
+
+import copy
+import math
+
+import gast
+import numpy as np
+
+import runtime
+from transpile.nodes import const, name
+
+SITE_HELPERS = ("unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right")
+
+_SHAPE_ATTRS = ("shape", "ndim", "size")
+_DATA_ATTRS = ("T", "real", "imag", "dtype") + _SHAPE_ATTRS
+
+
+def _numpy_functions(names):
+    """The ids of the numpy functions named in a space-separated string."""
+    out = set()
+    for n in names.split():
+        obj = np
+        for part in n.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None:
+            out.add(id(obj))
+    return frozenset(out)
+
+
+# numpy functions whose output shape follows from their input shapes, by which
+# positional arguments are arrays (the others must be static: constants, shapes,
+# integer parameters)
+_ALL_DATA = _numpy_functions(
+    "dot vdot outer inner where clip zeros_like ones_like full_like empty_like copy "
+    "linalg.inv linalg.det linalg.solve"
+)
+_FIRST_DATA = _numpy_functions(
+    "sum mean max min amax amin prod std var cumsum argmax argmin reshape transpose "
+    "swapaxes moveaxis squeeze expand_dims broadcast_to flip roll triu tril diag trace "
+    "ravel linalg.norm"
+)
+_TWO_DATA = _numpy_functions("tensordot")
+_LIST_FIRST = _numpy_functions("stack concatenate vstack hstack")
+_STATIC_RESULT = _numpy_functions("shape ndim size") | {id(len)}
+_BUILTIN_DATA = {id(abs), id(float), id(max), id(min), id(pow), id(runtime.stop_gradient)}
+
+
+class _Ineligible(Exception):
+    pass
+
+
+def eligible(body, params, resolve, ops_name):
+    """The parameters that must be Python ints (they set shapes or indices) if ``body``
+    can be specialized per signature, else None."""
+    checker = _Eligibility(params, resolve, ops_name)
+    try:
+        for stmt in body:
+            checker.statement(stmt)
+    except _Ineligible:
+        return None
+    return frozenset(checker.static_params)
+
+
+class _Eligibility:
+    def __init__(self, params, resolve, ops_name):
+        self.params = set(params)
+        self.resolve = resolve
+        self.ops = ops_name
+        self.static = {}  # name -> parameters it depends on, for names holding shapes
+        self.static_params = set()
+
+    def statement(self, s):
+        if isinstance(s, gast.Expr):
+            if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
+                return  # a comment marker
+            raise _Ineligible
+        if isinstance(s, gast.Return):
+            if s.value is not None:
+                self.data(s.value)
+            return
+        if isinstance(s, gast.AugAssign):
+            self.target(s.target)
+            self.data(s.value)
+            return
+        if not isinstance(s, gast.Assign) or len(s.targets) != 1:
+            raise _Ineligible
+        deps = self.static_deps(s.value)
+        if deps is None:
+            self.data(s.value)
+        for t in s.targets:
+            self.target(t)
+            if isinstance(t, gast.Name):
+                if deps is None:
+                    self.static.pop(t.id, None)
+                else:
+                    self.static[t.id] = deps
+
+    def target(self, t):
+        if isinstance(t, gast.Name):
+            return
+        if isinstance(t, gast.Tuple):
+            for e in t.elts:
+                self.target(e)
+            return
+        if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+            self.require_static(t.slice)
+            return
+        raise _Ineligible
+
+    def static_deps(self, node):
+        """The parameters a shape-like value depends on, or None if it is data."""
+        if isinstance(node, gast.Constant):
+            return frozenset()
+        if isinstance(node, gast.Name):
+            if node.id in self.static:
+                return self.static[node.id]
+            return frozenset([node.id]) if node.id in self.params else None
+        if isinstance(node, gast.Attribute):
+            return frozenset() if node.attr in _SHAPE_ATTRS else None
+        if isinstance(node, (gast.Tuple, gast.List)):
+            parts = [self.static_deps(e) for e in node.elts]
+            return None if None in parts else frozenset().union(*parts)
+        if isinstance(node, gast.Slice):
+            parts = [self.static_deps(p) for p in (node.lower, node.upper, node.step) if p]
+            return None if None in parts else frozenset().union(*parts)
+        if isinstance(node, gast.UnaryOp):
+            return self.static_deps(node.operand)
+        if isinstance(node, gast.BinOp):
+            left, right = self.static_deps(node.left), self.static_deps(node.right)
+            return None if left is None or right is None else left | right
+        if isinstance(node, gast.Subscript):
+            value, index = self.static_deps(node.value), self.static_deps(node.slice)
+            return None if value is None or index is None else value | index
+        if isinstance(node, gast.Call) and id(self.resolve(node.func)) in _STATIC_RESULT:
+            return frozenset()
+        return None
+
+    def require_static(self, node):
+        deps = self.static_deps(node)
+        if deps is None:
+            raise _Ineligible
+        self.static_params |= deps
+
+    def data(self, node):
+        """Check an expression whose value may be an array."""
+        if isinstance(node, (gast.Name, gast.Constant)):
+            return
+        if isinstance(node, (gast.BinOp,)):
+            self.data(node.left)
+            self.data(node.right)
+        elif isinstance(node, gast.UnaryOp):
+            self.data(node.operand)
+        elif isinstance(node, gast.Compare):
+            for part in [node.left, *node.comparators]:
+                self.data(part)
+        elif isinstance(node, (gast.Tuple, gast.List)):
+            for e in node.elts:
+                self.data(e)
+        elif isinstance(node, gast.Attribute):
+            if node.attr not in _DATA_ATTRS:
+                raise _Ineligible
+            self.data(node.value)
+        elif isinstance(node, gast.Subscript):
+            self.data(node.value)
+            self.require_static(node.slice)
+        elif isinstance(node, gast.Call):
+            self.call(node)
+        else:
+            raise _Ineligible
+
+    def call(self, node):
+        f = node.func
+        if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == self.ops:
+            data, static = node.args, []
+        else:
+            obj = self.resolve(f)
+            key = id(obj)
+            if isinstance(obj, np.ufunc) or key in _ALL_DATA or key in _BUILTIN_DATA:
+                data, static = node.args, []
+            elif key in _FIRST_DATA or key in _LIST_FIRST:
+                data, static = node.args[:1], node.args[1:]
+            elif key in _TWO_DATA:
+                data, static = node.args[:2], node.args[2:]
+            elif obj is np.einsum:
+                data, static = node.args[1:], node.args[:1]
+            elif key in _STATIC_RESULT:
+                data, static = node.args, []
+            else:
+                raise _Ineligible
+        for a in data:
+            if isinstance(a, gast.Starred):
+                raise _Ineligible
+            self.data(a)
+        for a in static:
+            self.require_static(a)
+        for k in node.keywords:
+            if k.arg is None:
+                raise _Ineligible
+            self.require_static(k.value)
+
+
+# --- observations ---------------------------------------------------------------------
+
+
+def meta(value):
+    """What the specializer needs to know about a value: ``(kind, shape, dtype, type)``;
+    for Python ints the third entry is the value itself."""
+    if type(value) is float:
+        return ("float", (), None, float)
+    if type(value) in (int, bool):
+        return ("int", (), value, type(value))
+    if isinstance(value, tuple) and all(type(n) is int for n in value):
+        return ("tuple", None, value, tuple)
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if isinstance(shape, tuple) and dtype is not None:
+        return ("array", shape, dtype, type(value))
+    return ("other", None, None, type(value))
+
+
+def number_sites(body, ops_name):
+    """Tag each call of a specialized helper with a site number; returns the count."""
+    count = 0
+    for stmt in body:
+        for node in gast.walk(stmt):
+            if _helper(node, ops_name):
+                node.transpile_site = count
+                count += 1
+    return count
+
+
+def _helper(node, ops_name):
+    if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Attribute):
+        return None
+    f = node.func
+    if getattr(f.value, "id", None) == ops_name and f.attr in SITE_HELPERS and not node.keywords:
+        return f.attr
+    return None
+
+
+def probe_body(body, ops_name):
+    """``body`` with every helper call and every assignment reported to ``_probe``.
+
+    ``_probe(site, helper, *args)`` records the arguments of a helper call and
+    returns its result; ``_seen(index, value)`` records a statement's target."""
+    body = copy.deepcopy(body)
+
+    class Wrap(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            site = getattr(node, "transpile_site", None)
+            if site is None:
+                return node
+            return gast.Call(
+                func=name("_probe"), args=[const(site), node.func, *node.args], keywords=[]
+            )
+
+    out = []
+    for i, stmt in enumerate(body):
+        stmt = Wrap().visit(stmt)
+        out.append(stmt)
+        target = _single_target(stmt)
+        if target is not None:
+            out.append(
+                gast.Expr(
+                    value=gast.Call(func=name("_seen"), args=[const(i), name(target)], keywords=[])
+                )
+            )
+    return out
+
+
+def _single_target(stmt):
+    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+        return stmt.target.id
+    return None
+
+
+# --- the rewrite ------------------------------------------------------------------
+
+
+class Unspecializable(Exception):
+    """The observations do not let this body be specialized; use the generic code."""
+
+
+class _NeedConcrete(Exception):
+    def __init__(self, names):
+        super().__init__(names)
+        self.names = names
+
+
+def _broadcast(*shapes):
+    if any(s is None for s in shapes):
+        return None
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise Unspecializable("shapes do not broadcast") from None
+
+
+class Specializer:
+    """Rewrites one generic body for the shapes that a probe observed.
+
+    ``env`` maps each name to ``(true shape, actual shape)``: the actual shape of a
+    lazy adjoint is smaller than its true shape and broadcasts to it.
+    """
+
+    def __init__(self, names, param_metas, sites, seen):
+        self.np, self.ops = names["np"], names["ops"]
+        self.sites = sites  # site -> (metas of the helper's arguments)
+        self.seen = seen  # statement index -> meta of its target
+        self.env, self.dtype = {}, {}
+        self.python = set()  # names holding Python numbers, not numpy scalars
+        self.ref = None  # a parameter whose array module builds materialized arrays
+        for p, m in param_metas.items():
+            if m[0] in ("float", "int"):
+                self.env[p] = ((), ())
+                self.python.add(p)
+            elif m[0] == "array":
+                self.env[p] = (m[1], m[1])
+                self.ref = self.ref or (p if type_is_numpy_like(m) else None)
+
+    def run(self, body):
+        out = []
+        for i, stmt in enumerate(body):
+            while True:
+                try:
+                    new = self.statement(i, copy.deepcopy(stmt))
+                    break
+                except _NeedConcrete as need:
+                    out += [self.materialize(n) for n in sorted(need.names)]
+            out.append(new)
+        return out
+
+    # -- statements --
+    def statement(self, i, s):
+        if isinstance(s, gast.Expr):
+            return s
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            value, true, actual = self.expr(s.value)
+            t = s.targets[0].id
+            m = self.seen.get(i)
+            if m is None or m[0] not in ("array", "float", "int"):
+                self.require_concrete(s.value)
+                self.env.pop(t, None)
+            else:
+                if true is not None and true != m[1]:
+                    raise Unspecializable(f"{t}: derived shape {true}, observed {m[1]}")
+                if true is None:
+                    self.require_concrete(s.value)
+                    actual = m[1]
+                self.env[t] = (m[1], actual)
+                self.dtype[t] = m[2]
+                value = self.same_type(value, m)
+            self.python.discard(t)
+            if self.is_python(value):
+                self.python.add(t)
+            s.value = value
+            return s
+        if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+            true, actual = self.env.get(s.target.id, (None, None))
+            if true != actual:
+                raise _NeedConcrete({s.target.id})
+            value, true, _ = self.expr(s.value)
+            if true is None:
+                self.require_concrete(s.value)
+            s.value = value
+            return s
+        self.require_concrete(s)
+        for node in gast.walk(s):  # names this statement binds lose what we knew
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                m = self.seen.get(i) if _single_target(s) == node.id else None
+                self.python.discard(node.id)
+                if m and m[0] in ("float", "int"):
+                    self.python.add(node.id)
+                if m and m[0] == "array":
+                    self.env[node.id] = (m[1], m[1])
+                    self.dtype[node.id] = m[2]
+                else:
+                    self.env.pop(node.id, None)
+        return s
+
+    def same_type(self, value, m):
+        """``value`` as the type the generic code produced: a Python number that the
+        generic code held as a numpy scalar is converted."""
+        if m[0] != "array" or m[1] != () or not self.is_python(value):
+            return value
+        if not issubclass(m[3], np.generic) or m[2].kind not in "fc":
+            raise Unspecializable(f"a Python number where the generic code had {m[3]}")
+        return gast.Call(func=self.np_attr(m[2].name), args=[value], keywords=[])
+
+    def is_python(self, node):
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float))
+        if isinstance(node, gast.Name):
+            return node.id in self.python
+        if isinstance(node, gast.BinOp):
+            return self.is_python(node.left) and self.is_python(node.right)
+        if isinstance(node, gast.UnaryOp):
+            return self.is_python(node.operand)
+        return False
+
+    def lazy_names(self, node):
+        return {
+            n.id
+            for n in gast.walk(node)
+            if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)
+            and n.id in self.env
+            and self.env[n.id][0] != self.env[n.id][1]
+        }
+
+    def require_concrete(self, node):
+        lazy = self.lazy_names(node)
+        if lazy:
+            raise _NeedConcrete(lazy)
+
+    def materialize(self, n):
+        true = self.env[n][0]
+        if self.ref is None:
+            raise Unspecializable("no array argument to build a materialized adjoint from")
+        self.env[n] = (true, true)
+        call = gast.Call(
+            func=gast.Attribute(value=name(self.ops), attr="filled", ctx=gast.Load()),
+            args=[name(self.ref), name(n), const(true), const(str(self.dtype[n]))],
+            keywords=[],
+        )
+        return gast.Assign(targets=[name(n, gast.Store())], value=call, type_comment=None)
+
+    # -- expressions: (new node, true shape, actual shape); None where unknown --
+    def expr(self, node):
+        if isinstance(node, gast.Name):
+            return (node, *self.env.get(node.id, (None, None)))
+        if isinstance(node, gast.Constant):
+            if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+                return node, (), ()
+            return node, None, None
+        if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
+            node.left, tl, al = self.expr(node.left)
+            node.right, tr, ar = self.expr(node.right)
+            return self.elementwise(node, [tl, tr], [al, ar])
+        if isinstance(node, gast.UnaryOp):
+            node.operand, t, a = self.expr(node.operand)
+            return self.elementwise(node, [t], [a])
+        if isinstance(node, gast.Call):
+            kind = _helper(node, self.ops)
+            if kind is not None and hasattr(node, "transpile_site"):
+                return getattr(self, kind)(node, self.sites.get(node.transpile_site))
+            if self.is_ufunc(node):
+                parts = [self.expr(a) for a in node.args]
+                node.args = [p[0] for p in parts]
+                return self.elementwise(node, [p[1] for p in parts], [p[2] for p in parts])
+        self.require_concrete(node)
+        return node, None, None
+
+    def elementwise(self, node, trues, actuals):
+        true = _broadcast(*trues)
+        if true is None:
+            self.require_concrete(node)
+            return node, None, None
+        return node, true, _broadcast(*actuals)
+
+    def is_ufunc(self, node):
+        f = node.func
+        return (
+            not node.keywords
+            and isinstance(f, gast.Attribute)
+            and getattr(f.value, "id", None) == self.np
+            and isinstance(getattr(np, f.attr, None), np.ufunc)
+            and getattr(np, f.attr).signature is None  # not matmul: a generalized ufunc
+        )
+
+    def operand(self, node, observed):
+        """A helper's array argument: its rewrite and true and actual shapes, the true
+        shape cross-checked against what the probe saw."""
+        new, true, actual = self.expr(node)
+        if observed is None or observed[0] not in ("array", "float", "int"):
+            self.require_concrete(node)
+            return new, None, None
+        if true is None:
+            self.require_concrete(node)
+            true = actual = observed[1]
+        elif true != observed[1]:
+            raise Unspecializable(f"derived shape {true}, observed {observed[1]}")
+        return new, true, actual
+
+    # -- the helpers --
+    def unbroadcast(self, node, metas):
+        if metas is None or len(node.args) != 2:
+            return self.generic(node)
+        g, true, actual = self.operand(node.args[0], metas[0])
+        target = metas[1][1]
+        if true is None or target is None:
+            return self.generic(node)
+        if true == target:
+            return g, target, actual
+        if actual == ():  # a lazy scalar: the sum is a product
+            return _times(g, math.prod(true) // max(math.prod(target), 1)), target, ()
+        if actual != true:
+            raise _NeedConcrete(self.lazy_names(node.args[0]))
+        return self.sum_to(g, true, target), target, target
+
+    def sum_to(self, g, shape, target):
+        extra = len(shape) - len(target)
+        ones = [extra + i for i, n in enumerate(target) if n == 1 and shape[extra + i] != 1]
+        axes = list(range(extra)) + ones
+        keywords = [gast.keyword(arg="axis", value=const(_axis(axes)))]
+        if ones:
+            keywords.append(gast.keyword(arg="keepdims", value=const(True)))
+        total = gast.Call(func=self.np_attr("add", "reduce"), args=[g], keywords=keywords)
+        if ones and extra:
+            return gast.Call(
+                func=gast.Attribute(value=total, attr="reshape", ctx=gast.Load()),
+                args=[const(tuple(target))],
+                keywords=[],
+            )
+        return total
+
+    def unmean(self, node, metas):
+        return self.unreduce(node, metas, mean=True)
+
+    def unreduce(self, node, metas, mean=False):
+        if metas is None or not 2 <= len(node.args) <= 4:
+            return self.generic(node)
+        g, true, actual = self.operand(node.args[0], metas[0])
+        x = metas[1]
+        statics = [m for m in metas[2:]]
+        if x[0] not in ("array", "float", "int") or true is None:
+            return self.generic(node)
+        if any(m[0] not in ("int", "tuple") and m[:3] != ("other", None, None) for m in statics):
+            return self.generic(node)
+        values = [m[2] for m in statics]
+        axis = values[0] if values else None
+        keepdims = bool(values[1]) if len(values) > 1 else False
+        if len(statics) >= 1 and statics[0][0] == "other":
+            if not _is_none(node.args[2]):
+                return self.generic(node)
+            axis = None
+        shape = x[1]
+        if not shape:  # a 0-d input: nothing to spread over
+            return self.generic(node)
+        axes = tuple(range(len(shape))) if axis is None else _normalize(axis, len(shape))
+        if mean:
+            g = _divide(g, math.prod(shape[a] for a in axes))
+        if actual == () or axis is None or keepdims:
+            return g, shape, actual
+        if actual != true:
+            raise _NeedConcrete(self.lazy_names(node.args[0]))
+        index = tuple(None if a in axes else slice(None) for a in range(len(shape)))
+        kept = tuple(1 if a in axes else n for a, n in enumerate(shape))
+        return _subscript(g, index), shape, kept
+
+    def matmul_left(self, node, metas):
+        return self.matmul(node, metas, left=True)
+
+    def matmul_right(self, node, metas):
+        return self.matmul(node, metas, left=False)
+
+    def matmul(self, node, metas, left):
+        if metas is None or len(node.args) != 3:
+            return self.generic(node)
+        g, true, actual = self.operand(node.args[0], metas[0])
+        if true is None or actual != true:
+            self.require_concrete(node.args[0])
+            return self.generic(node)
+        xn, yn = len(metas[1][1] or (0, 0, 0)), len(metas[2][1] or (0, 0, 0))
+        x, y = node.args[1], node.args[2]
+        if left and xn == 2 and yn == 2:
+            new = gast.BinOp(left=g, op=gast.MatMult(), right=_transposed(y))
+        elif not left and xn == 2 and yn in (1, 2):
+            new = gast.BinOp(left=_transposed(x), op=gast.MatMult(), right=g)
+        else:
+            node.args[0] = g
+            return node, None, None
+        return new, None, None
+
+    def generic(self, node):
+        self.require_concrete(node)
+        return node, None, None
+
+    def np_attr(self, *parts):
+        node = name(self.np)
+        for p in parts:
+            node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
+        return node
+
+
+def type_is_numpy_like(m):
+    return m[0] == "array" and m[1] is not None
+
+
+def _axis(axes):
+    return axes[0] if len(axes) == 1 else tuple(axes)
+
+
+def _normalize(axis, ndim):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a % ndim for a in axes)
+
+
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
+
+
+def _times(g, factor):
+    if factor == 1:
+        return g
+    if isinstance(g, gast.Constant):
+        return const(g.value * factor)
+    return gast.BinOp(left=g, op=gast.Mult(), right=const(factor))
+
+
+def _divide(g, count):
+    if count == 1:
+        return g
+    if isinstance(g, gast.Constant) and isinstance(g.value, float):
+        return const(g.value / count)
+    return gast.BinOp(left=g, op=gast.Div(), right=const(count))
+
+
+def _subscript(g, index):
+    parts = [
+        const(None) if i is None else gast.Slice(lower=None, upper=None, step=None) for i in index
+    ]
+    return gast.Subscript(value=g, slice=gast.Tuple(elts=parts, ctx=gast.Load()), ctx=gast.Load())
+
+
+def _transposed(node):
+    return gast.Attribute(value=copy.deepcopy(node), attr="T", ctx=gast.Load())
