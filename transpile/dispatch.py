@@ -24,7 +24,7 @@ class SpecializationWarning(RuntimeWarning):
 
 
 class Dispatcher:
-    def __init__(self, build, fdef, generic, static_params):
+    def __init__(self, build, fdef, generic, static_params, adjoint_names):
         self.generic = generic
         self.fname = fdef.name
         self.args = fdef.args
@@ -33,6 +33,7 @@ class Dispatcher:
         self.body = copy.deepcopy(fdef.body)
         self.sites = specialize.number_sites(self.body, build.names["ops"])
         self.names = build.names
+        self.adjoint_names = frozenset(adjoint_names)
         self.is_pure = build.is_pure
         self.module_globals = build.func.__globals__
         self.bound = dict(build.bound_names(fdef))
@@ -148,12 +149,13 @@ class Dispatcher:
 
     def build(self, key, args, sites, seen):
         metas = {p: specialize.meta(a) for p, a in zip(self.params, args)}
-        body = specialize.Specializer(self.names, metas, sites, seen).run(self.body)
+        body = specialize.Specializer(self.names, metas, sites, seen, self.adjoint_names).run(self.body)
         body = optimize.dead_code(body, self.is_pure)
         body = optimize.tidy(body)
         for stmt in body:
             for node in gast.walk(stmt):
                 node.__dict__.pop("transpile_site", None)
+                node.__dict__.pop("transpile_name", None)
         fdef = function_def(self.fname, copy.deepcopy(self.args), body)
         source = emit.to_source(fdef)
         shapes = ", ".join(_describe(part) for part in key)

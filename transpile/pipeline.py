@@ -219,7 +219,9 @@ class _Build:
         if self.dump is None and not self.callees:
             static = specialize.eligible(body, self.params, self.resolve, names["ops"])
             if static is not None:
-                entry = dispatch.Dispatcher(self, fdef, generated.function, static).function
+                entry = dispatch.Dispatcher(
+                    self, fdef, generated.function, static, adj_names
+                ).function
                 entry.__transpile_source__ = generated.source
                 generated.function = entry
         return generated

@@ -23,12 +23,13 @@ cannot prove leaves the call generic, never a guess.
 
 import copy
 import math
+from typing import NamedTuple
 
 import gast
 import numpy as np
 
 import runtime
-from transpile.nodes import const, name
+from transpile.nodes import assign, const, name
 
 SITE_HELPERS = ("unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right")
 
@@ -319,27 +320,49 @@ def _broadcast(*shapes):
         raise Unspecializable("shapes do not broadcast") from None
 
 
+class Val(NamedTuple):
+    """A rewritten expression: its value is ``scale * node`` broadcast to ``true``.
+
+    ``actual`` is the shape ``node`` really has; it is smaller than ``true`` for a
+    lazy adjoint (one that broadcasts to its true shape where it is used). Shapes
+    are None where unknown. ``scale`` is a Python number deferred out of the
+    arithmetic: the adjoint is linear in the seed, so a constant factor such as
+    the ``1/n`` of a mean can ride along until a sum or a product makes it cheap.
+    """
+
+    node: object
+    true: object
+    actual: object
+    scale: float = 1.0
+    borrowed: bool = False  # node may be an array the generic code would have copied
+
+
 class Specializer:
     """Rewrites one generic body for the shapes that a probe observed.
 
-    ``env`` maps each name to ``(true shape, actual shape)``: the actual shape of a
-    lazy adjoint is smaller than its true shape and broadcasts to it.
+    ``env`` maps each name to ``(true shape, actual shape, scale)``; see ``Val``.
     """
 
-    def __init__(self, names, param_metas, sites, seen):
+    def __init__(self, names, param_metas, sites, seen, adjoint_names=frozenset()):
         self.np, self.ops = names["np"], names["ops"]
+        self.adjoint_names = adjoint_names
+        self.constants = {}  # names bound to a number: read as that number
         self.sites = sites  # site -> (metas of the helper's arguments)
         self.seen = seen  # statement index -> meta of its target
         self.env, self.dtype = {}, {}
         self.python = set()  # names holding Python numbers, not numpy scalars
+        self.numpy_scalar = set()  # names the generic code held as numpy scalars
+        self.borrowed = set()  # names bound to another value's array by a dropped product
+        self.numpy_typed = set()  # names surely holding numpy values
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
             if m[0] in ("float", "int"):
-                self.env[p] = ((), ())
+                self.env[p] = ((), (), 1.0)
                 self.python.add(p)
             elif m[0] == "array":
-                self.env[p] = (m[1], m[1])
-                self.ref = self.ref or (p if type_is_numpy_like(m) else None)
+                self.env[p] = (m[1], m[1], 1.0)
+                self.numpy_typed.add(p)
+                self.ref = self.ref or p
 
     def run(self, body):
         out = []
@@ -349,7 +372,10 @@ class Specializer:
                     new = self.statement(i, copy.deepcopy(stmt))
                     break
                 except _NeedConcrete as need:
-                    out += [self.materialize(n) for n in sorted(need.names)]
+                    names = sorted(n for n in need.names if self.needs_work(n))
+                    if not names:
+                        raise Unspecializable("a lazy value that no name holds") from None
+                    out += [self.materialize(n, stmt) for n in names]
             out.append(new)
         return out
 
@@ -358,57 +384,102 @@ class Specializer:
         if isinstance(s, gast.Expr):
             return s
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            value, true, actual = self.expr(s.value)
+            v = self.expr(s.value)
             t = s.targets[0].id
             m = self.seen.get(i)
             if m is None or m[0] not in ("array", "float", "int"):
-                self.require_concrete(s.value)
+                v = Val(self.applied(v), None, None)
                 self.env.pop(t, None)
             else:
-                if true is not None and true != m[1]:
-                    raise Unspecializable(f"{t}: derived shape {true}, observed {m[1]}")
-                if true is None:
-                    self.require_concrete(s.value)
-                    actual = m[1]
-                self.env[t] = (m[1], actual)
+                if v.true is not None and v.true != m[1]:
+                    raise Unspecializable(f"{t}: derived shape {v.true}, observed {m[1]}")
+                if v.true is None:  # a call whose operands were checked concrete
+                    v = v._replace(true=m[1], actual=m[1])
+                self.env[t] = (m[1], v.actual, v.scale)
                 self.dtype[t] = m[2]
-                value = self.same_type(value, m)
+            python = self.is_python(v.node)  # before t is rebound: v may read t
+            numpy_typed = self.is_numpy(v.node)
+            borrowed = v.borrowed and isinstance(v.node, gast.Name)
             self.python.discard(t)
-            if self.is_python(value):
+            self.numpy_scalar.discard(t)
+            self.borrowed.discard(t)
+            self.constants.pop(t, None)
+            self.numpy_typed.discard(t)
+            if numpy_typed:
+                self.numpy_typed.add(t)
+            if _number(v.node) is not None and t in self.env:
+                self.constants[t] = v.node.value
+            if borrowed:
+                self.borrowed.add(t)
+            if python:
                 self.python.add(t)
-            s.value = value
+            if m is not None and m[0] == "array" and m[1] == () and issubclass(m[3], np.generic):
+                self.numpy_scalar.add(t)
+            s.value = self.same_type(v.node, t) if v.scale == 1.0 else v.node
+            if s.value is not v.node:
+                self.python.discard(t)
             return s
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
-            true, actual = self.env.get(s.target.id, (None, None))
-            if true != actual:
+            if self.is_deferred(s.target.id) or s.target.id in self.borrowed:
                 raise _NeedConcrete({s.target.id})
-            value, true, _ = self.expr(s.value)
-            if true is None:
+            v = self.expr(s.value)
+            if v.true is None:
                 self.require_concrete(s.value)
-            s.value = value
+            s.value = self.applied(v)
             return s
         self.require_concrete(s)
+        read = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+        if isinstance(s, gast.Return):  # scalars leave with the generic code's type
+            untyped = read & self.numpy_scalar - self.numpy_typed
+            if untyped:
+                raise _NeedConcrete(untyped)
+        borrowed = read & self.borrowed
+        if borrowed:  # what leaves or is written through must be our own array
+            raise _NeedConcrete(borrowed)
         for node in gast.walk(s):  # names this statement binds lose what we knew
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 m = self.seen.get(i) if _single_target(s) == node.id else None
                 self.python.discard(node.id)
+                self.numpy_scalar.discard(node.id)
+                self.constants.pop(node.id, None)
+                self.numpy_typed.discard(node.id)
                 if m and m[0] in ("float", "int"):
                     self.python.add(node.id)
                 if m and m[0] == "array":
-                    self.env[node.id] = (m[1], m[1])
+                    self.numpy_typed.add(node.id)
+                    self.env[node.id] = (m[1], m[1], 1.0)
                     self.dtype[node.id] = m[2]
                 else:
                     self.env.pop(node.id, None)
         return s
 
-    def same_type(self, value, m):
-        """``value`` as the type the generic code produced: a Python number that the
-        generic code held as a numpy scalar is converted."""
-        if m[0] != "array" or m[1] != () or not self.is_python(value):
-            return value
-        if not issubclass(m[3], np.generic) or m[2].kind not in "fc":
-            raise Unspecializable(f"a Python number where the generic code had {m[3]}")
-        return gast.Call(func=self.np_attr(m[2].name), args=[value], keywords=[])
+    def same_type(self, node, t):
+        """``node`` as the type the generic code produced for ``t``: a Python number that
+        the generic code held as a numpy scalar is converted."""
+        if t not in self.numpy_scalar or not self.is_python(node):
+            return node
+        return self.numpy_scalar_of(node, t)
+
+    def numpy_scalar_of(self, node, t):
+        dtype = self.dtype.get(t)
+        if dtype is None or dtype.kind not in "fc":
+            raise Unspecializable(f"a Python number where the generic code had {dtype}")
+        return gast.Call(func=self.np_attr(dtype.name), args=[node], keywords=[])
+
+    def is_numpy(self, node):
+        """Whether ``node`` surely evaluates to a numpy value (array or scalar)."""
+        if isinstance(node, gast.Name):
+            return node.id in self.numpy_typed
+        if isinstance(node, gast.BinOp):
+            return self.is_numpy(node.left) or self.is_numpy(node.right)
+        if isinstance(node, gast.UnaryOp):
+            return self.is_numpy(node.operand)
+        if isinstance(node, gast.Call):
+            root = node.func
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            return isinstance(root, gast.Name) and root.id == self.np
+        return False
 
     def is_python(self, node):
         if isinstance(node, gast.Constant):
@@ -421,65 +492,140 @@ class Specializer:
             return self.is_python(node.operand)
         return False
 
-    def lazy_names(self, node):
-        return {
-            n.id
-            for n in gast.walk(node)
-            if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)
-            and n.id in self.env
-            and self.env[n.id][0] != self.env[n.id][1]
-        }
+    def needs_work(self, n):
+        return (
+            self.is_deferred(n)
+            or n in self.borrowed
+            or n in self.numpy_scalar and n not in self.numpy_typed
+        )
+
+    def is_deferred(self, n):
+        """Whether ``n`` is lazy or carries a scale: not yet its true value."""
+        true, actual, scale = self.env.get(n, (None, None, 1.0))
+        return true != actual or scale != 1.0
+
+    def deferred_names(self, node):
+        names = set()
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                names.add(n.id)
+            elif hasattr(n, "transpile_name"):
+                names.add(n.transpile_name)
+        return {n for n in names if self.is_deferred(n)}
 
     def require_concrete(self, node):
-        lazy = self.lazy_names(node)
-        if lazy:
-            raise _NeedConcrete(lazy)
+        deferred = self.deferred_names(node)
+        if deferred:
+            raise _NeedConcrete(deferred)
 
-    def materialize(self, n):
-        true = self.env[n][0]
-        if self.ref is None:
-            raise Unspecializable("no array argument to build a materialized adjoint from")
-        self.env[n] = (true, true)
-        call = gast.Call(
-            func=gast.Attribute(value=name(self.ops), attr="filled", ctx=gast.Load()),
-            args=[name(self.ref), name(n), const(true), const(str(self.dtype[n]))],
-            keywords=[],
-        )
-        return gast.Assign(targets=[name(n, gast.Store())], value=call, type_comment=None)
+    def materialize(self, n, origin):
+        """The statement that gives ``n`` its true value: scaled, then filled out."""
+        true, actual, scale = self.env[n]
+        value = _times(name(n), scale)
+        if not self.is_deferred(n):  # borrowed: copied
+            value = gast.Call(
+                func=gast.Attribute(value=name(self.ops), attr="copy", ctx=gast.Load()),
+                args=[value],
+                keywords=[],
+            )
+        self.borrowed.discard(n)
+        if true != actual:
+            if self.ref is None:
+                raise Unspecializable("no array argument to build a materialized adjoint from")
+            value = gast.Call(
+                func=gast.Attribute(value=name(self.ops), attr="filled", ctx=gast.Load()),
+                args=[name(self.ref), value, const(true), const(str(self.dtype[n]))],
+                keywords=[],
+            )
+        self.env[n] = (true, true, 1.0)
+        self.constants.pop(n, None)
+        if not self.is_python(value):
+            self.python.discard(n)
+        if n in self.numpy_scalar and not self.is_numpy(value):
+            value = self.numpy_scalar_of(value, n)
+            self.numpy_typed.add(n)
+        if not isinstance(value, gast.Name):
+            self.python.discard(n)
+        return assign(n, value, origin)
 
-    # -- expressions: (new node, true shape, actual shape); None where unknown --
+    def applied(self, v):
+        """The node of ``v`` with its scale multiplied in."""
+        return _times(v.node, v.scale)
+
+    # -- expressions --
     def expr(self, node):
         if isinstance(node, gast.Name):
-            return (node, *self.env.get(node.id, (None, None)))
+            true, actual, scale = self.env.get(node.id, (None, None, 1.0))
+            borrowed = node.id in self.borrowed
+            if node.id in self.constants:
+                number = const(self.constants[node.id])
+                number.transpile_name = node.id  # to find what to materialize
+                node = number
+            return Val(node, true, actual, scale, borrowed)
         if isinstance(node, gast.Constant):
             if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-                return node, (), ()
-            return node, None, None
+                return Val(node, (), ())
+            return Val(node, None, None)
         if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
-            node.left, tl, al = self.expr(node.left)
-            node.right, tr, ar = self.expr(node.right)
-            return self.elementwise(node, [tl, tr], [al, ar])
+            return self.binop(node, self.expr(node.left), self.expr(node.right))
         if isinstance(node, gast.UnaryOp):
-            node.operand, t, a = self.expr(node.operand)
-            return self.elementwise(node, [t], [a])
+            v = self.expr(node.operand)
+            adjoint = isinstance(v.node, gast.Name) and v.node.id in self.adjoint_names
+            if isinstance(node.op, gast.USub) and v.true is not None and (v.scale != 1 or adjoint):
+                return Val(v.node, v.true, v.actual, -v.scale, v.borrowed or not adjoint)
+            node.operand = self.applied(v)
+            return self.elementwise(node, [v])
         if isinstance(node, gast.Call):
             kind = _helper(node, self.ops)
             if kind is not None and hasattr(node, "transpile_site"):
                 return getattr(self, kind)(node, self.sites.get(node.transpile_site))
             if self.is_ufunc(node):
-                parts = [self.expr(a) for a in node.args]
-                node.args = [p[0] for p in parts]
-                return self.elementwise(node, [p[1] for p in parts], [p[2] for p in parts])
+                vals = [self.expr(a) for a in node.args]
+                node.args = [self.applied(v) for v in vals]
+                return self.elementwise(node, vals)
         self.require_concrete(node)
-        return node, None, None
+        return Val(node, None, None)
 
-    def elementwise(self, node, trues, actuals):
-        true = _broadcast(*trues)
+    def elementwise(self, node, vals, scale=1.0):
+        true = _broadcast(*[v.true for v in vals])
         if true is None:
             self.require_concrete(node)
-            return node, None, None
-        return node, true, _broadcast(*actuals)
+            return Val(node, None, None)
+        return Val(node, true, _broadcast(*[v.actual for v in vals]), scale)
+
+    def binop(self, node, left, right):
+        """Arithmetic on scaled values, moving constant factors into the scale."""
+        op = node.op
+        if left.true is None or right.true is None or 0.0 in (left.scale, right.scale):
+            node.left, node.right = self.applied(left), self.applied(right)
+            return self.elementwise(node, [left, right])
+        if isinstance(op, gast.Mult):
+            scale = left.scale * right.scale
+            for a, b in ((left, right), (right, left)):
+                k = _number(a.node)
+                if k is not None and k != 0 and (b.scale != 1.0 or a.scale != 1.0):
+                    shapes = [_broadcast(a.true, b.true), _broadcast(a.actual, b.actual)]
+                    return Val(b.node, *shapes, scale * k, True)
+            node.left, node.right = left.node, right.node
+            return self.elementwise(node, [left, right], scale)
+        if isinstance(op, gast.Div):
+            k = _number(right.node)
+            if k is not None and k != 0 and left.scale != 1.0:
+                shapes = [_broadcast(left.true, right.true), _broadcast(left.actual, right.actual)]
+                return Val(left.node, *shapes, left.scale / (k * right.scale), True)
+            node.left, node.right = left.node, right.node
+            return self.elementwise(node, [left, right], left.scale / right.scale)
+        if isinstance(op, (gast.Add, gast.Sub)) and left.scale == -right.scale:
+            node.op = gast.Sub() if isinstance(op, gast.Add) else gast.Add()
+            node.left, node.right = left.node, right.node
+            return self.elementwise(node, [left, right], left.scale)
+        if isinstance(op, (gast.Add, gast.Sub)) and (left.scale != 1.0 or right.scale != 1.0):
+            scale = left.scale if left.scale != 1.0 else right.scale
+            node.left = _rescaled(left, scale)
+            node.right = _rescaled(right, scale)
+            return self.elementwise(node, [left, right], scale)
+        node.left, node.right = self.applied(left), self.applied(right)
+        return self.elementwise(node, [left, right])
 
     def is_ufunc(self, node):
         f = node.func
@@ -492,34 +638,34 @@ class Specializer:
         )
 
     def operand(self, node, observed):
-        """A helper's array argument: its rewrite and true and actual shapes, the true
-        shape cross-checked against what the probe saw."""
-        new, true, actual = self.expr(node)
+        """A helper's array argument, its true shape cross-checked with the probe's."""
+        v = self.expr(node)
         if observed is None or observed[0] not in ("array", "float", "int"):
             self.require_concrete(node)
-            return new, None, None
-        if true is None:
+            return Val(v.node, None, None)
+        if v.true is None:
             self.require_concrete(node)
-            true = actual = observed[1]
-        elif true != observed[1]:
-            raise Unspecializable(f"derived shape {true}, observed {observed[1]}")
-        return new, true, actual
+            return Val(v.node, observed[1], observed[1])
+        if v.true != observed[1]:
+            raise Unspecializable(f"derived shape {v.true}, observed {observed[1]}")
+        return v
 
-    # -- the helpers --
+    # -- the helpers; each is linear in its first argument, so scales pass through --
     def unbroadcast(self, node, metas):
         if metas is None or len(node.args) != 2:
             return self.generic(node)
-        g, true, actual = self.operand(node.args[0], metas[0])
+        g = self.operand(node.args[0], metas[0])
         target = metas[1][1]
-        if true is None or target is None:
+        if g.true is None or target is None:
             return self.generic(node)
-        if true == target:
-            return g, target, actual
-        if actual == ():  # a lazy scalar: the sum is a product
-            return _times(g, math.prod(true) // max(math.prod(target), 1)), target, ()
-        if actual != true:
-            raise _NeedConcrete(self.lazy_names(node.args[0]))
-        return self.sum_to(g, true, target), target, target
+        if g.true == target:
+            return g._replace(true=target)
+        if g.actual == ():  # a lazy scalar: the sum is a product
+            factor = math.prod(g.true) // max(math.prod(target), 1)
+            return Val(g.node, target, (), g.scale * factor, g.borrowed)
+        if g.actual != g.true:
+            raise _NeedConcrete(self.deferred_names(node.args[0]))
+        return Val(self.sum_to(g.node, g.true, target), target, target, g.scale)
 
     def sum_to(self, g, shape, target):
         extra = len(shape) - len(target)
@@ -543,33 +689,31 @@ class Specializer:
     def unreduce(self, node, metas, mean=False):
         if metas is None or not 2 <= len(node.args) <= 4:
             return self.generic(node)
-        g, true, actual = self.operand(node.args[0], metas[0])
+        g = self.operand(node.args[0], metas[0])
         x = metas[1]
-        statics = [m for m in metas[2:]]
-        if x[0] not in ("array", "float", "int") or true is None:
-            return self.generic(node)
+        statics = list(metas[2:])
+        if x[0] not in ("array", "float", "int") or g.true is None or not x[1]:
+            return self.generic(node)  # (a 0-d input: nothing to spread over)
         if any(m[0] not in ("int", "tuple") and m[:3] != ("other", None, None) for m in statics):
+            return self.generic(node)
+        if statics and statics[0][0] == "other" and not _is_none(node.args[2]):
             return self.generic(node)
         values = [m[2] for m in statics]
         axis = values[0] if values else None
         keepdims = bool(values[1]) if len(values) > 1 else False
-        if len(statics) >= 1 and statics[0][0] == "other":
-            if not _is_none(node.args[2]):
-                return self.generic(node)
-            axis = None
         shape = x[1]
-        if not shape:  # a 0-d input: nothing to spread over
-            return self.generic(node)
         axes = tuple(range(len(shape))) if axis is None else _normalize(axis, len(shape))
-        if mean:
-            g = _divide(g, math.prod(shape[a] for a in axes))
-        if actual == () or axis is None or keepdims:
-            return g, shape, actual
-        if actual != true:
-            raise _NeedConcrete(self.lazy_names(node.args[0]))
+        scale = g.scale / math.prod(shape[a] for a in axes) if mean else g.scale
+        gnode = g.node
+        if isinstance(gnode, gast.Constant) and g.actual == ():  # the seed of a reduction
+            gnode, scale = const(1.0), scale * gnode.value
+        if g.actual == () or axis is None or keepdims:
+            return Val(gnode, shape, g.actual, scale, g.borrowed)
+        if g.actual != g.true:
+            raise _NeedConcrete(self.deferred_names(node.args[0]))
         index = tuple(None if a in axes else slice(None) for a in range(len(shape)))
         kept = tuple(1 if a in axes else n for a, n in enumerate(shape))
-        return _subscript(g, index), shape, kept
+        return Val(_subscript(gnode, index), shape, kept, scale, g.borrowed)
 
     def matmul_left(self, node, metas):
         return self.matmul(node, metas, left=True)
@@ -580,24 +724,30 @@ class Specializer:
     def matmul(self, node, metas, left):
         if metas is None or len(node.args) != 3:
             return self.generic(node)
-        g, true, actual = self.operand(node.args[0], metas[0])
-        if true is None or actual != true:
+        g = self.operand(node.args[0], metas[0])
+        if g.true is None or g.actual != g.true:
             self.require_concrete(node.args[0])
             return self.generic(node)
+        out = metas[1][1] if left else metas[2][1]
+        if g.scale != 1.0 and (out is None or math.prod(out) >= math.prod(g.true)):
+            # scaling the smaller of the product's operand and result is cheaper
+            if isinstance(g.node, gast.Name):
+                raise _NeedConcrete({g.node.id})
+            g = Val(self.applied(g), g.true, g.actual)
         xn, yn = len(metas[1][1] or (0, 0, 0)), len(metas[2][1] or (0, 0, 0))
         x, y = node.args[1], node.args[2]
         if left and xn == 2 and yn == 2:
-            new = gast.BinOp(left=g, op=gast.MatMult(), right=_transposed(y))
+            new = gast.BinOp(left=g.node, op=gast.MatMult(), right=_transposed(y))
         elif not left and xn == 2 and yn in (1, 2):
-            new = gast.BinOp(left=_transposed(x), op=gast.MatMult(), right=g)
+            new = gast.BinOp(left=_transposed(x), op=gast.MatMult(), right=g.node)
         else:
-            node.args[0] = g
-            return node, None, None
-        return new, None, None
+            node.args[0] = self.applied(g)
+            return Val(node, None, None)
+        return Val(new, None, None, g.scale)
 
     def generic(self, node):
         self.require_concrete(node)
-        return node, None, None
+        return Val(node, None, None)
 
     def np_attr(self, *parts):
         node = name(self.np)
@@ -606,8 +756,18 @@ class Specializer:
         return node
 
 
-def type_is_numpy_like(m):
-    return m[0] == "array" and m[1] is not None
+def _number(node):
+    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+def _rescaled(v, scale):
+    """``v``'s node, multiplied so that ``scale`` times it is ``v``'s value."""
+    k = _number(v.node)
+    if k is not None:
+        return const(k * v.scale / scale)
+    return _times(v.node, v.scale / scale)
 
 
 def _axis(axes):
