@@ -9,6 +9,7 @@ handle keeps the generic gradient, so specializing never changes a result.
 """
 
 import copy
+import linecache
 import warnings
 
 import gast
@@ -40,20 +41,61 @@ class Dispatcher:
         self.label = f"{self.fname} from {build.func.__name__}"
         self.variants = {}  # signature -> (function, source)
         self.probe = None
-        self.cells = {"_route": self.slow_route}
+        self.cells = {"_slow": self.slow_call}
         self.function = self.make_entry()
 
     # -- the entry point and its routing --
     def make_entry(self):
-        params = ", ".join(self.params)
-        src = f"def {self.fname}({params}):\n    return _route({params})({params})\n"
-        scope = {}
-        exec(compile(src, f"<transpile {self.label}: dispatch>", "exec"), self.cells, scope)  # noqa: S102
-        entry = scope[self.fname]
+        entry = self.compile_entry(None)
         entry.__defaults__ = self.generic.__defaults__
         entry.__doc__ = self.generic.__doc__
         entry.__transpile_dispatch__ = self
         return entry
+
+    def compile_entry(self, key):
+        """The entry function: it sends calls with signature ``key`` straight to that
+        variant after a few cheap checks, and every other call to ``slow_call``."""
+        params = ", ".join(self.params)
+        lines = [f"def {self.fname}({params}):"]
+        if key is not None:
+            lines += [
+                "    try:",
+                f"        hit = {self.guard(key)}",
+                "    except AttributeError:  # a number where an array was",
+                "        hit = False",
+                "    if hit:",
+                f"        return _fast({params})",
+            ]
+        lines.append(f"    return _slow({params})")
+        source = "\n".join(lines) + "\n"
+        filename = f"<transpile {self.label}: dispatch>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        scope = {}
+        exec(compile(source, filename, "exec"), self.cells, scope)  # noqa: S102
+        return scope[self.fname]
+
+    def guard(self, key):
+        checks = []
+        for i, (p, part) in enumerate(zip(self.params, key)):
+            if part is float:
+                checks.append(f"{p}.__class__ is float")
+            elif part[1] is None and len(part) == 2:
+                checks.append(f"{p} is None")
+            elif len(part) == 2:
+                self.cells[f"_t{i}"], self.cells[f"_v{i}"] = part
+                checks.append(f"{p}.__class__ is _t{i} and {p} == _v{i}")
+            else:
+                self.cells[f"_t{i}"], self.cells[f"_s{i}"], self.cells[f"_d{i}"] = part
+                if part[1]:  # shape and dtype decide; any array type with them will do
+                    checks.append(f"{p}.shape == _s{i} and {p}.dtype is _d{i}")
+                else:
+                    checks.append(f"{p}.__class__ is _t{i} and {p}.dtype is _d{i}")
+        return " and ".join(checks) or "True"
+
+    def route(self, key, fn):
+        """Make ``fn`` the fast path, for calls with signature ``key``."""
+        self.cells["_fast"] = fn
+        self.function.__code__ = self.compile_entry(key).__code__
 
     def signature(self, args):
         key = []
@@ -72,41 +114,17 @@ class Dispatcher:
                 key.append((t, shape, dtype))
         return tuple(key)
 
-    def slow_route(self, *args):
+    def slow_call(self, *args):
         key = self.signature(args)
         if key is None:
-            return self.generic
+            return self.generic(*args)
         found = self.variants.get(key)
-        if found is None:
-            if len(self.variants) >= _MAX_VARIANTS:
-                return self.generic
-            return lambda *a: self.first_call(key, a)
-        self.cells["_route"] = self.route_for(key, found[0])
-        return found[0]
-
-    def route_for(self, key, fn):
-        """A guard that sends calls with signature ``key`` to ``fn`` at little cost."""
-        checks, values = [], {"_fast": fn, "_slow": self.slow_route}
-        for i, (p, part) in enumerate(zip(self.params, key)):
-            if part is float:
-                checks.append(f"type({p}) is float")
-            elif len(part) == 2:
-                values[f"_v{i}"] = part[1]
-                checks.append(
-                    f"type({p}) is _t{i} and {p} == _v{i}"
-                    if part[1] is not None
-                    else f"{p} is None"
-                )
-                values[f"_t{i}"] = part[0]
-            else:
-                values.update({f"_t{i}": part[0], f"_s{i}": part[1], f"_d{i}": part[2]})
-                checks.append(f"type({p}) is _t{i} and {p}.shape == _s{i} and {p}.dtype is _d{i}")
-        params = ", ".join(self.params)
-        test = " and ".join(checks) or "True"
-        src = f"def _route({params}):\n    if {test}:\n        return _fast\n    return _slow({params})\n"
-        scope = {}
-        exec(compile(src, f"<transpile {self.label}: route>", "exec"), values, scope)  # noqa: S102
-        return scope["_route"]
+        if found is not None:
+            self.route(key, found[0])
+            return found[0](*args)
+        if len(self.variants) >= _MAX_VARIANTS:
+            return self.generic(*args)
+        return self.first_call(key, args)
 
     # -- building a variant --
     def first_call(self, key, args):
@@ -126,7 +144,7 @@ class Dispatcher:
             )
             variant = (self.generic, None)
         self.variants[key] = variant
-        self.cells["_route"] = self.route_for(key, variant[0])
+        self.route(key, variant[0])
         return result
 
     def probe_function(self, sites, seen):

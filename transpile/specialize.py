@@ -671,7 +671,7 @@ class Specializer:
         extra = len(shape) - len(target)
         ones = [extra + i for i, n in enumerate(target) if n == 1 and shape[extra + i] != 1]
         axes = list(range(extra)) + ones
-        keywords = [gast.keyword(arg="axis", value=const(_axis(axes)))]
+        keywords = [] if axes == [0] else [gast.keyword(arg="axis", value=const(_axis(axes)))]
         if ones:
             keywords.append(gast.keyword(arg="keepdims", value=const(True)))
         total = gast.Call(func=self.np_attr("add", "reduce"), args=[g], keywords=keywords)
