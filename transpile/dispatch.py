@@ -167,7 +167,9 @@ class Dispatcher:
 
     def build(self, key, args, sites, seen):
         metas = {p: specialize.meta(a) for p, a in zip(self.params, args)}
-        body = specialize.Specializer(self.names, metas, sites, seen, self.adjoint_names).run(self.body)
+        body = specialize.Specializer(self.names, metas, sites, seen, self.adjoint_names).run(
+            self.body
+        )
         body = optimize.dead_code(body, self.is_pure)
         body = optimize.tidy(body)
         for stmt in body:

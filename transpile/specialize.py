@@ -496,7 +496,8 @@ class Specializer:
         return (
             self.is_deferred(n)
             or n in self.borrowed
-            or n in self.numpy_scalar and n not in self.numpy_typed
+            or n in self.numpy_scalar
+            and n not in self.numpy_typed
         )
 
     def is_deferred(self, n):

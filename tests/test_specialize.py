@@ -1,0 +1,192 @@
+"""Shape-specialized variants of straight-line gradients.
+
+The corpus and rule tables already call every gradient twice (generic path, then
+specialized path) and check both against finite differences. These tests cover
+what is specific to specialization: what the variant's code looks like, routing
+between signatures, keyword and default arguments, integer parameters that set
+shapes, arrays that must not be shared with the caller, and tracebacks.
+"""
+
+import linecache
+import traceback
+
+import fd
+import numpy as np
+import pytest
+
+from transpile import grad, source, value_and_grad, vjp
+
+
+def logistic_loss(w, b, x, y):
+    p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+    return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+
+def logistic_grad(w, b, x, y):
+    p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+    r = (p - y) / x.shape[0]
+    return x.T @ r, np.sum(r)
+
+
+def logistic_args(rng, n, d, dtype=np.float64):
+    w = rng.standard_normal(d).astype(dtype)
+    x = rng.standard_normal((n, d)).astype(dtype)
+    y = (rng.random(n) < 0.5).astype(dtype)
+    return w, 0.3, x, y
+
+
+def test_specialized_source_has_no_shape_helpers():
+    args = logistic_args(np.random.default_rng(0), 16, 3)
+    g = grad(logistic_loss, wrt=("w", "b"))
+    generic = source(g)
+    special = source(g, *args)
+    assert "ops.unbroadcast" in generic and "ops.unmean" in generic
+    for helper in ("ops.unbroadcast", "ops.unmean", "ops.broadcast_like", "ops.matmul_right"):
+        assert helper not in special, special
+    assert "x.T @" in special
+    # the 1/16 of the mean is applied once, to the small results, not to a filled array
+    assert special.count("0.0625") == 2, special
+    assert "ops.filled" not in special
+
+
+def test_routing_between_signatures():
+    g = grad(logistic_loss, wrt=("w", "b"))
+    rng = np.random.default_rng(1)
+    shapes = [(8, 3), (5, 2), (8, 3), (5, 2), (8, 3)]
+    known = set(g.__transpile_dispatch__.variants)  # grad is cached across tests
+    for n, d in shapes:
+        args = logistic_args(rng, n, d)
+        got = g(*args)
+        fd.assert_close(got, logistic_grad(*args), rtol=1e-12, atol=1e-14)
+    assert len(set(g.__transpile_dispatch__.variants) - known) == 2
+
+
+def test_float32_variant_is_separate_and_float32():
+    g = grad(logistic_loss, wrt=("w", "b"))
+    rng = np.random.default_rng(2)
+    args64 = logistic_args(rng, 8, 3)
+    args32 = tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args64)
+    for args in (args64, args32, args32, args64):
+        dw, db = g(*args)
+        assert dw.dtype == args[0].dtype
+        want = logistic_grad(*(np.asarray(a, np.float64) for a in args))
+        rtol = 1e-4 if dw.dtype == np.float32 else 1e-12
+        fd.assert_close((np.float64(dw), np.float64(db)), want, rtol=rtol, atol=rtol)
+
+
+def test_keyword_and_default_arguments():
+    def scaled(x, w, scale=2.0):
+        return np.sum(np.tanh(x @ w) * scale)
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    g = grad(scaled, wrt="w")
+    want = x.T @ (2.0 * (1.0 - np.tanh(x @ w) ** 2))
+    for _ in range(2):
+        np.testing.assert_allclose(g(x, w), want, rtol=1e-12)
+        np.testing.assert_allclose(g(x, w=w), want, rtol=1e-12)
+        np.testing.assert_allclose(g(w=w, x=x, scale=3.0), want * 1.5, rtol=1e-12)
+
+
+def test_integer_parameters_that_set_shapes_are_part_of_the_signature():
+    def head(x, n):
+        return np.sum(np.sin(x[:n]) * x[:n])
+
+    x = np.linspace(-1.0, 1.0, 7)
+    g = grad(head)
+
+    def want(n):
+        out = np.zeros_like(x)
+        out[:n] = np.cos(x[:n]) * x[:n] + np.sin(x[:n])
+        return out
+
+    for n in (3, 5, 3, 5, np.int64(4), 6):
+        np.testing.assert_allclose(g(x, n), want(int(n)), rtol=1e-12)
+
+
+def test_value_and_grad_and_vjp_variants():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal(4)
+
+    def f(a, b):
+        return np.mean((a * b + 1.0) ** 2)
+
+    vg = value_and_grad(f, wrt=(0, 1))
+    for _ in range(3):
+        value, (da, db) = vg(a, b)
+        assert value == pytest.approx(f(a, b), rel=1e-14)
+        r = 2.0 * (a * b + 1.0) / a.size
+        fd.assert_close((da, db), (r * b, np.sum(r * a, axis=0)), rtol=1e-12, atol=1e-14)
+
+    def g(a, b):
+        return np.tanh(a + b)
+
+    dout = rng.standard_normal((3, 4))
+    back = vjp(g, wrt=1)
+    for _ in range(3):
+        want = np.sum(dout * (1.0 - np.tanh(a + b) ** 2), axis=0)
+        np.testing.assert_allclose(back(a, b, dout), want, rtol=1e-12)
+
+
+def products(x, y):
+    return -np.sum(-(x * y))
+
+
+def mean_product(x, y):
+    return np.mean(y * x) * 1.0
+
+
+def scaled_copy(x, y):
+    return np.sum(0.5 * (2.0 * x)) + np.sum(y)
+
+
+@pytest.mark.parametrize("func", [products, mean_product, scaled_copy])
+def test_gradients_never_share_memory_with_arguments(func):
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    x0, y0 = x.copy(), y.copy()
+    g = grad(func, wrt=(0, 1))
+    for _ in range(3):
+        grads = g(x, y)
+        expected = fd.numeric_grad(func, (x, y), (0, 1))
+        fd.assert_close(grads, expected, rtol=1e-7, atol=1e-9)
+        for d in grads:
+            for a in (x, y):
+                assert not np.shares_memory(d, a)
+            d += 100.0  # the caller owns the gradient arrays
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def singular_inverse(a):
+    return np.sum(np.linalg.inv(a) * 2.0)
+
+
+def test_traceback_of_a_specialized_call_shows_generated_lines():
+    g = grad(singular_inverse)
+    g(np.eye(2) * 2.0)
+    g(np.eye(2) * 3.0)  # the second call with this signature runs the variant
+    try:
+        g(np.zeros((2, 2)))
+    except np.linalg.LinAlgError as error:
+        text = traceback.format_exc()
+        frames = traceback.extract_tb(error.__traceback__)
+    else:
+        pytest.fail("a singular matrix should raise")
+    generated = [f for f in frames if f.filename.startswith("<transpile ")]
+    assert generated, text
+    innermost = generated[-1]
+    assert "for (" in innermost.filename, innermost.filename  # a variant, named by shapes
+    assert linecache.getline(innermost.filename, innermost.lineno).strip() in text
+
+
+def test_functions_with_control_flow_stay_generic():
+    def clipped(x):
+        if np.sum(x) > 0:
+            return np.sum(x**2)
+        return np.sum(x)
+
+    g = grad(clipped)
+    x = np.array([1.0, 2.0])
+    assert source(g, x) == source(g)
+    np.testing.assert_allclose(g(x), 2.0 * x)
