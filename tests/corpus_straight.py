@@ -17,6 +17,7 @@ from clip bounds and from integers for floor.
 """
 
 import dataclasses
+import math
 from typing import Any, Callable, Optional
 
 import numpy
@@ -968,6 +969,86 @@ FLOAT32 = [
 ]
 
 
+# --------------------------------------------------------------------------
+# The logistic sigmoid written out, under a logarithm: its adjoint is taken
+# through the composition (transpile/composites.py). Each case differs in what
+# the pattern must or must not match.
+
+
+def bce_written_out(w, b, x, y):
+    p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+    return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+
+def bce_closed_form(w, b, x, y):
+    p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+    r = (p - y) / len(y)
+    return x.T @ r, np.sum(r)
+
+
+def log_sigmoid_also_used_plainly(z):
+    p = 1.0 / (np.exp(-z) + 1)
+    return np.sum(np.log(p) * z) + np.sum(p**2)
+
+
+def log_one_minus_sigmoid_only(z):
+    p = 1 / (1.0 + np.exp(-z))
+    return np.sum(np.log(1.0 - p) * np.cos(z))
+
+
+def log_sigmoid_scalar(z, a):
+    p = 1.0 / (1.0 + math.exp(-(z * a)))
+    return math.log(p) + math.log(1.0 - p) * a
+
+
+def log_sigmoid_negated_product(z, a):
+    p = 1.0 / (1.0 + np.exp(-z * a))  # exp((-z) * a): not matched, ordinary rules
+    return np.sum(np.log(p) + np.log(1.0 - p) * a)
+
+
+def log_sigmoid_rebound_input(z):
+    p = 1.0 / (1.0 + np.exp(-z))
+    z = z * 3.0  # a later z: the pattern must use the z that p was made from
+    return np.sum(np.log(p) * z)
+
+
+def log_sigmoid_in_loop(z):
+    total = 0.0
+    for k in range(2):
+        p = 1.0 / (1.0 + np.exp(-z * (k + 1.0)))
+        total = total + np.sum(np.log(p) + np.log(1.0 - p) * k)
+    return total
+
+
+def log_of_other_ratio(z):
+    p = 1.0 / (2.0 + np.exp(-z))  # not a sigmoid: the ordinary rules apply
+    return np.sum(np.log(p) + np.log(1.0 - p))
+
+
+COMPOSITES = [
+    Case(
+        bce_written_out,
+        lambda r: (normal(r, 3), 0.2, normal(r, 7, 3), (r.random(7) < 0.5).astype(float)),
+        wrt=(0, 1),
+        expected=bce_closed_form,
+    ),
+    Case(log_sigmoid_also_used_plainly, lambda r: (normal(r, 2, 3),)),
+    Case(log_one_minus_sigmoid_only, lambda r: (normal(r, 5),)),
+    Case(log_sigmoid_scalar, lambda r: (float(r.normal()), 0.7), wrt=(0, 1)),
+    Case(log_sigmoid_negated_product, lambda r: (normal(r, 4), 0.7), wrt=(0, 1)),
+    Case(log_sigmoid_rebound_input, lambda r: (normal(r, 4),)),
+    Case(log_sigmoid_in_loop, lambda r: (normal(r, 4),)),
+    Case(log_of_other_ratio, lambda r: (normal(r, 4),)),
+    Case(
+        bce_written_out,
+        f32(lambda r: (normal(r, 3), 0.2, normal(r, 7, 3), (r.random(7) < 0.5).astype(float))),
+        wrt=(0, 1),
+        name="bce_written_out_f32",
+        **F32_TOL,
+    ),
+]
+
+
 CASES = (
     ARITHMETIC
     + ELEMENTWISE
@@ -979,6 +1060,7 @@ CASES = (
     + STOP_GRADIENT
     + NONDIFF
     + FLOAT32
+    + COMPOSITES
 )
 
 

@@ -77,3 +77,28 @@ def test_loop_example_shows_the_real_generated_source(tmp_path):
     shown = next(b for b in blocks if b.startswith("def drnn("))
     module = _run("import numpy as np\n\n\n" + primal, tmp_path, "readme_rnn")
     assert source(grad(module.rnn, wrt=("h", "W"))) == shown
+
+
+def test_readme_specialized_excerpt_matches_generated_code():
+    """The excerpt of a shape-specialized variant is what the benchmark's logistic
+    loss really gives at batch 64 (lines in order; ``...`` stands for lines left out)."""
+    import sys
+
+    sys.path.insert(0, str(README.parent / "benchmarks"))
+    try:
+        from problems import logreg_inputs, logreg_loss
+    finally:
+        sys.path.pop(0)
+    from transpile import grad, source
+
+    (excerpt,) = [b for b in _blocks() if b.startswith("def dlogreg_loss")]
+    args = logreg_inputs(np.random.default_rng(0), 64, 10)
+    actual = str(source(grad(logreg_loss, wrt=("w", "b")), *args)).splitlines()
+    position = 0
+    for line in excerpt.splitlines():
+        if line.strip() == "...":
+            continue
+        assert line in actual[position:], f"{line!r} not in the generated code:\n" + "\n".join(
+            actual
+        )
+        position = actual.index(line, position) + 1

@@ -170,7 +170,7 @@ class Dispatcher:
         body = specialize.Specializer(self.names, metas, sites, seen, self.adjoint_names).run(
             self.body
         )
-        body = optimize.dead_code(body, self.is_pure)
+        body = optimize.dead_code(specialize.propagate_copies(body), self.is_pure)
         body = optimize.tidy(body)
         for stmt in body:
             for node in gast.walk(stmt):

@@ -126,7 +126,8 @@ def tidy(stmts):
     for i, s in enumerate(out):
         if _is_comment(s):
             nxt = out[i + 1] if i + 1 < len(out) else None
-            if nxt is None or _is_comment(nxt) or s.value.value == last_comment:
+            ends = nxt is None or _is_comment(nxt) or isinstance(nxt, gast.Return)
+            if ends or s.value.value == last_comment:
                 continue
             last_comment = s.value.value
         elif isinstance(s, (gast.If, gast.For, gast.While)):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import aliasing, scalars, shapes
+from transpile import aliasing, composites, scalars, shapes
 from transpile.errors import at
 from transpile.nodes import assign, const, contains_jump, name
 from transpile.rules import blocked_operands
@@ -69,6 +69,7 @@ def run(tree, ctx) -> Emitted:
     rev = _Reverse(ctx)
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)
+    rev.definitions = composites.definitions(tree)
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -235,6 +236,15 @@ class _Reverse:
         kind = match.kind
         adjoint_of = self.adjoint_of(s)
         if kind == "template":
+            through = composites.log_sigmoid(s.value, self.definitions, self.ctx.parsed.resolve)
+            if through is not None:
+                z, p, sign = through
+                dz = adjoint_of(name(z))
+                if dz is None:
+                    return [s], []
+                factor = gast.BinOp(left=const(1.0), op=gast.Sub(), right=name(p))
+                value = gast.BinOp(left=dt, op=gast.Mult(), right=factor if sign > 0 else name(p))
+                return [s], [_accumulate(dz, value, gast.Sub() if sign < 0 else None)]
             values = dict(match.values)
             result = name(target)
             values[next(iter(match.template.signature.parameters))] = result

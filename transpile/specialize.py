@@ -809,3 +809,35 @@ def _subscript(g, index):
 
 def _transposed(node):
     return gast.Attribute(value=copy.deepcopy(node), attr="T", ctx=gast.Load())
+
+
+def propagate_copies(body):
+    """Drop ``a = b`` where ``a`` is bound only there and ``b`` is not bound again
+    later, reading ``b`` wherever ``a`` was read (the rewrite leaves many such lines)."""
+    writes = {}
+    for s in body:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                writes[n.id] = writes.get(n.id, 0) + 1
+    for i, s in enumerate(body):
+        if not (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Name)
+        ):
+            continue
+        a, b = s.targets[0].id, s.value.id
+        rebound = any(
+            isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
+            for later in body[i + 1 :]
+            for n in gast.walk(later)
+        )
+        if writes.get(a) != 1 or rebound:
+            continue
+        rest = body[i + 1 :]
+        for later in rest:
+            for n in gast.walk(later):
+                if isinstance(n, gast.Name) and n.id == a:
+                    n.id = b
+        return propagate_copies(body[:i] + rest)
+    return body
