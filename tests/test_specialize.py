@@ -190,3 +190,39 @@ def test_functions_with_control_flow_stay_generic():
     x = np.array([1.0, 2.0])
     assert source(g, x) == source(g)
     np.testing.assert_allclose(g(x), 2.0 * x)
+
+
+def layer(x, W, b, y):
+    h = np.tanh(x @ W + b)
+    e = h * 2.0
+    return np.mean((e - y) ** 2) + np.sum(x * 0.5)
+
+
+def kept_in_a_list(x, W):
+    a = x @ W
+    parts = [a, a * 2.0]
+    b = a + 1.0  # a is read again below, through the list: its buffer must stay
+    return np.sum(np.stack(parts) * 3.0) + np.sum(b)
+
+
+@pytest.mark.parametrize("func", [layer, kept_in_a_list])
+def test_buffers_reused_only_when_nothing_else_reads_them(func, monkeypatch):
+    from transpile import specialize
+
+    monkeypatch.setattr(specialize, "REUSE_SIZE", 1)  # every size counts as large here
+    rng = np.random.default_rng(6)
+    x, W = rng.standard_normal((5, 3)), rng.standard_normal((3, 4))
+    extra = (rng.standard_normal(4), rng.standard_normal((5, 4))) if func is layer else ()
+    args = (x, W, *extra)
+    wrt = (0, 1, 2) if func is layer else (0, 1)
+    g = grad(func, wrt=wrt)
+    pristine = [a.copy() for a in args]
+    special = source(g, *args)
+    if func is layer:
+        assert "out=" in special, special
+        assert "out=x" not in special and "out=W" not in special  # never an argument
+    for _ in range(2):
+        got = g(*args)
+        fd.assert_close(got, fd.numeric_grad(func, args, wrt), rtol=1e-7, atol=1e-9)
+    for a, b in zip(args, pristine):
+        np.testing.assert_array_equal(a, b)

@@ -171,11 +171,12 @@ class Dispatcher:
             self.body
         )
         body = optimize.dead_code(specialize.propagate_copies(body), self.is_pure)
-        body = optimize.tidy(body)
+        body = specialize.reuse_buffers(optimize.tidy(body), self.names["np"])
         for stmt in body:
             for node in gast.walk(stmt):
                 node.__dict__.pop("transpile_site", None)
                 node.__dict__.pop("transpile_name", None)
+                node.__dict__.pop("transpile_array", None)
         fdef = function_def(self.fname, copy.deepcopy(self.args), body)
         source = emit.to_source(fdef)
         shapes = ", ".join(_describe(part) for part in key)
