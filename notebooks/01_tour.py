@@ -111,9 +111,20 @@ source(d_logistic)
 # adjoint block, in reverse order. The helpers from `runtime.ops` are small and named for what they do:
 # `ops.unmean` spreads the adjoint of a `mean` back over the averaged elements, `ops.unbroadcast` sums an
 # adjoint back to the shape of an operand that was broadcast, and `ops.matmul_right(g, x, w)` is the adjoint
-# of `w` in `x @ w` (here `x.T @ g`). Values the adjoint needs (`p`, `_t3`, ...) are simply the variables of
+# of `w` in `x @ w` (here `x.T @ g`). Values the adjoint needs (`p`, `_t7`) are simply the variables of
 # the primal sweep; nothing is recomputed. Values the adjoint needs only for their *shape* are not computed
 # at all: the two `np.log` calls are gone, their shapes read from `_t1` and `y` (`ops.broadcast_like`).
+# One composition is differentiated at once: the logarithm of a sigmoid written out as
+# `1 / (1 + np.exp(-z))` has the exact adjoint `d * (1 - p)` (and `np.log(1 - p)` has `-d * p`), so the
+# line `d_t1 = ...` replaces a division by `p`, one by `1 - p`, and three more lines back through the sigmoid.
+#
+# That source is generic: it runs for any shapes. A function without loops or branches also gets, per
+# signature (the shapes and dtypes of its arrays), a variant rewritten for those shapes, which is what the
+# second and later calls with that signature run. `source(g, *args)` shows it: the shape helpers are gone,
+# and the mean's $-1/N$ is multiplied into the small result instead of filling an array.
+
+# %%
+source(d_logistic, w, x, y)
 
 # %% [markdown]
 # ### A loop
