@@ -226,3 +226,20 @@ def test_buffers_reused_only_when_nothing_else_reads_them(func, monkeypatch):
         fd.assert_close(got, fd.numeric_grad(func, args, wrt), rtol=1e-7, atol=1e-9)
     for a, b in zip(args, pristine):
         np.testing.assert_array_equal(a, b)
+
+
+def where_positive_count(x):
+    idx = np.where(x > 0)
+    n = len(idx[0])  # a length that depends on the values, not the shapes
+    return np.sum(x[:n] ** 2)
+
+
+def test_value_dependent_shapes_stay_generic():
+    g = grad(where_positive_count)
+    for x in (np.array([1.0, 2.0, -1.0, 3.0]), np.array([1.0, -2.0, -1.0, 3.0])):
+        n = int(np.sum(x > 0))
+        want = np.zeros_like(x)
+        want[:n] = 2.0 * x[:n]
+        for _ in range(2):
+            np.testing.assert_allclose(g(x), want, rtol=1e-14)
+    assert getattr(g, "__transpile_dispatch__", None) is None

@@ -197,6 +197,8 @@ class _Eligibility:
         else:
             obj = self.resolve(f)
             key = id(obj)
+            if obj is np.where and len(node.args) != 3:
+                raise _Ineligible  # np.where(condition) lists indices: data-dependent shape
             if isinstance(obj, np.ufunc) or key in _ALL_DATA or key in _BUILTIN_DATA:
                 data, static = node.args, []
             elif key in _FIRST_DATA or key in _LIST_FIRST:
