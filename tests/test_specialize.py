@@ -207,9 +207,9 @@ def kept_in_a_list(x, W):
 
 @pytest.mark.parametrize("func", [layer, kept_in_a_list])
 def test_buffers_reused_only_when_nothing_else_reads_them(func, monkeypatch):
-    from transpile import specialize
+    from transpile import buffers
 
-    monkeypatch.setattr(specialize, "REUSE_SIZE", 1)  # every size counts as large here
+    monkeypatch.setattr(buffers, "REUSE_SIZE", 1)  # every size counts as large here
     rng = np.random.default_rng(6)
     x, W = rng.standard_normal((5, 3)), rng.standard_normal((3, 4))
     extra = (rng.standard_normal(4), rng.standard_normal((5, 4))) if func is layer else ()

@@ -14,7 +14,7 @@ import warnings
 
 import gast
 
-from transpile import emit, optimize, specialize
+from transpile import buffers, emit, optimize, probe, specialize
 from transpile.nodes import function_def
 
 _MAX_VARIANTS = 16
@@ -32,7 +32,7 @@ class Dispatcher:
         self.params = [a.id for a in fdef.args.args]
         self.static = [self.params.index(p) for p in static_params if p in self.params]
         self.body = copy.deepcopy(fdef.body)
-        self.sites = specialize.number_sites(self.body, build.names["ops"])
+        self.sites = probe.number_sites(self.body, build.names["ops"])
         self.names = build.names
         self.adjoint_names = frozenset(adjoint_names)
         self.is_pure = build.is_pure
@@ -40,7 +40,7 @@ class Dispatcher:
         self.bound = dict(build.bound_names(fdef))
         self.label = f"{self.fname} from {build.func.__name__}"
         self.variants = {}  # signature -> (function, source)
-        self.probe = None
+        self.probe_fn = None
         self.cells = {"_slow": self.slow_call}
         self.function = self.make_entry()
 
@@ -148,30 +148,30 @@ class Dispatcher:
         return result
 
     def probe_function(self, sites, seen):
-        if self.probe is None:
-            body = specialize.probe_body(self.body, self.names["ops"])
+        if self.probe_fn is None:
+            body = probe.probe_body(self.body, self.names["ops"])
             fdef = function_def(self.fname, copy.deepcopy(self.args), body)
             bound = dict(self.bound, _probe=self.record_call, _seen=self.record_value)
-            self.probe = emit.compile_function(
+            self.probe_fn = emit.compile_function(
                 emit.to_source(fdef), self.fname, self.module_globals, bound, f"{self.label}: probe"
             )
         self.observed = (sites, seen)
-        return self.probe
+        return self.probe_fn
 
     def record_call(self, site, helper, *args):
-        self.observed[0].setdefault(site, tuple(specialize.meta(a) for a in args))
+        self.observed[0].setdefault(site, tuple(probe.meta(a) for a in args))
         return helper(*args)
 
     def record_value(self, index, value):
-        self.observed[1].setdefault(index, specialize.meta(value))
+        self.observed[1].setdefault(index, probe.meta(value))
 
     def build(self, key, args, sites, seen):
-        metas = {p: specialize.meta(a) for p, a in zip(self.params, args)}
+        metas = {p: probe.meta(a) for p, a in zip(self.params, args)}
         body = specialize.Specializer(self.names, metas, sites, seen, self.adjoint_names).run(
             self.body
         )
-        body = optimize.dead_code(specialize.propagate_copies(body), self.is_pure)
-        body = specialize.reuse_buffers(optimize.tidy(body), self.names["np"])
+        body = optimize.dead_code(buffers.propagate_copies(body), self.is_pure)
+        body = buffers.reuse_buffers(optimize.tidy(body), self.names["np"])
         for stmt in body:
             for node in gast.walk(stmt):
                 node.__dict__.pop("transpile_site", None)

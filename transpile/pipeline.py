@@ -22,13 +22,13 @@ from transpile import (
     dispatch,
     emit,
     fence,
+    fixed_shapes,
     normalize,
     optimize,
     parse,
     record,
     reverse,
     shapes,
-    specialize,
     zeros,
 )
 from transpile.errors import TranspileError, at
@@ -217,7 +217,7 @@ class _Build:
         fdef = self.function_def(tree, fname, body, extra_args)
         generated = self.compile(fdef, fname)
         if self.dump is None and not self.callees:
-            static = specialize.eligible(body, self.params, self.resolve, names["ops"])
+            static = fixed_shapes.eligible(body, self.params, self.resolve, names["ops"])
             if static is not None:
                 entry = dispatch.Dispatcher(
                     self, fdef, generated.function, static, adj_names

@@ -16,9 +16,10 @@ one signature, using the shapes a probe run observed:
   other use materializes it first;
 * values computed only for their shape are then dead and removed.
 
-``eligible`` decides, at transpile time, whether a body can be specialized at
-all; ``Specializer`` does the rewrite for one probe's observations. Anything it
-cannot prove leaves the call generic, never a guess.
+``fixed_shapes.eligible`` decides, at transpile time, whether a body can be
+specialized at all; ``Specializer`` does the rewrite for one probe's
+observations (``probe``). Anything it cannot prove leaves that line or that
+signature generic, never a guess.
 """
 
 import copy
@@ -28,279 +29,8 @@ from typing import NamedTuple
 import gast
 import numpy as np
 
-import runtime
 from transpile.nodes import assign, const, name
-
-SITE_HELPERS = ("unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right")
-
-_SHAPE_ATTRS = ("shape", "ndim", "size")
-_DATA_ATTRS = ("T", "real", "imag", "dtype") + _SHAPE_ATTRS
-
-
-def _numpy_functions(names):
-    """The ids of the numpy functions named in a space-separated string."""
-    out = set()
-    for n in names.split():
-        obj = np
-        for part in n.split("."):
-            obj = getattr(obj, part, None)
-        if obj is not None:
-            out.add(id(obj))
-    return frozenset(out)
-
-
-# numpy functions whose output shape follows from their input shapes, by which
-# positional arguments are arrays (the others must be static: constants, shapes,
-# integer parameters)
-_ALL_DATA = _numpy_functions(
-    "dot vdot outer inner where clip zeros_like ones_like full_like empty_like copy "
-    "linalg.inv linalg.det linalg.solve"
-)
-_FIRST_DATA = _numpy_functions(
-    "sum mean max min amax amin prod std var cumsum argmax argmin reshape transpose "
-    "swapaxes moveaxis squeeze expand_dims broadcast_to flip roll triu tril diag trace "
-    "ravel linalg.norm"
-)
-_TWO_DATA = _numpy_functions("tensordot")
-_LIST_FIRST = _numpy_functions("stack concatenate vstack hstack")
-_STATIC_RESULT = _numpy_functions("shape ndim size") | {id(len)}
-_BUILTIN_DATA = {id(abs), id(float), id(max), id(min), id(pow), id(runtime.stop_gradient)}
-
-
-class _Ineligible(Exception):
-    pass
-
-
-def eligible(body, params, resolve, ops_name):
-    """The parameters that must be Python ints (they set shapes or indices) if ``body``
-    can be specialized per signature, else None."""
-    checker = _Eligibility(params, resolve, ops_name)
-    try:
-        for stmt in body:
-            checker.statement(stmt)
-    except _Ineligible:
-        return None
-    return frozenset(checker.static_params)
-
-
-class _Eligibility:
-    def __init__(self, params, resolve, ops_name):
-        self.params = set(params)
-        self.resolve = resolve
-        self.ops = ops_name
-        self.static = {}  # name -> parameters it depends on, for names holding shapes
-        self.static_params = set()
-
-    def statement(self, s):
-        if isinstance(s, gast.Expr):
-            if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
-                return  # a comment marker
-            raise _Ineligible
-        if isinstance(s, gast.Return):
-            if s.value is not None:
-                self.data(s.value)
-            return
-        if isinstance(s, gast.AugAssign):
-            self.target(s.target)
-            self.data(s.value)
-            return
-        if not isinstance(s, gast.Assign) or len(s.targets) != 1:
-            raise _Ineligible
-        deps = self.static_deps(s.value)
-        if deps is None:
-            self.data(s.value)
-        for t in s.targets:
-            self.target(t)
-            if isinstance(t, gast.Name):
-                if deps is None:
-                    self.static.pop(t.id, None)
-                else:
-                    self.static[t.id] = deps
-
-    def target(self, t):
-        if isinstance(t, gast.Name):
-            return
-        if isinstance(t, gast.Tuple):
-            for e in t.elts:
-                self.target(e)
-            return
-        if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
-            self.require_static(t.slice)
-            return
-        raise _Ineligible
-
-    def static_deps(self, node):
-        """The parameters a shape-like value depends on, or None if it is data."""
-        if isinstance(node, gast.Constant):
-            return frozenset()
-        if isinstance(node, gast.Name):
-            if node.id in self.static:
-                return self.static[node.id]
-            return frozenset([node.id]) if node.id in self.params else None
-        if isinstance(node, gast.Attribute):
-            return frozenset() if node.attr in _SHAPE_ATTRS else None
-        if isinstance(node, (gast.Tuple, gast.List)):
-            parts = [self.static_deps(e) for e in node.elts]
-            return None if None in parts else frozenset().union(*parts)
-        if isinstance(node, gast.Slice):
-            parts = [self.static_deps(p) for p in (node.lower, node.upper, node.step) if p]
-            return None if None in parts else frozenset().union(*parts)
-        if isinstance(node, gast.UnaryOp):
-            return self.static_deps(node.operand)
-        if isinstance(node, gast.BinOp):
-            left, right = self.static_deps(node.left), self.static_deps(node.right)
-            return None if left is None or right is None else left | right
-        if isinstance(node, gast.Subscript):
-            value, index = self.static_deps(node.value), self.static_deps(node.slice)
-            return None if value is None or index is None else value | index
-        if isinstance(node, gast.Call) and id(self.resolve(node.func)) in _STATIC_RESULT:
-            return frozenset()
-        return None
-
-    def require_static(self, node):
-        deps = self.static_deps(node)
-        if deps is None:
-            raise _Ineligible
-        self.static_params |= deps
-
-    def data(self, node):
-        """Check an expression whose value may be an array."""
-        if isinstance(node, (gast.Name, gast.Constant)):
-            return
-        if isinstance(node, (gast.BinOp,)):
-            self.data(node.left)
-            self.data(node.right)
-        elif isinstance(node, gast.UnaryOp):
-            self.data(node.operand)
-        elif isinstance(node, gast.Compare):
-            for part in [node.left, *node.comparators]:
-                self.data(part)
-        elif isinstance(node, (gast.Tuple, gast.List)):
-            for e in node.elts:
-                self.data(e)
-        elif isinstance(node, gast.Attribute):
-            if node.attr not in _DATA_ATTRS:
-                raise _Ineligible
-            self.data(node.value)
-        elif isinstance(node, gast.Subscript):
-            self.data(node.value)
-            self.require_static(node.slice)
-        elif isinstance(node, gast.Call):
-            self.call(node)
-        else:
-            raise _Ineligible
-
-    def call(self, node):
-        f = node.func
-        if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == self.ops:
-            data, static = node.args, []
-        else:
-            obj = self.resolve(f)
-            key = id(obj)
-            if obj is np.where and len(node.args) != 3:
-                raise _Ineligible  # np.where(condition) lists indices: data-dependent shape
-            if isinstance(obj, np.ufunc) or key in _ALL_DATA or key in _BUILTIN_DATA:
-                data, static = node.args, []
-            elif key in _FIRST_DATA or key in _LIST_FIRST:
-                data, static = node.args[:1], node.args[1:]
-            elif key in _TWO_DATA:
-                data, static = node.args[:2], node.args[2:]
-            elif obj is np.einsum:
-                data, static = node.args[1:], node.args[:1]
-            elif key in _STATIC_RESULT:
-                data, static = node.args, []
-            else:
-                raise _Ineligible
-        for a in data:
-            if isinstance(a, gast.Starred):
-                raise _Ineligible
-            self.data(a)
-        for a in static:
-            self.require_static(a)
-        for k in node.keywords:
-            if k.arg is None:
-                raise _Ineligible
-            self.require_static(k.value)
-
-
-# --- observations ---------------------------------------------------------------------
-
-
-def meta(value):
-    """What the specializer needs to know about a value: ``(kind, shape, dtype, type)``;
-    for Python ints the third entry is the value itself."""
-    if type(value) is float:
-        return ("float", (), None, float)
-    if type(value) in (int, bool):
-        return ("int", (), value, type(value))
-    if isinstance(value, tuple) and all(type(n) is int for n in value):
-        return ("tuple", None, value, tuple)
-    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
-    if isinstance(shape, tuple) and dtype is not None:
-        return ("array", shape, dtype, type(value))
-    return ("other", None, None, type(value))
-
-
-def number_sites(body, ops_name):
-    """Tag each call of a specialized helper with a site number; returns the count."""
-    count = 0
-    for stmt in body:
-        for node in gast.walk(stmt):
-            if _helper(node, ops_name):
-                node.transpile_site = count
-                count += 1
-    return count
-
-
-def _helper(node, ops_name):
-    if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Attribute):
-        return None
-    f = node.func
-    if getattr(f.value, "id", None) == ops_name and f.attr in SITE_HELPERS and not node.keywords:
-        return f.attr
-    return None
-
-
-def probe_body(body, ops_name):
-    """``body`` with every helper call and every assignment reported to ``_probe``.
-
-    ``_probe(site, helper, *args)`` records the arguments of a helper call and
-    returns its result; ``_seen(index, value)`` records a statement's target."""
-    body = copy.deepcopy(body)
-
-    class Wrap(gast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            site = getattr(node, "transpile_site", None)
-            if site is None:
-                return node
-            return gast.Call(
-                func=name("_probe"), args=[const(site), node.func, *node.args], keywords=[]
-            )
-
-    out = []
-    for i, stmt in enumerate(body):
-        stmt = Wrap().visit(stmt)
-        out.append(stmt)
-        target = _single_target(stmt)
-        if target is not None:
-            out.append(
-                gast.Expr(
-                    value=gast.Call(func=name("_seen"), args=[const(i), name(target)], keywords=[])
-                )
-            )
-    return out
-
-
-def _single_target(stmt):
-    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-        return stmt.targets[0].id
-    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
-        return stmt.target.id
-    return None
-
-
-# --- the rewrite ------------------------------------------------------------------
+from transpile.probe import helper_name, single_target
 
 
 class Unspecializable(Exception):
@@ -444,7 +174,7 @@ class Specializer:
             raise _NeedConcrete(borrowed)
         for node in gast.walk(s):  # names this statement binds lose what we knew
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                m = self.seen.get(i) if _single_target(s) == node.id else None
+                m = self.seen.get(i) if single_target(s) == node.id else None
                 self.python.discard(node.id)
                 self.numpy_scalar.discard(node.id)
                 self.constants.pop(node.id, None)
@@ -586,7 +316,7 @@ class Specializer:
             node.operand = self.applied(v)
             return self.elementwise(node, [v])
         if isinstance(node, gast.Call):
-            kind = _helper(node, self.ops)
+            kind = helper_name(node, self.ops)
             if kind is not None and hasattr(node, "transpile_site"):
                 return getattr(self, kind)(node, self.sites.get(node.transpile_site))
             if self.is_ufunc(node):
@@ -801,14 +531,6 @@ def _times(g, factor):
     return gast.BinOp(left=g, op=gast.Mult(), right=const(factor))
 
 
-def _divide(g, count):
-    if count == 1:
-        return g
-    if isinstance(g, gast.Constant) and isinstance(g.value, float):
-        return const(g.value / count)
-    return gast.BinOp(left=g, op=gast.Div(), right=const(count))
-
-
 def _subscript(g, index):
     parts = [
         const(None) if i is None else gast.Slice(lower=None, upper=None, step=None) for i in index
@@ -818,120 +540,3 @@ def _subscript(g, index):
 
 def _transposed(node):
     return gast.Attribute(value=copy.deepcopy(node), attr="T", ctx=gast.Load())
-
-
-def propagate_copies(body):
-    """Drop ``a = b`` where ``a`` is bound only there and ``b`` is not bound again
-    later, reading ``b`` wherever ``a`` was read (the rewrite leaves many such lines)."""
-    writes = {}
-    for s in body:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                writes[n.id] = writes.get(n.id, 0) + 1
-    for i, s in enumerate(body):
-        if not (
-            isinstance(s, gast.Assign)
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.Name)
-        ):
-            continue
-        a, b = s.targets[0].id, s.value.id
-        rebound = any(
-            isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
-            for later in body[i + 1 :]
-            for n in gast.walk(later)
-        )
-        if writes.get(a) != 1 or rebound:
-            continue
-        rest = body[i + 1 :]
-        for later in rest:
-            for n in gast.walk(later):
-                if isinstance(n, gast.Name) and n.id == a:
-                    n.id = b
-        return propagate_copies(body[:i] + rest)
-    return body
-
-
-_OPERATOR_UFUNCS = {
-    gast.Add: "add",
-    gast.Sub: "subtract",
-    gast.Mult: "multiply",
-    gast.Div: "true_divide",
-    gast.Pow: "power",
-    gast.USub: "negative",
-}
-REUSE_SIZE = 1 << 15  # elements; below this a new array costs less than ``out=``
-
-
-def reuse_buffers(body, np_name, min_size=None):
-    """Write an elementwise result into a large operand that nothing reads again.
-
-    ``t = a + b`` becomes ``t = np.add(a, b, out=a)`` when ``a`` is an array this
-    body made (by arithmetic, not a view or an argument), is read nowhere else, and
-    has the result's shape and dtype: numpy does this itself for the temporaries of
-    a nested expression, which one-operation-per-line code names and so keeps."""
-    min_size = REUSE_SIZE if min_size is None else min_size
-    loads, made = {}, {}
-    for i, s in enumerate(body):
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                loads.setdefault(n.id, set()).add(i)
-    for i, s in enumerate(body):
-        info = getattr(s, "transpile_array", None)
-        if info is None or not isinstance(s, gast.Assign):
-            continue
-        target = s.targets[0].id
-        value = s.value
-        if math.prod(info[0]) >= min_size:
-            for operand in _elementwise_operands(value, np_name):
-                if (
-                    isinstance(operand, gast.Name)
-                    and made.get(operand.id) == info
-                    and loads.get(operand.id) == {i}
-                ):
-                    s.value = _with_out(value, operand.id, np_name)
-                    break
-        fresh = isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_ufunc_call(value, np_name)
-        stores = sum(
-            isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Store)
-            for x in body
-            for n in gast.walk(x)
-        )
-        if fresh and stores == 1:
-            made[target] = info
-    return body
-
-
-def _is_ufunc_call(node, np_name):
-    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)):
-        return False
-    f = getattr(np, node.func.attr, None)
-    return (
-        getattr(node.func.value, "id", None) == np_name
-        and not node.keywords
-        and isinstance(f, np.ufunc)
-        and f.nout == 1
-        and f.signature is None
-    )
-
-
-def _elementwise_operands(node, np_name):
-    if isinstance(node, gast.BinOp) and type(node.op) in _OPERATOR_UFUNCS:
-        return [node.left, node.right]
-    if isinstance(node, gast.UnaryOp) and type(node.op) in _OPERATOR_UFUNCS:
-        return [node.operand]
-    if _is_ufunc_call(node, np_name):
-        return list(node.args)
-    return []
-
-
-def _with_out(node, buffer, np_name):
-    out = [gast.keyword(arg="out", value=name(buffer))]
-    if isinstance(node, gast.Call):
-        node.keywords = out
-        return node
-    ufunc = gast.Attribute(
-        value=name(np_name), attr=_OPERATOR_UFUNCS[type(node.op)], ctx=gast.Load()
-    )
-    args = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.operand]
-    return gast.Call(func=ufunc, args=args, keywords=out)

@@ -1,0 +1,125 @@
+"""Last touches on a specialized body: copies dropped, large buffers reused."""
+
+import math
+
+import gast
+import numpy as np
+
+from transpile.nodes import name
+
+
+def propagate_copies(body):
+    """Drop ``a = b`` where ``a`` is bound only there and ``b`` is not bound again
+    later, reading ``b`` wherever ``a`` was read (the rewrite leaves many such lines)."""
+    writes = {}
+    for s in body:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                writes[n.id] = writes.get(n.id, 0) + 1
+    for i, s in enumerate(body):
+        if not (
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Name)
+        ):
+            continue
+        a, b = s.targets[0].id, s.value.id
+        rebound = any(
+            isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
+            for later in body[i + 1 :]
+            for n in gast.walk(later)
+        )
+        if writes.get(a) != 1 or rebound:
+            continue
+        rest = body[i + 1 :]
+        for later in rest:
+            for n in gast.walk(later):
+                if isinstance(n, gast.Name) and n.id == a:
+                    n.id = b
+        return propagate_copies(body[:i] + rest)
+    return body
+
+
+_OPERATOR_UFUNCS = {
+    gast.Add: "add",
+    gast.Sub: "subtract",
+    gast.Mult: "multiply",
+    gast.Div: "true_divide",
+    gast.Pow: "power",
+    gast.USub: "negative",
+}
+REUSE_SIZE = 1 << 15  # elements; below this a new array costs less than ``out=``
+
+
+def reuse_buffers(body, np_name, min_size=None):
+    """Write an elementwise result into a large operand that nothing reads again.
+
+    ``t = a + b`` becomes ``t = np.add(a, b, out=a)`` when ``a`` is an array this
+    body made (by arithmetic, not a view or an argument), is read nowhere else, and
+    has the result's shape and dtype: numpy does this itself for the temporaries of
+    a nested expression, which one-operation-per-line code names and so keeps."""
+    min_size = REUSE_SIZE if min_size is None else min_size
+    loads, made = {}, {}
+    for i, s in enumerate(body):
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                loads.setdefault(n.id, set()).add(i)
+    for i, s in enumerate(body):
+        info = getattr(s, "transpile_array", None)
+        if info is None or not isinstance(s, gast.Assign):
+            continue
+        target = s.targets[0].id
+        value = s.value
+        if math.prod(info[0]) >= min_size:
+            for operand in _elementwise_operands(value, np_name):
+                if (
+                    isinstance(operand, gast.Name)
+                    and made.get(operand.id) == info
+                    and loads.get(operand.id) == {i}
+                ):
+                    s.value = _with_out(value, operand.id, np_name)
+                    break
+        fresh = isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_ufunc_call(value, np_name)
+        stores = sum(
+            isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Store)
+            for x in body
+            for n in gast.walk(x)
+        )
+        if fresh and stores == 1:
+            made[target] = info
+    return body
+
+
+def _is_ufunc_call(node, np_name):
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)):
+        return False
+    f = getattr(np, node.func.attr, None)
+    return (
+        getattr(node.func.value, "id", None) == np_name
+        and not node.keywords
+        and isinstance(f, np.ufunc)
+        and f.nout == 1
+        and f.signature is None
+    )
+
+
+def _elementwise_operands(node, np_name):
+    if isinstance(node, gast.BinOp) and type(node.op) in _OPERATOR_UFUNCS:
+        return [node.left, node.right]
+    if isinstance(node, gast.UnaryOp) and type(node.op) in _OPERATOR_UFUNCS:
+        return [node.operand]
+    if _is_ufunc_call(node, np_name):
+        return list(node.args)
+    return []
+
+
+def _with_out(node, buffer, np_name):
+    out = [gast.keyword(arg="out", value=name(buffer))]
+    if isinstance(node, gast.Call):
+        node.keywords = out
+        return node
+    ufunc = gast.Attribute(
+        value=name(np_name), attr=_OPERATOR_UFUNCS[type(node.op)], ctx=gast.Load()
+    )
+    args = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.operand]
+    return gast.Call(func=ufunc, args=args, keywords=out)

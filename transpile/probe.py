@@ -1,0 +1,90 @@
+"""What a probe run of a generic gradient records for its specialization.
+
+The probe is the generic gradient with every shape helper call and every
+assignment reported: ``_probe(site, helper, *args)`` records the arguments of a
+helper call (``unbroadcast`` and friends) and returns its result, and
+``_seen(index, value)`` records a statement's target. ``meta`` reduces a value
+to what the rewrite needs: kind, shape, dtype and type.
+"""
+
+import copy
+
+import gast
+
+from transpile.nodes import const, name
+
+SITE_HELPERS = ("unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right")
+
+
+def meta(value):
+    """What the specializer needs to know about a value: ``(kind, shape, dtype, type)``;
+    for Python ints the third entry is the value itself."""
+    if type(value) is float:
+        return ("float", (), None, float)
+    if type(value) in (int, bool):
+        return ("int", (), value, type(value))
+    if isinstance(value, tuple) and all(type(n) is int for n in value):
+        return ("tuple", None, value, tuple)
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if isinstance(shape, tuple) and dtype is not None:
+        return ("array", shape, dtype, type(value))
+    return ("other", None, None, type(value))
+
+
+def number_sites(body, ops_name):
+    """Tag each call of a specialized helper with a site number; returns the count."""
+    count = 0
+    for stmt in body:
+        for node in gast.walk(stmt):
+            if helper_name(node, ops_name):
+                node.transpile_site = count
+                count += 1
+    return count
+
+
+def helper_name(node, ops_name):
+    if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Attribute):
+        return None
+    f = node.func
+    if getattr(f.value, "id", None) == ops_name and f.attr in SITE_HELPERS and not node.keywords:
+        return f.attr
+    return None
+
+
+def probe_body(body, ops_name):
+    """``body`` with every helper call and every assignment reported to ``_probe``.
+
+    ``_probe(site, helper, *args)`` records the arguments of a helper call and
+    returns its result; ``_seen(index, value)`` records a statement's target."""
+    body = copy.deepcopy(body)
+
+    class Wrap(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            site = getattr(node, "transpile_site", None)
+            if site is None:
+                return node
+            return gast.Call(
+                func=name("_probe"), args=[const(site), node.func, *node.args], keywords=[]
+            )
+
+    out = []
+    for i, stmt in enumerate(body):
+        stmt = Wrap().visit(stmt)
+        out.append(stmt)
+        target = single_target(stmt)
+        if target is not None:
+            out.append(
+                gast.Expr(
+                    value=gast.Call(func=name("_seen"), args=[const(i), name(target)], keywords=[])
+                )
+            )
+    return out
+
+
+def single_target(stmt):
+    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+        return stmt.target.id
+    return None
