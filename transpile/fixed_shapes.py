@@ -78,6 +78,10 @@ class _Eligibility:
         if isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
                 return  # a comment marker
+            f = getattr(s.value, "func", None)
+            if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == self.ops:
+                self.call(s.value)  # ops.add_at(buffer, index, g): slots of an adjoint
+                return
             raise _Ineligible
         if isinstance(s, gast.Return):
             if s.value is not None:
@@ -166,7 +170,8 @@ class _Eligibility:
                 raise _Ineligible
             self.data(node.value)
         elif isinstance(node, gast.Subscript):
-            self.data(node.value)
+            if self.resolve(node.value) is not np.s_:  # np.s_[...] is an index, not data
+                self.data(node.value)
             self.require_static(node.slice)
         elif isinstance(node, gast.Call):
             self.call(node)

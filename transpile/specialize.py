@@ -114,8 +114,8 @@ class Specializer:
 
     # -- statements --
     def statement(self, i, s):
-        if isinstance(s, gast.Expr):
-            return s
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
+            return s  # a comment
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             v = self.expr(s.value)
             t = s.targets[0].id
