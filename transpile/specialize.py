@@ -121,6 +121,8 @@ class Specializer:
             t = s.targets[0].id
             m = self.seen.get(i)
             if m is None or m[0] not in ("array", "float", "int"):
+                if v.true is not None and v.actual != v.true:
+                    raise Unspecializable(f"{t}: a lazy value where the probe saw {m}")
                 v = Val(self.applied(v), None, None)
                 self.env.pop(t, None)
             else:
