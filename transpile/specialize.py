@@ -146,7 +146,7 @@ class Specializer:
             if numpy_typed:
                 self.numpy_typed.add(t)
             if _number(v.node) is not None and t in self.env:
-                self.constants[t] = v.node.value
+                self.constants[t] = _number(v.node)
             if borrowed:
                 self.borrowed.add(t)
             if python:
@@ -260,7 +260,10 @@ class Specializer:
     def materialize(self, n, origin):
         """The statement that gives ``n`` its true value: scaled, then filled out."""
         true, actual, scale = self.env[n]
-        value = _times(name(n), scale)
+        if n in self.constants:  # write the number itself, not a name bound to it
+            value = const(self.constants[n] * scale)
+        else:
+            value = _times(name(n), scale)
         if not self.is_deferred(n):  # borrowed: copied
             value = gast.Call(
                 func=gast.Attribute(value=name(self.ops), attr="copy", ctx=gast.Load()),
@@ -499,6 +502,10 @@ class Specializer:
 
 
 def _number(node):
+    """The Python number ``node`` spells (``2.0``, ``-1.0``), else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
     if isinstance(node, gast.Constant) and type(node.value) in (int, float):
         return node.value
     return None
