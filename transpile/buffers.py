@@ -59,11 +59,13 @@ def reuse_buffers(body, np_name, min_size=None):
     has the result's shape and dtype: numpy does this itself for the temporaries of
     a nested expression, which one-operation-per-line code names and so keeps."""
     min_size = REUSE_SIZE if min_size is None else min_size
-    loads, made = {}, {}
+    loads, stores, made = {}, {}, {}
     for i, s in enumerate(body):
         for n in gast.walk(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 loads.setdefault(n.id, set()).add(i)
+            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
     for i, s in enumerate(body):
         info = getattr(s, "transpile_array", None)
         if info is None or not isinstance(s, gast.Assign):
@@ -80,12 +82,7 @@ def reuse_buffers(body, np_name, min_size=None):
                     s.value = _with_out(value, operand.id, np_name)
                     break
         fresh = isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_ufunc_call(value, np_name)
-        stores = sum(
-            isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Store)
-            for x in body
-            for n in gast.walk(x)
-        )
-        if fresh and stores == 1:
+        if fresh and stores.get(target) == 1:
             made[target] = info
     return body
 
