@@ -5,22 +5,99 @@ so cupy and other NEP-18 arrays flow through unchanged, and they keep dtypes.
 """
 
 import math
+import numbers
 
 import numpy as np
 
 
 def seed(out):
-    """The cotangent 1.0 of a scalar output; a clear error for anything else."""
-    if getattr(out, "ndim", 0) != 0 or isinstance(out, (list, tuple, dict)):
+    """The cotangent 1.0 of a real scalar output; a clear error for anything else."""
+    if isinstance(out, (list, tuple, dict)) or getattr(out, "ndim", 0) != 0:
         raise ValueError(
             f"grad needs a function that returns a scalar, but it returned a value of shape "
-            f"{np.shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs"
+            f"{_shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs"
+        )
+    dtype = getattr(out, "dtype", None)
+    if dtype is None:
+        if isinstance(out, bool) or not isinstance(out, numbers.Real):
+            raise TypeError(
+                f"grad needs a function that returns a real scalar, but it returned "
+                f"{_describe(out)}"
+            )
+        return 1.0
+    if dtype.kind not in "fiu":
+        raise TypeError(
+            f"grad needs a function that returns a real scalar, but it returned "
+            f"{_describe(out)}"
         )
     if isinstance(out, np.generic):
         return out.dtype.type(1)
-    if hasattr(out, "dtype"):  # a 0-d array, possibly of another array module
-        return np.ones_like(out)
-    return 1.0
+    return np.ones_like(out)  # a 0-d array, possibly of another array module
+
+
+def cotangent(dout, out):
+    """``dout``, checked to be shaped like the output ``out`` of the function a vjp is
+    taken of (a wrong shape would broadcast into a wrong gradient)."""
+    if isinstance(out, (list, tuple, dict)):
+        if type(dout) is not type(out) or len(dout) != len(out):
+            raise ValueError(
+                f"dout must have the structure of the function's output, a {type(out).__name__} "
+                f"of {len(out)}, but it is {_describe(dout)}"
+            )
+        pairs = out.items() if isinstance(out, dict) else enumerate(out)
+        for k, o in pairs:
+            cotangent(dout[k], o)
+        return dout
+    if isinstance(dout, complex) or getattr(getattr(dout, "dtype", None), "kind", "") == "c":
+        raise TypeError("dout is complex; complex cotangents are not supported yet")
+    if _shape(dout) != _shape(out):
+        raise ValueError(
+            f"dout has shape {_shape(dout)}, but the function's output has shape "
+            f"{_shape(out)}; pass a dout shaped like the output"
+        )
+    return dout
+
+
+def owned(value, *args):
+    """``value`` (a gradient, or a tuple, list or dict of them) with every array that
+    is read-only, a view, an argument, or already returned once replaced by a copy:
+    what the caller gets shares memory with nothing."""
+    taken = set()
+    for a in args:
+        for leaf in _array_leaves(a):
+            taken.add(id(leaf))
+    return _owned(value, taken)
+
+
+def _array_leaves(value):
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _array_leaves(v)]
+    return [value] if hasattr(value, "shape") and not isinstance(value, np.generic) else []
+
+
+def _owned(value, taken):
+    if isinstance(value, tuple):
+        return tuple(_owned(v, taken) for v in value)
+    if isinstance(value, list):
+        return [_owned(v, taken) for v in value]
+    if isinstance(value, dict):
+        return {k: _owned(v, taken) for k, v in value.items()}
+    if not hasattr(value, "shape") or isinstance(value, np.generic):
+        return value  # numbers are immutable
+    writeable = getattr(getattr(value, "flags", None), "writeable", True)
+    if id(value) in taken or getattr(value, "base", None) is not None or not writeable:
+        value = value.copy()
+    taken.add(id(value))
+    return value
+
+
+def _describe(value):
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return f"a {type(value).__name__} of dtype {dtype} and shape {_shape(value)}"
+    return f"{type(value).__name__} {value!r:.40}"
 
 
 def _shape(x):
@@ -68,9 +145,21 @@ def unbroadcast(g, x):
     return g.reshape(xs) if extra else g
 
 
+def _on_arrays(adjoint, g, x, y, mine):
+    """``adjoint(g, x, y)`` with list operands made arrays (numpy's products read them
+    so); a list ``mine``, the operand differentiated, gets its adjoint back as a list."""
+    x = x if hasattr(x, "ndim") else np.asarray(x)
+    y = y if hasattr(y, "ndim") else np.asarray(y)
+    out = adjoint(g, x, y)
+    return unarray(out, mine) if isinstance(mine, (list, tuple)) else out
+
+
 def matmul_left(g, x, y):
     """Adjoint of ``x`` in ``x @ y``."""
-    xn, yn = x.ndim, y.ndim
+    try:
+        xn, yn = x.ndim, y.ndim
+    except AttributeError:  # a list operand
+        return _on_arrays(matmul_left, g, x, y, x)
     if xn == 2 and yn == 2:
         return g @ y.T
     if yn == 1:
@@ -86,7 +175,10 @@ def matmul_left(g, x, y):
 
 def matmul_right(g, x, y):
     """Adjoint of ``y`` in ``x @ y``."""
-    xn, yn = x.ndim, y.ndim
+    try:
+        xn, yn = x.ndim, y.ndim
+    except AttributeError:  # a list operand
+        return _on_arrays(matmul_right, g, x, y, y)
     if xn == 2 and yn <= 2:
         return x.T @ g
     if xn == 1:
@@ -125,15 +217,17 @@ def unreduce(g, x, axis=None, keepdims=False):
         if dtype.kind not in "fc":  # the gradient of integers is a float
             dtype = np.float64
         scalar = getattr(g, "ndim", 0) == 0
-        if scalar or math.prod(shape) <= _SMALL:
-            # a fresh array of x's array module (cupy stays cupy); small or scalar-filled
-            # arrays are cheaper to fill than to use as a broadcast view
+        if math.prod(shape) <= _SMALL:
+            # a fresh array of x's array module (cupy stays cupy): small arrays are
+            # cheaper to fill than to use as a broadcast view
             out = np.empty_like(like, dtype=dtype, shape=shape)
             if scalar:
                 out.fill(g)
             else:
                 out[...] = g
             return out
+        if scalar:  # a large one is a read-only view of one number: no memory
+            g = np.full_like(like, g, dtype=dtype, shape=())
     return np.broadcast_to(g, shape)
 
 
@@ -141,9 +235,12 @@ _SMALL = 1 << 16
 
 
 def unmean(g, x, axis=None, keepdims=False):
-    """Adjoint of a mean: the adjoint of the sum, divided by the count."""
+    """Adjoint of a mean: the adjoint of the sum, divided by the count.
+
+    A count of 0 means ``x`` is empty: its adjoint is an empty array (as JAX gives),
+    so ``g`` is spread undivided over no elements."""
     count = math.prod(_shape(x)) if axis is None else reduced_size(x, axis)
-    return unreduce(g / count, x, axis, keepdims)
+    return unreduce(g / count if count else g, x, axis, keepdims)
 
 
 class _BroadcastLike:
@@ -238,11 +335,45 @@ def winner(a, b):
     return weight.astype(dtype, copy=False) if hasattr(weight, "astype") else weight
 
 
-def log(x):
-    """``log(x)`` that keeps a Python number a Python number (so float32 stays float32)."""
+def pow_slope(x, y):
+    """``y * x ** (y - 1)``: the derivative of ``x ** y`` by ``x``.
+
+    0 where ``y`` is 0 (``x ** 0`` is constant, also at ``x == 0`` where the formula is
+    ``0 * inf``), as JAX gives; for a Python number ``x == 0`` and ``y < 1`` it is
+    numpy's ``inf`` rather than Python's ZeroDivisionError."""
+    if isinstance(x, (list, tuple)):  # np.power([...], y)
+        x = np.asarray(x)
+    if getattr(y, "ndim", 0) == 0:  # a number exponent (Python, numpy, or 0-d)
+        if y == 0:
+            return np.zeros_like(x) if hasattr(x, "dtype") else 0.0
+        if isinstance(x, (int, float)) and not isinstance(x, np.generic) and x == 0 and y < 1:
+            return y * math.inf
+        return y * x ** (y - 1)
+    zero = y == 0
+    return np.where(zero, 0, y * x ** np.where(zero, 1, y - 1))
+
+
+def pow_log(z, x):
+    """``z * log(x)`` for ``z = x ** y``: the derivative of the power by its exponent.
+
+    Where ``x`` is 0 the log is read as 0 (JAX's convention), so ``0 ** y`` contributes 0
+    for ``y > 0`` instead of ``0 * -inf = nan``. A Python number ``x`` stays a Python
+    number (so float32 stays float32); a negative one gives nan, as ``np.log`` does."""
     if isinstance(x, (int, float)) and not isinstance(x, np.generic):
-        return math.log(x)
-    return np.log(x)
+        if x > 0:
+            return z * math.log(x)
+        return z * (0.0 if x == 0 else math.nan)
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
+    return z * np.log(np.where(x == 0, 1, x))
+
+
+def hypot_slope(x, z):
+    """``x / z``: the derivative of ``z = hypot(x, y)`` by ``x``; 0 at the origin (where
+    ``z`` is 0, hence ``x`` too), as JAX gives, instead of ``0 / 0``."""
+    if getattr(z, "ndim", 0) == 0:  # numbers keep their types
+        return x / z if z != 0 else x * 0.0
+    return x / np.where(z == 0, 1, z)
 
 
 def unvstack(g, arrays):
@@ -261,6 +392,8 @@ def _dot_is_matmul(x, y):
 
 def dot_left(g, x, y):
     """Adjoint of ``x`` in ``np.dot(x, y)``."""
+    if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
+        return _on_arrays(dot_left, g, x, y, x)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * y, x)
     if _dot_is_matmul(x, y):
@@ -272,6 +405,8 @@ def dot_left(g, x, y):
 
 def dot_right(g, x, y):
     """Adjoint of ``y`` in ``np.dot(x, y)``."""
+    if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
+        return _on_arrays(dot_right, g, x, y, y)
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * x, y)
     if _dot_is_matmul(x, y):
@@ -349,10 +484,19 @@ def copy(x):
 
 
 def unstack(g, arrays, axis=0):
+    """Adjoint of ``np.stack(arrays, axis)``: one entry per stacked item; for an array
+    (stacked along its first axis) the array of them."""
+    if not isinstance(arrays, (list, tuple)):
+        return np.moveaxis(g, axis, 0)
     return [np.take(g, i, axis=axis) for i in range(len(arrays))]
 
 
 def unconcatenate(g, arrays, axis=0):
+    """Adjoint of ``np.concatenate(arrays, axis)``, in the structure of ``arrays``."""
+    if not isinstance(arrays, (list, tuple)):  # the rows of an array, joined
+        if axis is None:
+            return np.reshape(g, np.shape(arrays))
+        return np.stack(np.split(g, np.shape(arrays)[0], axis=axis))
     if axis is None:  # the inputs were flattened first
         sizes = [int(np.size(a)) for a in arrays]
         parts = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
@@ -390,10 +534,13 @@ def mT(a):
 
 
 def unvar(g, a, axis=None, ddof=0, keepdims=False):
-    """Adjoint of ``np.var``."""
+    """Adjoint of ``np.var``.
+
+    With no degrees of freedom left (``ddof`` >= the count, where numpy divides by 0)
+    the variance is nan or inf and its gradient is nan, as JAX gives."""
     centered = a - np.mean(a, axis=axis, keepdims=True)
     n = reduced_size(a, axis) - ddof
-    return unreduce(g, a, axis, keepdims) * centered * (2.0 / n)
+    return unreduce(g, a, axis, keepdims) * centered * (2.0 / n if n > 0 else math.nan)
 
 
 def uncumsum(g, a, axis=None):
@@ -418,9 +565,50 @@ def unnorm(g, y, x, ord=None, axis=None, keepdims=False):
     return g * x / y
 
 
+def _per_matrix(v):
+    """``v``, one value per matrix of a stack, shaped to broadcast over the stack's
+    matrices; a Python number or 0-d value as it is."""
+    return v[..., None, None] if getattr(v, "ndim", 0) else v
+
+
 def undet(g, y, a):
-    scale = np.asarray(g * y)[..., None, None]
-    return scale * mT(np.linalg.inv(a))
+    """Adjoint of ``np.linalg.det``: ``g`` times the cofactor matrix (the transposed
+    adjugate) of each matrix of ``a``.
+
+    A well-conditioned stack takes the fast route ``det(a) * inv(a).T``. A singular one
+    (numpy's ``inv`` raises; other array modules return inf or nan) or an ill-conditioned
+    one (a tiny ``det`` times a huge ``inv``, which loses the cofactors' digits at rank
+    ``n - 2`` and below) takes the SVD route of ``svd_cofactors``, exact at any rank."""
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        inv = None
+    if inv is not None and _well_conditioned(a, inv):
+        return _per_matrix(g * y) * mT(inv)
+    return _per_matrix(g) * svd_cofactors(a)
+
+
+def _well_conditioned(a, inv):
+    """Whether every matrix of ``a`` has a condition number below ``1/sqrt(eps)``
+    (estimated from the largest entries of ``a`` and of its inverse ``inv``)."""
+    n = _shape(inv)[-1]
+    if n == 0:  # 0x0 matrices: det is 1, the adjoint is empty
+        return True
+    cond = np.max(np.abs(a), axis=(-2, -1)) * np.max(np.abs(inv), axis=(-2, -1)) * n
+    limit = 1.0 / math.sqrt(np.finfo(inv.dtype).eps)
+    return bool(np.all(cond < limit))  # False for a nan or inf estimate
+
+
+def svd_cofactors(a):
+    """The cofactor matrix of each matrix of ``a`` without inverting it, so exact for
+    singular matrices: with ``a = u @ diag(s) @ vh``,
+    ``adj(a).T = det(u) det(vh) u @ diag(prod_{j != i} s_j) @ vh``."""
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones_like(s[..., :1])
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    sign = np.sign(np.linalg.det(u) * np.linalg.det(vh))  # each det is +1 or -1
+    return _per_matrix(sign) * ((u * (before * after)[..., None, :]) @ vh)
 
 
 def solve_rhs_adjoint(g, a, b):
@@ -439,9 +627,15 @@ def untrace(g, a, offset=0, axis1=0, axis2=1):
     shape = _shape(a)
     nd = len(shape)
     a1, a2 = axis1 % nd, axis2 % nd
-    dtype = getattr(g, "dtype", None) or getattr(a, "dtype", float)
-    eye = np.eye(shape[a1], shape[a2], k=offset, dtype=dtype)
-    out = np.asarray(g)[..., None, None] * eye
+    dtype = getattr(g, "dtype", None)
+    if dtype is None or dtype.kind not in "fc":
+        dtype = getattr(a, "dtype", None)
+        if dtype is None or dtype.kind not in "fc":
+            dtype = np.float64
+    # the identity in a's array module (np.eye would make a numpy array for a cupy a)
+    ones = np.ones_like(a, dtype=dtype, shape=(shape[a1], shape[a2]))
+    eye = np.triu(np.tril(ones, offset), offset)
+    out = _per_matrix(g) * eye
     return np.moveaxis(out, (-2, -1), (a1, a2))
 
 
@@ -500,3 +694,38 @@ def filled(like_array, g, shape, dtype):
     out = np.empty_like(like_array, dtype=dtype, shape=shape)
     out[...] = g
     return out
+
+
+def head(g, x):
+    """Adjoint of the left operand ``x`` of a concatenation ``x + y`` of lists or tuples:
+    the entries of its items, which come first."""
+    _require_sequence(x, "+")
+    return list(g[: len(x)])
+
+
+def tail(g, y):
+    """Adjoint of the right operand ``y`` of a concatenation ``x + y``: the last entries."""
+    _require_sequence(y, "+")
+    return list(g[len(g) - len(y) :])
+
+
+def unrepeat(g, x):
+    """Adjoint of ``x * n`` for a list or tuple ``x``: each item gets the sum of the
+    entries of its ``n`` copies."""
+    _require_sequence(x, "*")
+    n = len(x)
+    out = []
+    for i in range(n):
+        total = None
+        for k in range(i, len(g), n):
+            total = add(total, g[k])
+        out.append(total)
+    return out
+
+
+def _require_sequence(x, op):
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(
+            f"an operand of `{op}` was taken for a list or tuple when the function was "
+            f"transpiled, but at run time it is {type(x).__name__}; pass a list or a tuple"
+        )

@@ -97,6 +97,14 @@ def fn_builtin_pow(x, y, c):
     return np.sum(pow(x, y) * c)
 
 
+def fn_power_int(x, c):
+    return np.sum(np.power(x, 3) * c)
+
+
+def fn_builtin_pow_half(x, c):
+    return np.sum(pow(x, 0.5) * c)
+
+
 # --------------------------------------------------------------------------
 # Elementwise numpy functions of one argument
 

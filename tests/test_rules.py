@@ -294,6 +294,8 @@ for fn, targets in [
 for s in [PY, (), (3,), (2, 3)]:
     row(rf.op_pow_int, normal(s), targets=[gast.Pow])
     row(rf.op_pow_half, pos(s), targets=[gast.Pow])
+    row(rf.fn_power_int, normal(s), targets=[np.power], f32=s == (3,))
+    row(rf.fn_builtin_pow_half, pos(s), targets=[builtins.pow])
     row(rf.op_rpow, normal(s), targets=[gast.Pow], f32=s == (3,), f32_xfail=POW_F32)
     row(rf.op_neg, normal(s), targets=[gast.USub])
     row(rf.op_pos, normal(s), targets=[gast.UAdd])

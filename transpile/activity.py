@@ -81,13 +81,13 @@ def diff_uses(stmt, match) -> set:
     return {n.id for op in match.operands for n in gast.walk(op) if isinstance(n, gast.Name)}
 
 
-def run(body, wrt_names, parsed, registry) -> Activity:
+def run(body, wrt_names, parsed, registry, sequences=frozenset()) -> Activity:
     graph = cfg.build(body)
     matches = {}
     for node in graph.nodes:
         s = node.stmt
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            matches[id(s)] = classify(s.value, parsed, registry)
+            matches[id(s)] = classify(s.value, parsed, registry, sequences)
     uses = {
         id(n.stmt): diff_uses(n.stmt, matches.get(id(n.stmt)))
         for n in graph.nodes

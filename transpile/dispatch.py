@@ -1,20 +1,43 @@
-"""Calls of a straight-line gradient, routed to a variant specialized for their shapes.
+"""The entry of a generated gradient: what it checks on each call, and where it routes.
 
-The first call with a new signature (array types, shapes and dtypes; values of
-integer arguments) runs the generic gradient instrumented to record the shapes it
-meets (the probe), and returns its result; ``specialize`` then rewrites the body
-for those shapes. Later calls with that signature run the specialized variant
-after a few identity and tuple comparisons. A signature the specializer cannot
+``grad(f)`` returns an *entry* function with ``f``'s parameters. It calls the current
+*route*, a small generated function that checks, in this order, that every free name
+the gradient was written for still denotes the same object (``assumptions``), and
+that the arguments are what the route was made for; if so it calls the gradient,
+and otherwise the slow path (``Dispatcher.slow_call``), which sorts the call out:
+
+* a rebound name: the function is transpiled again and the entry forwards to it;
+* arguments that cannot be differentiated: a ``TypeError`` saying why;
+* for a straight-line gradient, the first call with a new signature (array types,
+  shapes and dtypes, values of integer arguments, and the same of every global
+  array the body reads) runs the generic gradient instrumented to record the shapes
+  it meets (the probe), returns its result, and has ``specialize`` rewrite the
+  body for those shapes; later calls with that signature run the variant.
+
+Every route is compiled once per signature and swapped in by rebinding one cell,
+so alternating signatures costs a dictionary lookup, and concurrent first calls
+record into their own thread's observations. A signature the specializer cannot
 handle keeps the generic gradient, so specializing never changes a result.
 """
 
 import copy
-import linecache
+import threading
 import warnings
+from dataclasses import dataclass
 
 import gast
+import numpy as np
 
-from transpile import buffers, emit, optimize, probe, specialize
+from transpile import (
+    arguments,
+    assumptions,
+    buffers,
+    emit,
+    optimize,
+    ownership,
+    probe,
+    specialize,
+)
 from transpile.nodes import function_def
 
 _MAX_VARIANTS = 16
@@ -24,78 +47,201 @@ class SpecializationWarning(RuntimeWarning):
     """Shape specialization failed unexpectedly; the generic gradient was used."""
 
 
+@dataclass
+class EntrySpec:
+    """What a dispatcher needs to know about one generated gradient."""
+
+    fdef: object  # the generic gradient's FunctionDef
+    generic: object  # the generic gradient, compiled
+    wrt: tuple  # indices of the differentiated parameters
+    code_reads: tuple  # assumptions.Read of names whose identity the code relies on
+    data_reads: tuple  # assumptions.Read of global arrays and numbers the body reads
+    module_globals: dict
+    bound: dict  # the generated code's own names (np, ops, ...) -> objects
+    cells: dict  # the user's closure variables -> their cells
+    names: dict  # runtime names: np, ops, tape, ...
+    namer: object  # hands out names that clash with nothing of the user's
+    label: str
+    rebuild: object  # (sequences) -> Generated: transpile the function again
+    sequences: frozenset = frozenset()  # parameters known to hold lists or tuples
+    assumed_arrays: frozenset = frozenset()  # indices of parameters taken for arrays by + and *
+    static: frozenset = None  # parameters that must be ints; None: never specialized
+    adjoint_names: frozenset = frozenset()
+    is_pure: object = None
+
+
 class Dispatcher:
-    def __init__(self, build, fdef, generic, static_params, adjoint_names):
-        self.generic = generic
-        self.fname = fdef.name
-        self.args = fdef.args
-        self.params = [a.id for a in fdef.args.args]
-        self.static = [self.params.index(p) for p in static_params if p in self.params]
-        self.body = copy.deepcopy(fdef.body)
-        self.sites = probe.number_sites(self.body, build.names["ops"])
-        self.names = build.names
-        self.adjoint_names = frozenset(adjoint_names)
-        self.is_pure = build.is_pure
-        self.module_globals = build.func.__globals__
-        self.bound = dict(build.bound_names(fdef))
-        self.label = f"{self.fname} from {build.func.__name__}"
+    def __init__(self, spec: EntrySpec):
+        self.spec = spec
+        self.generic = spec.generic
+        self.fname = spec.fdef.name
+        self.params = [a.id for a in spec.fdef.args.args]
+        self.specializable = spec.static is not None
+        self.static = [self.params.index(p) for p in spec.static or () if p in self.params]
+        self.body = copy.deepcopy(spec.fdef.body) if self.specializable else None
+        if self.specializable:
+            probe.number_sites(self.body, spec.names["ops"])
         self.variants = {}  # signature -> (function, source)
+        self.routes = {}  # signature -> compiled route
+        self.replaced = None  # the entry of a fresh transpilation, once a name was rebound
+        self.for_sequences = {}  # parameters passed lists or tuples -> that transpilation
+        self.lock = threading.Lock()
+        self.local = threading.local()  # the current thread's probe observations
         self.probe_fn = None
-        self.cells = {"_slow": self.slow_call}
+        namer = spec.namer
+        self.private = {
+            base: namer.fresh(base)
+            for base in ("_slow", "_fast", *_TYPES)
+        }
+        self.probe_names = (namer.fresh("_probe"), namer.fresh("_seen"))
         self.function = self.make_entry()
 
-    # -- the entry point and its routing --
+    # -- the entry and its routes --
     def make_entry(self):
-        entry = self.compile_entry(None)
+        params = ", ".join(self.params)
+        route = self.spec.namer.fresh("_route")
+        source = f"def {self.fname}({params}):\n    return {route}({params})\n"
+        entry = emit.compile_function(
+            source, self.fname, {}, {route: self.slow_call}, f"{self.spec.label}: entry"
+        )
+        self.route_cell = entry.__closure__[0]
         entry.__defaults__ = self.generic.__defaults__
         entry.__doc__ = self.generic.__doc__
         entry.__transpile_dispatch__ = self
         return entry
 
-    def compile_entry(self, key):
-        """The entry function: it sends calls with signature ``key`` straight to that
-        variant after a few cheap checks, and every other call to ``slow_call``."""
+    def install(self, route):
+        self.route_cell.cell_contents = route  # one store: atomic for other threads
+
+    def compile_route(self, checks, target, bound, label):
+        """A route: call ``target`` when every check holds, else the slow path."""
         params = ", ".join(self.params)
-        lines = [f"def {self.fname}({params}):"]
-        if key is not None:
-            lines += [
-                "    try:",
-                f"        hit = {self.guard(key)}",
-                "    except AttributeError:  # a number where an array was",
-                "        hit = False",
-                "    if hit:",
-                f"        return _fast({params})",
-            ]
-        lines.append(f"    return _slow({params})")
+        name = self.spec.namer.fresh("_check")
+        lines = [f"def {name}({params}):"]
+        if checks:
+            lines.append("    if (")
+            lines += [f"        {c} and" for c in checks[:-1]] + [f"        {checks[-1]}"]
+            lines.append("    ):")
+            lines.append(f"        return {self.private['_fast']}({params})")
+            lines.append(f"    return {self.private['_slow']}({params})")
+        else:
+            lines.append(f"    return {self.private['_fast']}({params})")
         source = "\n".join(lines) + "\n"
-        filename = f"<transpile {self.label}: dispatch>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        scope = {}
-        exec(compile(source, filename, "exec"), self.cells, scope)  # noqa: S102
-        return scope[self.fname]
+        bound = dict(bound, **{self.private["_fast"]: target, self.private["_slow"]: self.slow_call})
+        return emit.compile_function(
+            source, name, self.spec.module_globals, bound, f"{self.spec.label}: {label}"
+        )
 
-    def guard(self, key):
+    def read_checks(self, bound):
+        """Source checks that the code reads still denote what they did."""
         checks = []
-        for i, (p, part) in enumerate(zip(self.params, key)):
-            if part is float:
-                checks.append(f"{p}.__class__ is float")
-            elif part[1] is None and len(part) == 2:
-                checks.append(f"{p} is None")
-            elif len(part) == 2:
-                self.cells[f"_t{i}"], self.cells[f"_v{i}"] = part
-                checks.append(f"{p}.__class__ is _t{i} and {p} == _v{i}")
-            else:
-                self.cells[f"_t{i}"], self.cells[f"_s{i}"], self.cells[f"_d{i}"] = part
-                if part[1]:  # shape and dtype decide; any array type with them will do
-                    checks.append(f"{p}.shape == _s{i} and {p}.dtype is _d{i}")
-                else:
-                    checks.append(f"{p}.__class__ is _t{i} and {p}.dtype is _d{i}")
-        return " and ".join(checks) or "True"
+        for i, read in enumerate(self.spec.code_reads):
+            obj = self.spec.namer.fresh(f"_is{i}")
+            bound[obj] = read.obj
+            if read.namespace is self.spec.module_globals and read.cell is None:
+                checks.append(f"{read.chain} is {obj}")
+            else:  # a callee's module, or a closure variable: ask the read itself
+                holder = self.spec.namer.fresh(f"_read{i}")
+                bound[holder] = read
+                checks.append(f"{holder}.holds()")
+        return checks
 
-    def route(self, key, fn):
-        """Make ``fn`` the fast path, for calls with signature ``key``."""
-        self.cells["_fast"] = fn
-        self.function.__code__ = self.compile_entry(key).__code__
+    def generic_route(self):
+        if None not in self.routes:
+            bound = {self.private[k]: v for k, v in _TYPES.items()}
+            checks = self.read_checks(bound)
+            p = self.private
+            for i, param in enumerate(self.params):
+                if i in self.spec.wrt:
+                    checks.append(
+                        f"({param}.__class__ is {p['_float']} or {param}.__class__ is "
+                        f"{p['_ndarray']} and {param}.dtype.kind == 'f')"
+                    )
+                else:
+                    checks.append(
+                        f"({param}.__class__ is not {p['_ndarray']} or {param}.dtype.kind != 'c')"
+                        f" and {param}.__class__ is not {p['_matrix']} and "
+                        f"{param}.__class__ is not {p['_complex']}"
+                    )
+                if i in self.spec.assumed_arrays:
+                    checks.append(
+                        f"{param}.__class__ is not {p['_list']} and "
+                        f"{param}.__class__ is not {p['_tuple']}"
+                    )
+            self.routes[None] = self.compile_route(checks, self.generic, bound, "generic route")
+        return self.routes[None]
+
+    def specialized_route(self, key, fn):
+        route = self.routes.get(key)
+        if route is None:
+            bound = {self.private["_float"]: float}
+            checks = self.read_checks(bound)
+            values = [(p, part) for p, part in zip(self.params, key)]
+            for read, part in zip(self.spec.data_reads, key[len(self.params) :]):
+                cell = None
+                if read.cell is not None:
+                    cell = self.spec.namer.fresh("_cell")
+                    bound[cell] = read.cell
+                values.append((read.expression(cell), part))
+            for i, (expr, part) in enumerate(values):
+                checks.append(self.value_check(expr, part, i, bound))
+            route = self.compile_route(checks, fn, bound, f"route for ({_describe_key(key)})")
+            self.routes[key] = route
+        return route
+
+    def value_check(self, expr, part, i, bound):
+        fresh = self.spec.namer.fresh
+        if part is float:
+            return f"{expr}.__class__ is {self.private['_float']}"
+        if len(part) == 2:
+            if part[1] is None:
+                return f"{expr} is None"
+            t, v = fresh(f"_type{i}"), fresh(f"_value{i}")
+            bound[t], bound[v] = part
+            return f"{expr}.__class__ is {t} and {expr} == {v}"
+        t, s, d = fresh(f"_type{i}"), fresh(f"_shape{i}"), fresh(f"_dtype{i}")
+        bound[t], bound[s], bound[d] = part
+        return f"{expr}.__class__ is {t} and {expr}.shape == {s} and {expr}.dtype is {d}"
+
+    # -- the slow path --
+    def slow_call(self, *args):
+        if self.replaced is not None:
+            return self.replaced(*args)
+        if not assumptions.hold(self.spec.code_reads):
+            return self.refresh()(*args)
+        sequences = frozenset(
+            self.params[i] for i in self.spec.assumed_arrays if isinstance(args[i], (list, tuple))
+        )
+        if sequences:  # `xs + xs` on a list: concatenation, transpiled as such
+            return self.sequence_entry(sequences | self.spec.sequences)(*args)
+        key = self.signature(args) if self.specializable else None
+        if key is not None:
+            found = self.variants.get(key)
+            if found is not None:  # its arguments were checked when it was made
+                self.install(self.specialized_route(key, found[0]))
+                return found[0](*args)
+        arguments.check(args, self.params, self.spec.wrt, self.fname)
+        if key is None or len(self.variants) >= _MAX_VARIANTS:
+            self.install(self.generic_route())
+            return self.generic(*args)
+        return self.first_call(key, args)
+
+    def refresh(self):
+        """Transpile the function again for the names as they are now, and forward every
+        later call to the new gradient's entry."""
+        with self.lock:
+            if self.replaced is None:
+                self.replaced = self.spec.rebuild().function
+                self.install(self.replaced)
+        return self.replaced
+
+    def sequence_entry(self, sequences):
+        """The entry of the gradient transpiled with ``sequences`` known to be lists or
+        tuples (made once per such set)."""
+        entry = self.for_sequences.get(sequences)
+        if entry is None:
+            entry = self.for_sequences.setdefault(sequences, self.spec.rebuild(sequences).function)
+        return entry
 
     def signature(self, args):
         key = []
@@ -103,33 +249,25 @@ class Dispatcher:
             t = type(a)
             if i in self.static and not (t is int or t is bool or a is None):
                 return None
-            if t is float:
-                key.append(float)
-            elif t is int or t is bool or a is None:
-                key.append((t, a))
-            else:
-                shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
-                if not isinstance(shape, tuple) or dtype is None or isinstance(a, (list, dict)):
-                    return None
-                key.append((t, shape, dtype))
+            part = _part(a)
+            if part is None:
+                return None
+            key.append(part)
+        for read in self.spec.data_reads:
+            part = _part(read.current())
+            if part is None:
+                return None
+            key.append(part)
         return tuple(key)
-
-    def slow_call(self, *args):
-        key = self.signature(args)
-        if key is None:
-            return self.generic(*args)
-        found = self.variants.get(key)
-        if found is not None:
-            self.route(key, found[0])
-            return found[0](*args)
-        if len(self.variants) >= _MAX_VARIANTS:
-            return self.generic(*args)
-        return self.first_call(key, args)
 
     # -- building a variant --
     def first_call(self, key, args):
         sites, seen = {}, {}
-        result = self.probe_function(sites, seen)(*args)
+        self.local.observed = (sites, seen)
+        try:
+            result = self.probe_function()(*args)
+        finally:
+            self.local.observed = None
         try:
             variant = self.build(key, args, sites, seen)
         except specialize.Unspecializable:
@@ -143,66 +281,110 @@ class Dispatcher:
                 stacklevel=3,
             )
             variant = (self.generic, None)
-        self.variants[key] = variant
-        self.route(key, variant[0])
+        self.variants.setdefault(key, variant)
+        variant = self.variants[key]
+        self.install(self.specialized_route(key, variant[0]))
         return result
 
-    def probe_function(self, sites, seen):
+    def probe_function(self):
         if self.probe_fn is None:
-            body = probe.probe_body(self.body, self.names["ops"])
-            fdef = function_def(self.fname, copy.deepcopy(self.args), body)
-            bound = dict(self.bound, _probe=self.record_call, _seen=self.record_value)
+            probe_name, seen_name = self.probe_names
+            body = probe.probe_body(self.body, self.spec.names["ops"], probe_name, seen_name)
+            fdef = function_def(self.fname, copy.deepcopy(self.spec.fdef.args), body)
+            bound = dict(self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value})
             self.probe_fn = emit.compile_function(
-                emit.to_source(fdef), self.fname, self.module_globals, bound, f"{self.label}: probe"
+                emit.to_source(fdef),
+                self.fname,
+                self.spec.module_globals,
+                bound,
+                f"{self.spec.label}: probe",
+                self.spec.cells,
             )
-        self.observed = (sites, seen)
         return self.probe_fn
 
     def record_call(self, site, helper, *args):
-        self.observed[0].setdefault(site, tuple(probe.meta(a) for a in args))
+        observed = getattr(self.local, "observed", None)
+        if observed is not None:
+            observed[0].setdefault(site, tuple(probe.meta(a) for a in args))
         return helper(*args)
 
     def record_value(self, index, value):
-        self.observed[1].setdefault(index, probe.meta(value))
+        observed = getattr(self.local, "observed", None)
+        if observed is not None:
+            observed[1].setdefault(index, probe.meta(value))
 
     def build(self, key, args, sites, seen):
         metas = {p: probe.meta(a) for p, a in zip(self.params, args)}
-        body = specialize.Specializer(self.names, metas, sites, seen, self.adjoint_names).run(
-            self.body
-        )
-        body = optimize.dead_code(buffers.propagate_copies(body), self.is_pure)
-        body = buffers.reuse_buffers(optimize.tidy(body), self.names["np"])
+        names = self.spec.names
+        body = self.body[:-1] + [ownership.unguarded(self.body[-1], names["ops"])]
+        body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
+        body = optimize.dead_code(buffers.propagate_copies(body), self.spec.is_pure)
+        body = buffers.reuse_buffers(optimize.tidy(body), names["np"])
+        body[-1] = ownership.guard_return(body[-1], body[:-1], names["ops"], names["np"], self.params)
         for stmt in body:
             for node in gast.walk(stmt):
                 node.__dict__.pop("transpile_site", None)
                 node.__dict__.pop("transpile_name", None)
                 node.__dict__.pop("transpile_array", None)
-        fdef = function_def(self.fname, copy.deepcopy(self.args), body)
+        fdef = function_def(self.fname, copy.deepcopy(self.spec.fdef.args), body)
         source = emit.to_source(fdef)
-        shapes = ", ".join(_describe(part) for part in key)
+        used = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         fn = emit.compile_function(
             source,
             self.fname,
-            self.module_globals,
-            self.bound_for(fdef),
-            f"{self.label} for ({shapes})",
+            self.spec.module_globals,
+            {k: v for k, v in self.spec.bound.items() if k in used},
+            f"{self.spec.label} for ({_describe_key(key)})",
+            self.spec.cells,
         )
         fn.__transpile_source__ = source
         return fn, source
 
-    def bound_for(self, fdef):
-        used = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
-        return {k: v for k, v in self.bound.items() if k in used}
-
     def specialized_source(self, args):
         """The source of the variant for ``args``, building it if needed (None when the
         signature is not specialized)."""
-        key = self.signature(args)
+        if self.replaced is not None:
+            return self.replaced.__transpile_dispatch__.specialized_source(args)
+        key = self.signature(args) if self.specializable else None
         if key is None:
             return None
         if key not in self.variants:
+            arguments.check(args, self.params, self.spec.wrt, self.fname)
             self.first_call(key, args)
         return self.variants[key][1]
+
+    def current(self):
+        """The dispatcher of the gradient calls run now (after a rebuild, the new one)."""
+        if self.replaced is not None:
+            return self.replaced.__transpile_dispatch__.current()
+        return self
+
+
+_TYPES = {
+    "_float": float,
+    "_ndarray": np.ndarray,
+    "_matrix": np.matrix,
+    "_complex": complex,
+    "_list": list,
+    "_tuple": tuple,
+}
+
+
+def _part(a):
+    """What a signature records of one value, or None if it cannot be specialized on."""
+    t = type(a)
+    if t is float:
+        return float
+    if t is int or t is bool or a is None:
+        return (t, a)
+    shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
+    if not isinstance(shape, tuple) or dtype is None or isinstance(a, (list, dict, np.matrix)):
+        return None
+    return (t, shape, dtype)
+
+
+def _describe_key(key):
+    return ", ".join(_describe(part) for part in key)
 
 
 def _describe(part):
@@ -211,3 +393,4 @@ def _describe(part):
     if len(part) == 2:
         return repr(part[1])
     return f"{part[2]}[{'x'.join(map(str, part[1]))}]"
+

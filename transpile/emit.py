@@ -5,15 +5,18 @@ tracebacks and pdb show the generated lines.
 """
 
 import ast
+import itertools
 import linecache
 import re
+import types
+import weakref
 
 import gast
 
 from transpile.reverse import COMMENT
 
 _COMMENT_LINE = re.compile(r"^(\s*)(\"\"\"|'''|['\"])" + re.escape(COMMENT) + r"(.*)\2$")
-_counter = [0]
+_counter = itertools.count(1)  # next() on it is atomic: threads get distinct names
 
 
 def to_source(tree) -> str:
@@ -32,16 +35,18 @@ def to_source(tree) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_function(source: str, name: str, module_globals: dict, bound: dict, label: str):
+def compile_function(
+    source: str, name: str, module_globals: dict, bound: dict, label: str, cells=None
+):
     """Compile ``source`` (one ``def``) and return the function.
 
     Names the user's module defines are looked up live in ``module_globals``, as
     the user's own function does; ``bound`` supplies the generated code's own names
-    (``np``, ``ops``, callee adjoints, closure values) as closure cells, so the
-    user's module namespace is never modified.
+    (``np``, ``ops``, callee adjoints) as closure cells, so the user's module
+    namespace is never modified. ``cells`` maps the user's closure variables to the
+    user's own cells: the generated code reads them live, as the user's function does.
     """
-    _counter[0] += 1
-    filename = f"<transpile {label} #{_counter[0]}>"
+    filename = f"<transpile {label} #{next(_counter)}>"
     params = ", ".join(sorted(bound))
     body = "".join("    " + line if line.strip() else line for line in source.splitlines(True))
     wrapped = f"def _bind({params}):\n{body}    return {name}\n"
@@ -49,4 +54,10 @@ def compile_function(source: str, name: str, module_globals: dict, bound: dict, 
     scope = {}
     # the generated code is the point of this project: executing it is intended
     exec(compile(wrapped, filename, "exec"), module_globals, scope)  # noqa: S102
-    return scope["_bind"](**bound)
+    fn = scope["_bind"](**bound)
+    if cells and fn.__closure__:
+        code = fn.__code__
+        closure = tuple(cells.get(n, c) for n, c in zip(code.co_freevars, fn.__closure__))
+        fn = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    weakref.finalize(fn, linecache.cache.pop, filename, None)  # the source goes with it
+    return fn

@@ -1,11 +1,16 @@
 """Rejects syntax the transpiler does not differentiate, with a located error.
 
-``run(parsed)`` walks the function once and raises ``TranspileError`` for the first
-unsupported construct; it returns nothing. What is accepted here, later stages handle.
+``run(parsed, helper=False)`` walks the function once and raises ``TranspileError``
+for the first unsupported construct; it returns nothing. What is accepted here, later
+stages handle. Then ``inplace.check`` refuses augmented assignments whose in-place
+update numpy would show through another name (``helper=True`` for a user function
+that the differentiated function calls: there an update of the caller's array is
+refused too).
 """
 
 import gast
 
+from transpile import inplace
 from transpile.errors import at
 
 _STATEMENTS = {
@@ -39,8 +44,11 @@ _EXPRESSIONS = {
 _MATCH = getattr(gast, "Match", None)
 
 
-def run(parsed) -> None:
-    """Raise TranspileError for the first unsupported construct in ``parsed.tree``."""
+def run(parsed, helper=False) -> None:
+    """Raise TranspileError for the first unsupported construct in ``parsed.tree``.
+
+    ``helper``: ``parsed`` is a user function called by the one being differentiated.
+    """
     tree = parsed.tree
     args = tree.args
     if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", []):
@@ -53,6 +61,7 @@ def run(parsed) -> None:
         )
     for stmt in tree.body:
         _check(parsed, stmt)
+    inplace.check(parsed, helper)
 
 
 def _check(parsed, root):

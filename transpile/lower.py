@@ -29,6 +29,21 @@ class _Lowerer:
                 "the function has no return statement",
                 "return the scalar value to differentiate",
             )
+        for node in _walk_stmts(body):
+            if isinstance(node, gast.Return) and _is_none(node.value):
+                raise at(
+                    self.parsed,
+                    node,
+                    "this return gives None, which has no gradient",
+                    "return the scalar value to differentiate",
+                )
+        if not _always_exits(body) and not _endless(body[-1]):
+            raise at(
+                self.parsed,
+                body[-1],
+                "the function can end without a return statement (it then returns None)",
+                "return the scalar value to differentiate on every path",
+            )
         last = body[-1] if body else None
         simple = (
             isinstance(last, gast.Return)
@@ -118,6 +133,20 @@ class _Lowerer:
                 gast.If(test=test, body=self.block(rest, in_loop), orelse=[]), origin
             )
         ]
+
+
+def _is_none(value):
+    return value is None or isinstance(value, gast.Constant) and value.value is None
+
+
+def _endless(stmt):
+    """``while True:``: the only way out is a return (or a raise) inside."""
+    return (
+        isinstance(stmt, gast.While)
+        and isinstance(stmt.test, gast.Constant)
+        and bool(stmt.test.value)
+        and not any(isinstance(n, gast.Break) for n in _walk_stmts(stmt.body))
+    )
 
 
 def _always_exits(stmts):

@@ -3,10 +3,17 @@
 ``run(func)`` returns a ``Parsed`` bundle: the function's ``FunctionDef`` (decorators
 stripped), where it came from, and a resolver that maps a ``Name`` or an attribute
 chain (``np.linalg.norm``) to the object it denotes, through closure cells, globals
-and builtins. Local variables never resolve.
+and builtins. Local variables never resolve. Every free name the resolver is asked
+about is remembered with what it denoted (``reads``): the generated code relies on
+those objects, and its entry re-checks them on each call.
+
+The source read is the source of what runs: a function replaced by a decorator
+(``functools.wraps``) or whose file changed after it was defined is refused, since
+differentiating the text would differentiate another function.
 """
 
 import builtins
+import dis
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -20,22 +27,33 @@ MISSING = object()
 
 @dataclass(frozen=True)
 class Parsed:
-    func: object
+    name: str
     tree: gast.FunctionDef
     filename: str
     line_offset: int
-    free_values: dict = field(repr=False)
+    namespace: dict = field(repr=False)  # the module globals the function reads
+    cells: dict = field(repr=False)  # closure variable -> its cell
     local_names: frozenset = frozenset()
+    reads: dict = field(default_factory=dict, repr=False)  # free name -> what it denoted
+
+    @property
+    def free_values(self) -> dict:
+        """The current values of the function's closure variables."""
+        values = {}
+        for n, cell in self.cells.items():
+            try:
+                values[n] = cell.cell_contents
+            except ValueError:  # an empty cell: the variable is not bound yet
+                pass
+        return values
 
     def lookup(self, name: str):
         """The object a free name denotes, or MISSING for locals and unknown names."""
         if name in self.local_names:
             return MISSING
-        if name in self.free_values:
-            return self.free_values[name]
-        if name in self.func.__globals__:
-            return self.func.__globals__[name]
-        return getattr(builtins, name, MISSING)
+        found = _lookup(name, self.cells, self.namespace)
+        self.reads.setdefault(name, found)
+        return found
 
     def resolve(self, node):
         """Resolve a Name or an Attribute chain of names to its object, or MISSING."""
@@ -45,11 +63,38 @@ class Parsed:
             base = self.resolve(node.value)
             if base is MISSING:
                 return MISSING
-            return getattr(base, node.attr, MISSING)
+            found = getattr(base, node.attr, MISSING)
+            chain = _chain(node)
+            if chain is not None:
+                self.reads.setdefault(chain, found)
+            return found
         return MISSING
 
 
-def _source_error(func, why):
+def _chain(node):
+    """``"a.b.c"`` for an attribute chain of names, else None."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _lookup(name, cells, namespace):
+    if name in cells:
+        try:
+            return cells[name].cell_contents
+        except ValueError:
+            return MISSING
+    if name in namespace:
+        return namespace[name]
+    return getattr(builtins, name, MISSING)
+
+
+def _source_error(func, why, hint=None):
     code = getattr(func, "__code__", None)
     filename = code.co_filename if code else "<unknown>"
     lineno = code.co_firstlineno if code else 0
@@ -58,7 +103,8 @@ def _source_error(func, why):
         f"cannot read the source of {name}: {why}",
         filename=filename,
         lineno=lineno,
-        hint="define the function with `def` in a .py file or a notebook cell; "
+        hint=hint
+        or "define the function with `def` in a .py file or a notebook cell; "
         "functions built by exec/eval, lambdas and builtins have no usable source",
     )
 
@@ -78,12 +124,16 @@ def run(func) -> Parsed:
         raise _source_error(func, "it is not a Python function")
     if func.__name__ == "<lambda>":
         raise _source_error(func, "it is a lambda")
+    _refuse_wrapped(func)
     try:
         lines, first = inspect.getsourcelines(func)
     except (OSError, TypeError) as exc:
         raise _source_error(func, str(exc)) from None
     source = textwrap.dedent("".join(lines))
-    module = gast.parse(source)
+    try:
+        module = gast.parse(source)
+    except SyntaxError as exc:
+        raise _changed_error(func, f"its source no longer parses ({exc.msg})") from None
     tree = module.body[0]
     if isinstance(tree, gast.AsyncFunctionDef):
         raise TranspileError(
@@ -94,19 +144,128 @@ def run(func) -> Parsed:
         )
     if not isinstance(tree, gast.FunctionDef):
         raise _source_error(func, "the source is not a plain `def`")
+    _refuse_changed(func, source, tree)
     tree.decorator_list = []
-    closure = {}
-    if func.__closure__:
-        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:
-                pass
+    cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
     return Parsed(
-        func=func,
+        name=func.__name__,
         tree=tree,
         filename=func.__code__.co_filename,
         line_offset=first - 1,
-        free_values=closure,
+        namespace=func.__globals__,
+        cells=cells,
         local_names=frozenset(assigned_names(tree)),
     )
+
+
+def _refuse_wrapped(func):
+    """A ``functools.wraps`` wrapper reports the wrapped function's source: refuse."""
+    inner = inspect.unwrap(func)
+    if inner is func:
+        return
+    code = func.__code__
+    raise TranspileError(
+        f"{inner.__qualname__} is wrapped by a decorator: what runs is "
+        f"{func.__code__.co_name} ({code.co_filename}:{code.co_firstlineno}), "
+        f"not the source of {inner.__qualname__}, and differentiating that source would "
+        "miss what the wrapper does",
+        filename=inner.__code__.co_filename,
+        lineno=inner.__code__.co_firstlineno,
+        hint=f"differentiate the undecorated function ({inner.__name__}.__wrapped__ is it), "
+        "or write what the decorator adds into a function that calls it",
+    )
+
+
+def _changed_error(func, why):
+    code = func.__code__
+    return TranspileError(
+        f"the source of {func.__qualname__} in {code.co_filename} is not the code that runs: {why}",
+        filename=code.co_filename,
+        lineno=code.co_firstlineno,
+        hint="the file changed after the function was defined: re-import the module "
+        "(importlib.reload) or re-run the cell that defines it, then call grad again",
+    )
+
+
+def _refuse_changed(func, source, tree):
+    """Compile the source read and compare it with the code object that runs."""
+    code = func.__code__
+    if tree.name != code.co_name:
+        raise _changed_error(func, f"the file now defines {tree.name!r} there")
+    freevars = code.co_freevars
+    text = source
+    if freevars:  # compile inside a function that owns the closure variables
+        inner = textwrap.indent(source, "    ")
+        text = f"def _outer_():\n    {' = '.join(freevars)} = None\n{inner}"
+    try:
+        compiled = compile(text, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS,
+                           dont_inherit=True)
+    except SyntaxError as exc:
+        raise _changed_error(func, f"its source no longer compiles ({exc.msg})") from None
+    found = _find_code(compiled, code.co_name)
+    if found is None or _same_code(found, code):
+        return
+    if any(n.startswith("@py") for n in code.co_varnames + code.co_names):
+        return  # pytest rewrote the asserts of this module: the bytecode differs by design
+    raise _changed_error(func, "its text compiles to different code")
+
+
+def _future_flags():
+    import __future__
+
+    flags = 0
+    for feature in __future__.all_feature_names:
+        flags |= getattr(__future__, feature).compiler_flag
+    return flags
+
+
+_FUTURE_FLAGS = _future_flags()
+
+
+def _find_code(code, name):
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            if const.co_name == name:
+                return const
+            found = _find_code(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+def _same_code(a, b):
+    """The same instructions, names and constants; line numbers and columns may differ,
+    and so may the spelling of a method call (``np.sum(x)`` compiles differently where
+    ``np`` is known to be imported)."""
+    fields = ("co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
+              "co_kwonlyargcount", "co_posonlyargcount")
+    if any(getattr(a, f) != getattr(b, f) for f in fields):
+        return False
+    if _instructions(a) != _instructions(b) or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if inspect.iscode(x) and inspect.iscode(y):
+            if not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or x != y and not (x != x and y != y):
+            return False
+    return True
+
+
+_SAME_OP = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL_FUNCTION"}
+
+
+def _instructions(code):
+    found = list(dis.get_instructions(code))
+    index = {ins.offset: k for k, ins in enumerate(found)}
+    jumps = set(dis.hasjrel) | set(dis.hasjabs)
+    out = []
+    for ins in found:
+        if ins.opcode in jumps:
+            arg = index.get(ins.argval)  # instruction sizes may differ: compare indices
+        elif inspect.iscode(ins.argval):
+            arg = "<code>"
+        else:
+            arg = ins.argval
+        out.append((_SAME_OP.get(ins.opname, ins.opname), arg))
+    return out

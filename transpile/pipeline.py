@@ -8,7 +8,11 @@ intermediate stage, for debugging.
 """
 
 import copy
+import functools
 import inspect
+import threading
+import types
+import weakref
 from dataclasses import dataclass, field
 
 import gast
@@ -19,12 +23,15 @@ from runtime import ops as runtime_ops
 from runtime.tape import Tape
 from transpile import activity as activity_pass
 from transpile import (
+    assumptions,
     dispatch,
     emit,
     fence,
     fixed_shapes,
+    kinds,
     normalize,
     optimize,
+    ownership,
     parse,
     record,
     reverse,
@@ -38,13 +45,17 @@ from transpile.rules import build_registry
 
 STAGES = ("parse", "anf", "raw", "final")
 _REGISTRY = []
-_CACHE = {}
+# function -> {(wrt, mode, as_tuple): Generated}; a dropped function (and what it
+# closes over) is freed with its entry, since nothing generated refers back to it
+_CACHE = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
 
 
 def registry():
     """The rule registry, built once on first use."""
-    if not _REGISTRY:
-        _REGISTRY.append(build_registry())
+    with _LOCK:
+        if not _REGISTRY:
+            _REGISTRY.append(build_registry())
     return _REGISTRY[0]
 
 
@@ -55,6 +66,8 @@ class Generated:
     name: str
     callees: list = field(default_factory=list)  # Generated of fwd/bwd functions
     extra: object = None  # for split mode: the bwd function
+    code_reads: tuple = ()  # assumptions.Read that must still hold, callees' included
+    data_reads: tuple = ()  # assumptions.Read of global data this function reads
 
 
 @dataclass
@@ -68,12 +81,48 @@ class Context:
     line_offset: int
 
 
-def transpile(func, wrt, mode, as_tuple=False, stack=()):
-    """The generated function for ``func`` (cached per function, wrt and mode)."""
-    key = (func, tuple(wrt), mode, as_tuple)
-    if key not in _CACHE:
-        _CACHE[key] = _Build(func, tuple(wrt), mode, stack, as_tuple=as_tuple).run()
-    return _CACHE[key]
+def transpile(func, wrt, mode, as_tuple=False, stack=(), sequences=frozenset()):
+    """The generated function for ``func`` (cached per function, wrt, mode and which
+    parameters hold lists or tuples, and made again when a name it relied on was
+    rebound)."""
+    if not inspect.isfunction(func):
+        parse.run(func)  # raises the located "cannot read the source" error
+    key = (tuple(wrt), mode, as_tuple, frozenset(sequences))
+    with _LOCK:
+        found = _CACHE.get(func, {}).get(key)
+    if found is not None and assumptions.hold(found.code_reads):
+        return found
+    generated = _Build(func, tuple(wrt), mode, stack, as_tuple=as_tuple, sequences=sequences).run()
+    with _LOCK:
+        _CACHE.setdefault(func, {})[key] = generated
+    return generated
+
+
+def _rebuilder(func, wrt, mode, as_tuple):
+    """A function that transpiles ``func`` again, without keeping ``func`` alive: the
+    cache must not refer back to its own key. If ``func`` is gone, an equal function
+    is made from its parts (its code, globals, defaults and closure cells)."""
+    ref = weakref.ref(func)
+    parts = (
+        func.__code__,
+        func.__globals__,
+        func.__name__,
+        func.__defaults__,
+        func.__closure__,
+        func.__kwdefaults__,
+        func.__qualname__,
+        func.__module__,
+    )
+
+    def rebuild(sequences=frozenset()):
+        f = ref()
+        if f is None:
+            code, globs, fname, defaults, closure, kwdefaults, qualname, module = parts
+            f = types.FunctionType(code, globs, fname, defaults, closure)
+            f.__kwdefaults__, f.__qualname__, f.__module__ = kwdefaults, qualname, module
+        return transpile(f, wrt, mode, as_tuple, sequences=sequences)
+
+    return rebuild
 
 
 def dump(func, wrt, stage):
@@ -82,8 +131,9 @@ def dump(func, wrt, stage):
 
 
 class _Build:
-    def __init__(self, func, wrt, mode, stack, dump=None, as_tuple=False):
+    def __init__(self, func, wrt, mode, stack, dump=None, as_tuple=False, sequences=frozenset()):
         self._as_tuple = as_tuple
+        self.known_sequences = frozenset(sequences)
         self.func = func
         self.wrt = wrt
         self.mode = mode
@@ -97,7 +147,7 @@ class _Build:
         parsed = parse.run(self.func)
         if self.dump == "parse":
             return emit.to_source(parsed.tree)
-        fence.run(parsed)
+        fence.run(parsed, helper=self.mode == "split")
         tree = parsed.tree
         namer = Namer.for_tree(tree)
         names = self.runtime_names(parsed, namer)
@@ -108,13 +158,19 @@ class _Build:
         params = [a.id for a in tree.args.args]
         self.params = params
         wrt_names = [params[i] for i in self.wrt]
-        act = activity_pass.run(tree.body, wrt_names, parsed, registry())
+        self.kinds = kinds.run(tree, parsed, self.known_sequences)
+        act = activity_pass.run(tree.body, wrt_names, parsed, registry(), self.kinds.sequences)
         ctx = Context(
             parsed, namer, act, names, self.differentiate_call, parsed.filename, parsed.line_offset
         )
         self.ctx = ctx
         em = reverse.run(tree, ctx)
         return self.assemble(tree, em, params, wrt_names)
+
+    def reads(self):
+        """What the generated code relies on: this function's reads and its callees'."""
+        code, data = assumptions.collect(self.parsed)
+        return assumptions.merge(code, *(c.code_reads for c in self.callees)), data
 
     def runtime_names(self, parsed, namer):
         names = {}
@@ -150,19 +206,24 @@ class _Build:
         elif self.mode == "vjp":
             dout = namer.fresh("dout")
             extra_args = [dout]
-            if d_result:
-                seed = [assign(d_result, name(dout), gast.Pass())]
+            checked = gast.Call(
+                func=gast.Attribute(value=name(ops), attr="cotangent", ctx=gast.Load()),
+                args=[name(dout), copy.deepcopy(result)],
+                keywords=[],
+            )
+            seed = [assign(d_result or namer.fresh("dout"), checked, gast.Pass())]
         containers = self.container_names(tree, em, params)
         subscripted = {
             n.value.id
             for n in gast.walk(tree)
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
         }
+        sequences = self.kinds.sequences | self.sequence_operands(tree)
         grads = []
         for p in wrt_names:
             dp = namer.adjoint(p)
             em.primal_of[dp] = p
-            if p in subscripted:  # its adjoint was filled slot by slot: tuples back as tuples
+            if p in subscripted or p in sequences:  # filled slot by slot: tuples as tuples
                 grads.append(
                     gast.Call(
                         func=gast.Attribute(value=name(ops), attr="like", ctx=gast.Load()),
@@ -207,8 +268,10 @@ class _Build:
             )
         if self.mode == "split":
             return self.split(tree, primal, adjoint_part, ret, result, d_result, adj_names)
-        body = primal + adjoint_part + [ret]
-        body = self.finish(body)
+        body = self.finish(primal + adjoint_part + [ret])
+        body[-1] = ownership.guard_return(
+            body[-1], body[:-1], names["ops"], names["np"], params + extra_args
+        )
         fname = {
             "grad": f"d{self.func.__name__}",
             "value_and_grad": f"{self.func.__name__}_value_and_grad",
@@ -216,14 +279,34 @@ class _Build:
         }[self.mode]
         fdef = self.function_def(tree, fname, body, extra_args)
         generated = self.compile(fdef, fname)
-        if self.dump is None and not self.callees:
+        if self.dump is not None:
+            return generated
+        static = None
+        if not self.callees:
             static = fixed_shapes.eligible(body, self.params, self.resolve, names["ops"])
-            if static is not None:
-                entry = dispatch.Dispatcher(
-                    self, fdef, generated.function, static, adj_names
-                ).function
-                entry.__transpile_source__ = generated.source
-                generated.function = entry
+        spec = dispatch.EntrySpec(
+            fdef=fdef,
+            generic=generated.function,
+            wrt=self.wrt,
+            code_reads=generated.code_reads,
+            data_reads=generated.data_reads,
+            module_globals=self.parsed.namespace,
+            bound=self.bound_names(fdef),
+            cells=self.parsed.cells,
+            names=names,
+            namer=namer,
+            label=f"{fname} from {self.func.__name__}",
+            rebuild=_rebuilder(self.func, self.wrt, self.mode, self._as_tuple),
+            sequences=self.known_sequences,
+            assumed_arrays=frozenset(params.index(p) for p in self.kinds.assumed_arrays),
+            static=static,
+            adjoint_names=frozenset(adj_names),
+            is_pure=functools.partial(_is_pure, self.parsed, names),
+        )
+        entry = dispatch.Dispatcher(spec).function
+        entry.__transpile_source__ = generated.source
+        entry.__transpile_generated__ = generated
+        generated.function = entry
         return generated
 
     def resolve(self, node):
@@ -265,19 +348,22 @@ class _Build:
         fn = emit.compile_function(
             source,
             fname,
-            self.func.__globals__,
+            self.parsed.namespace,
             self.bound_names(fdef),
             f"{fname} from {self.func.__name__}",
+            self.parsed.cells,
         )
         fn.__transpile_source__ = source
-        return Generated(fn, source, fname, list(self.callees), extra)
+        code_reads, data_reads = self.reads()
+        return Generated(fn, source, fname, list(self.callees), extra, code_reads, data_reads)
 
     def bound_names(self, fdef):
-        """The generated code's own names, and the closure values of the user's function;
-        module globals stay live lookups."""
+        """The generated code's own names, and placeholders for the user's closure
+        variables (``emit`` binds the user's own cells there, read live); module
+        globals stay live lookups."""
         used = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
         bound = {k: v for k, v in self.namespace.items() if k in used}
-        bound.update({k: v for k, v in self.parsed.free_values.items() if k in used})
+        bound.update({k: None for k in self.parsed.cells if k in used})
         return bound
 
     def container_names(self, tree, em, params):
@@ -295,7 +381,18 @@ class _Build:
                     names |= {a.id for a in match.operands if isinstance(a, gast.Name)}
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
                 names.add(n.value.id)
+        names |= self.kinds.sequences | self.sequence_operands(tree)
         return {self.namer.adjoint(n) for n in names}
+
+    def sequence_operands(self, tree):
+        """Names concatenated or repeated: their adjoints are lists."""
+        return {
+            o.id
+            for n in gast.walk(tree)
+            if isinstance(n, gast.Assign) and kinds.is_sequence_op(n.value, self.kinds.sequences)
+            for o in (n.value.left, n.value.right)
+            if isinstance(o, gast.Name)
+        }
 
     # -- user functions --------------------------------------------------------------
     def differentiate_call(self, call, callee, stmt, act):
@@ -330,7 +427,12 @@ class _Build:
                 "define it with `def` in a file, or wrap the value in "
                 "stop_gradient(...) if it is a constant",
             ) from None
-        gen = transpile(callee, tuple(wrt), "split", stack=self.stack)
+        sequences = frozenset(
+            pname
+            for pname, node in bound.arguments.items()
+            if isinstance(node, gast.Name) and node.id in self.kinds.sequences
+        )
+        gen = transpile(callee, tuple(wrt), "split", stack=self.stack, sequences=sequences)
         if id(gen) not in self.callee_names:
             fwd_name = self.namer.fresh(gen.name)
             bwd_name = self.namer.fresh(gen.extra.name)
@@ -385,37 +487,42 @@ class _Build:
         return fwd
 
     def is_pure(self, value):
-        if isinstance(value, gast.Call):
-            f = value.func
-            if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
-                if f.value.id == self.names["ops"]:
-                    return f.attr != "seed"
-                if f.value.id == self.names["tape"] or f.attr in ("pop", "append"):
-                    return False
-            obj = self.parsed.resolve(f)
-            if obj is parse.MISSING:
-                if isinstance(f, gast.Attribute):  # a method on a value
-                    return f.attr in registry().methods or f.attr in ("shape",)
-                return getattr(f, "id", None) in (
-                    self.names["np"],
-                    "range",
-                    "len",
-                    "min",
-                    "reversed",
-                )
-            if obj is runtime.stop_gradient:
-                return True
-            module = getattr(obj, "__module__", "") or ""
-            if module.startswith("numpy.random"):
+        return _is_pure(self.parsed, self.names, value)
+
+
+def _is_pure(parsed, names, value):
+    """Whether evaluating ``value`` has no effect but its result."""
+    if isinstance(value, gast.Call):
+        f = value.func
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
+            if f.value.id == names["ops"]:
+                return f.attr not in ("seed", "cotangent")  # they check, and may raise
+            if f.value.id == names["tape"] or f.attr in ("pop", "append"):
                 return False
-            return (
-                id(obj) in registry().functions
-                or module.startswith("numpy")
-                or obj in (range, len, min, max, abs, int, float)
+        obj = parsed.resolve(f)
+        if obj is parse.MISSING:
+            if isinstance(f, gast.Attribute):  # a method on a value
+                return f.attr in registry().methods or f.attr in ("shape",)
+            return getattr(f, "id", None) in (
+                names["np"],
+                "range",
+                "len",
+                "min",
+                "reversed",
             )
-        if isinstance(value, (gast.Lambda,)):
+        if obj is runtime.stop_gradient:
             return True
+        module = getattr(obj, "__module__", "") or ""
+        if module.startswith("numpy.random"):
+            return False
+        return (
+            id(obj) in registry().functions
+            or module.startswith("numpy")
+            or obj in (range, len, min, max, abs, int, float)
+        )
+    if isinstance(value, (gast.Lambda,)):
         return True
+    return True
 
 
 def tree_params(tree):

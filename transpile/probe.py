@@ -1,9 +1,9 @@
 """What a probe run of a generic gradient records for its specialization.
 
 The probe is the generic gradient with every shape helper call and every
-assignment reported: ``_probe(site, helper, *args)`` records the arguments of a
+assignment reported: ``probe(site, helper, *args)`` records the arguments of a
 helper call (``unbroadcast`` and friends) and returns its result, and
-``_seen(index, value)`` records a statement's target. ``meta`` reduces a value
+``seen(index, value)`` records a statement's target. ``meta`` reduces a value
 to what the rewrite needs: kind, shape, dtype and type.
 """
 
@@ -51,11 +51,12 @@ def helper_name(node, ops_name):
     return None
 
 
-def probe_body(body, ops_name):
-    """``body`` with every helper call and every assignment reported to ``_probe``.
+def probe_body(body, ops_name, probe_name, seen_name):
+    """``body`` with every helper call and every assignment reported.
 
-    ``_probe(site, helper, *args)`` records the arguments of a helper call and
-    returns its result; ``_seen(index, value)`` records a statement's target."""
+    ``probe_name(site, helper, *args)`` records the arguments of a helper call and
+    returns its result; ``seen_name(index, value)`` records a statement's target. The
+    two names are chosen to clash with nothing the body reads."""
     body = copy.deepcopy(body)
 
     class Wrap(gast.NodeTransformer):
@@ -65,7 +66,7 @@ def probe_body(body, ops_name):
             if site is None:
                 return node
             return gast.Call(
-                func=name("_probe"), args=[const(site), node.func, *node.args], keywords=[]
+                func=name(probe_name), args=[const(site), node.func, *node.args], keywords=[]
             )
 
     out = []
@@ -76,10 +77,38 @@ def probe_body(body, ops_name):
         if target is not None:
             out.append(
                 gast.Expr(
-                    value=gast.Call(func=name("_seen"), args=[const(i), name(target)], keywords=[])
+                    value=gast.Call(func=name(seen_name), args=[const(i), name(target)], keywords=[])
                 )
             )
+    return _free_when_dead(out)
+
+
+def _free_when_dead(body):
+    """``body`` (straight-line) with ``del t`` after the last read of each value it made,
+    so that the first call holds no more arrays at once than the variant made from it."""
+    made = {t for s in body for t in _stored(s)}
+    last = {}
+    for i, s in enumerate(body):
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in made:
+                last[n.id] = i
+    dead_after = {}
+    for n, i in last.items():
+        if not isinstance(body[i], gast.Return):
+            dead_after.setdefault(i, []).append(n)
+    out = []
+    for i, s in enumerate(body):
+        out.append(s)
+        if i in dead_after:
+            targets = [name(n, gast.Del()) for n in sorted(dead_after[i])]
+            out.append(gast.Delete(targets=targets))
     return out
+
+
+def _stored(stmt):
+    return [
+        n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    ]
 
 
 def single_target(stmt):

@@ -232,12 +232,23 @@ def _needed_with(adjoint, adjoint_names, views):
 def free_loads(stmts, exclude):
     """Names read by ``stmts`` that they do not define themselves."""
     loads, stores = set(), set(exclude)
-    for s in all_stmts(stmts):
-        if _is_restore(s):
-            continue
-        for n in gast.walk(header(s)):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                loads.add(n.id)
+
+    def read(block, bound):
+        for s in block:
+            if _is_restore(s):
+                continue
+            for n in gast.walk(header(s)):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
+                    loads.add(n.id)
+            if isinstance(s, gast.For):  # the loop binds its target before each pass
+                targets = {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)}
+                read(s.body, bound | targets)
+                read(s.orelse, bound)
+            elif isinstance(s, (gast.If, gast.While)):
+                read(s.body, bound)
+                read(s.orelse, bound)
+
+    read(stmts, frozenset())
     for s in all_stmts(stmts):
         if isinstance(s, gast.Assign) and not _is_restore(s):
             for t in s.targets:

@@ -15,7 +15,9 @@ import numpy as np
 
 import runtime
 from transpile.parse import MISSING
+from transpile.kinds import is_sequence_op
 from transpile.rules import arith, elementwise, linalg, nondiff, reductions, shape
+from transpile.rules import sequences as sequence_rules
 from transpile.template import parse_template
 
 _FAMILIES = (elementwise, reductions, shape, linalg)
@@ -28,7 +30,9 @@ class Registry:
     attributes: dict  # attribute name -> Template
     binary: dict  # gast operator type -> Template
     unary: dict
+    sequence: dict  # gast operator type -> Template, for + and * on lists and tuples
     keepalive: list = field(default_factory=list, repr=False)
+    number_power: object = None  # the power template for a number exponent (_power_form)
 
 
 def build_registry() -> Registry:
@@ -57,7 +61,9 @@ def build_registry() -> Registry:
         attributes,
         {k: tmpl(f) for k, f in arith.BINARY.items()},
         {k: tmpl(f) for k, f in arith.UNARY.items()},
+        {k: tmpl(f) for k, f in sequence_rules.SEQUENCE.items()},
         keep,
+        number_power=tmpl(arith.pow_number),
     )
 
 
@@ -85,8 +91,9 @@ def _numpy_twin(obj):
     return obj
 
 
-def classify(value, parsed, registry: Registry) -> Match:
-    """The ``Match`` for the right-hand side ``value`` of a normalized statement."""
+def classify(value, parsed, registry: Registry, sequences=frozenset()) -> Match:
+    """The ``Match`` for the right-hand side ``value`` of a normalized statement;
+    ``sequences`` are the names that hold lists or tuples (``kinds``)."""
     if isinstance(value, gast.Constant):
         return Match("constant")
     if isinstance(value, gast.Name):
@@ -94,6 +101,13 @@ def classify(value, parsed, registry: Registry) -> Match:
         if obj is not MISSING:  # a global constant such as a module-level array
             return Match("nondiff")
         return Match("copy", (value,))
+    if is_sequence_op(value, sequences):
+        left, right = value.left, value.right
+        if isinstance(value.op, gast.Mult) and not (
+            isinstance(left, gast.Name) and left.id in sequences
+        ):
+            left, right = right, left  # n * [a]: the sequence first
+        return _template(registry.sequence[type(value.op)], value, [left, right], {})
     if isinstance(value, gast.BinOp):
         if (
             isinstance(value.op, gast.Mult)
@@ -106,6 +120,7 @@ def classify(value, parsed, registry: Registry) -> Match:
         tmpl = registry.binary.get(type(value.op))
         if tmpl is None:
             return Match("nondiff")
+        tmpl = _power_form(tmpl, value.right, registry)
         return _template(tmpl, value, [value.left, value.right], {})
     if isinstance(value, gast.UnaryOp):
         tmpl = registry.unary.get(type(value.op))
@@ -158,6 +173,8 @@ def _classify_call(call, parsed, registry):
     obj = _numpy_twin(obj)
     tmpl = registry.functions.get(id(obj))
     if tmpl is not None:
+        if len(call.args) == 2:  # np.power(x, 2), pow(x, 2)
+            tmpl = _power_form(tmpl, call.args[1], registry)
         return _template(tmpl, call, list(call.args), keywords)
     if nondiff.is_random(obj):
         return Match("nondiff", tuple(operands), why="random")
@@ -167,6 +184,22 @@ def _classify_call(call, parsed, registry):
         return Match("user", tuple(operands), callee=obj)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
     return Match("unknown", tuple(operands), why=f"{name}")
+
+
+def _power_form(tmpl, exponent, registry):
+    """``x ** 2``, a number exponent ``>= 1`` (or ``< 0``, where ``x ** y`` itself fails
+    at a Python 0), takes the template whose generated code folds to ``2 * x``. Any other
+    exponent keeps the guarded ``ops.pow_slope``: at ``x == 0``, ``y * x ** (y - 1)`` is
+    ``0 * inf`` for ``y == 0`` (a variable may be 0 at run time) and raises
+    ZeroDivisionError for a Python ``x`` when ``0 < y < 1``."""
+    if (
+        tmpl is registry.binary.get(gast.Pow)
+        and isinstance(exponent, gast.Constant)
+        and type(exponent.value) in (int, float)
+        and (exponent.value >= 1 or exponent.value < 0)
+    ):
+        return registry.number_power
+    return tmpl
 
 
 _LIBRARIES = ("numpy", "cupy", "scipy", "runtime", "transpile")

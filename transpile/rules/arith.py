@@ -35,8 +35,14 @@ def div(z, x, y):
 
 
 def pow_(z, x, y):
+    d[x] += ops.unbroadcast(d[z] * ops.pow_slope(x, y), x)
+    d[y] += ops.unbroadcast(d[z] * ops.pow_log(z, x), y)
+
+
+def pow_number(z, x, y):
+    # a number exponent >= 1 or < 0 (x ** 2): the generated code folds to dx = dz * 2 * x
     d[x] += ops.unbroadcast(d[z] * y * x ** (y - 1), x)
-    d[y] += ops.unbroadcast(d[z] * z * ops.log(x), y)
+    d[y] += ops.unbroadcast(d[z] * ops.pow_log(z, x), y)
 
 
 def matmul(z, x, y):
@@ -61,7 +67,8 @@ BINARY = {
     gast.MatMult: matmul,
 }
 UNARY = {gast.USub: neg, gast.UAdd: pos}
-# The ufunc spellings np.add(x, y), ... share the operator templates.
+# The ufunc spellings np.add(x, y), ... share the operator templates. A power whose
+# exponent is a number literal >= 1 or < 0 takes ``pow_number`` (see ``_power_form``).
 FUNCTIONS = [
     (np.add, add),
     (np.subtract, sub),

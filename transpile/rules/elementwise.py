@@ -134,8 +134,8 @@ def arctan2(z, y, x):
 
 
 def hypot(z, x, y):
-    d[x] += ops.unbroadcast(d[z] * x / z, x)
-    d[y] += ops.unbroadcast(d[z] * y / z, y)
+    d[x] += ops.unbroadcast(d[z] * ops.hypot_slope(x, z), x)
+    d[y] += ops.unbroadcast(d[z] * ops.hypot_slope(y, z), y)
 
 
 def logaddexp(z, x, y):

@@ -1,0 +1,67 @@
+"""Arguments a gradient cannot be taken with: refused with a ``TypeError`` that says why.
+
+A differentiated argument (and every leaf of a dict, list or tuple of parameters)
+must be a real number or a real array; an integer becomes a float gradient.
+Anywhere in the arguments, ``np.matrix`` (whose ``*`` is a matrix product, so every
+rule would be wrong) and complex values (whose derivative convention is not
+settled here yet) are refused rather than differentiated.
+"""
+
+import numbers
+
+import numpy as np
+
+
+def check(args, params, wrt, fname):
+    """Raise ``TypeError`` for the first argument the gradient cannot be taken with."""
+    for i, (param, value) in enumerate(zip(params, args)):
+        _check_value(value, param, fname, differentiated=i in wrt)
+
+
+def _check_value(value, where, fname, differentiated):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_value(v, f"{where}[{k!r}]", fname, differentiated)
+        return
+    if isinstance(value, (list, tuple)):
+        for k, v in enumerate(value):
+            _check_value(v, f"{where}[{k}]", fname, differentiated)
+        return
+    if isinstance(value, np.matrix):
+        raise TypeError(
+            f"{fname}: argument {where} is an np.matrix, whose `*` is a matrix product; "
+            "pass np.asarray(...) of it"
+        )
+    dtype = getattr(value, "dtype", None)
+    if isinstance(value, complex) or getattr(dtype, "kind", None) == "c":
+        raise TypeError(
+            f"{fname}: argument {where} is complex ({_kind(value)}); complex inputs are not "
+            "supported yet: pass the real and imaginary parts as separate real arguments"
+        )
+    if not differentiated:
+        return
+    if isinstance(value, bool) or getattr(dtype, "kind", None) == "b":
+        raise TypeError(f"{fname}: cannot differentiate with respect to {where}, a boolean")
+    if dtype is not None and hasattr(value, "shape"):
+        if dtype.kind not in "fiu":
+            raise TypeError(
+                f"{fname}: cannot differentiate with respect to {where}, an array of "
+                f"dtype {dtype}; pass a float array"
+            )
+        return
+    if isinstance(value, numbers.Real):
+        return
+    hint = " (the parameter's default is None: pass a value)" if value is None else ""
+    raise TypeError(
+        f"{fname}: cannot differentiate with respect to {where}, which is {_kind(value)}; "
+        f"pass a float, an array of floats, or a dict/list/tuple of them{hint}"
+    )
+
+
+def _kind(value):
+    if value is None:
+        return "None"
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return f"{type(value).__name__} of dtype {dtype}"
+    return f"a {type(value).__name__} ({value!r:.40})"

@@ -1,0 +1,92 @@
+"""Which names hold lists or tuples: there ``+`` and ``*`` concatenate and repeat.
+
+On arrays and numbers ``a + b`` is arithmetic; on lists and tuples it is
+concatenation, and ``[a] * 2`` is repetition. The two need different derivatives,
+so ``run`` decides, over the normalized body, which names surely hold sequences:
+a name whose every binding is a list or tuple display, ``list(...)`` or
+``tuple(...)``, a slice of a sequence, a sequence concatenated or repeated, a copy
+of a sequence, or a parameter the caller is known to pass a list or tuple for.
+
+Any other operand of ``+`` or ``*`` is taken for a number or an array. Parameters
+used that way are listed in ``assumed_arrays``: the gradient's entry checks them,
+and a list or tuple passed there makes the function transpile again with that
+parameter known to be a sequence.
+"""
+
+import builtins
+from dataclasses import dataclass
+
+import gast
+
+from transpile.nodes import all_stmts
+
+_SEQUENCE_OPS = (gast.Add, gast.Mult)
+
+
+@dataclass(frozen=True)
+class Kinds:
+    sequences: frozenset  # names that hold a list or a tuple wherever they are bound
+    assumed_arrays: frozenset  # parameters used as an operand of + or * as a number/array
+
+
+def run(tree, parsed, known=frozenset()) -> Kinds:
+    params = [a.id for a in tree.args.args]
+    bindings = {p: [_PARAM] for p in params}
+    for s in all_stmts(tree.body):
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                if isinstance(t, gast.Name):
+                    bindings.setdefault(t.id, []).append(s.value)
+                else:
+                    for n in gast.walk(t):
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                            bindings.setdefault(n.id, []).append(None)
+        elif isinstance(s, gast.For):
+            for n in gast.walk(s.target):
+                if isinstance(n, gast.Name):
+                    bindings.setdefault(n.id, []).append(None)
+    sequences = set()
+    changed = True
+    while changed:  # a handful of rounds: each adds names bound from earlier ones
+        changed = False
+        for n, values in bindings.items():
+            if n not in sequences and all(_is_sequence(v, n, sequences, known, parsed) for v in values):
+                sequences.add(n)
+                changed = True
+    assumed = set()
+    for s in all_stmts(tree.body):
+        v = getattr(s, "value", None)
+        if isinstance(v, gast.BinOp) and isinstance(v.op, _SEQUENCE_OPS):
+            if not is_sequence_op(v, sequences):
+                assumed |= {o.id for o in (v.left, v.right) if isinstance(o, gast.Name)}
+    return Kinds(frozenset(sequences), frozenset(assumed & set(params)))
+
+
+_PARAM = object()
+
+
+def is_sequence_op(value, sequences) -> bool:
+    """Whether a ``+`` or ``*`` concatenates or repeats (an operand is a sequence)."""
+    return (
+        isinstance(value, gast.BinOp)
+        and isinstance(value.op, _SEQUENCE_OPS)
+        and any(isinstance(o, gast.Name) and o.id in sequences for o in (value.left, value.right))
+    )
+
+
+def _is_sequence(value, target, sequences, known, parsed):
+    if value is _PARAM:
+        return target in known
+    if isinstance(value, (gast.List, gast.Tuple)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in sequences
+    if isinstance(value, gast.Call):
+        return parsed.resolve(value.func) in (builtins.list, builtins.tuple)
+    if isinstance(value, gast.Subscript):
+        return (
+            isinstance(value.slice, gast.Slice)
+            and isinstance(value.value, gast.Name)
+            and value.value.id in sequences
+        )
+    return is_sequence_op(value, sequences)

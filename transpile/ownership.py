@@ -1,0 +1,153 @@
+"""Whether the gradients a function returns provably own their arrays.
+
+A gradient handed to the caller must be a fresh, writable array that shares memory
+with no argument and no other returned gradient. Most are: arithmetic and matrix
+products allocate. Some adjoint helpers may hand back their input (``unbroadcast``
+when nothing was broadcast), a view of it (a reshape, a transpose) or a read-only
+broadcast (``unreduce`` of a large input); two gradients may come from one value
+(``x + y``), and ``dout`` belongs to the caller. ``guard_return`` proves ownership
+where it can, following each returned name back through such pass-throughs to the
+allocation it came from, and otherwise wraps the returned value in ``ops.owned``,
+which copies exactly the leaves that need it at run time.
+"""
+
+import copy
+
+import gast
+
+from transpile.nodes import all_stmts, name
+
+# helpers of ``ops`` whose result is a new array made from their first argument's data
+_OPS_FRESH = frozenset(
+    (
+        "zeros_like matmul_left matmul_right dot_left dot_right unreduce_prod "
+        "unreduce_extreme unvar uncumsum unnorm undet untrace undiag unroll "
+        "solve_rhs_adjoint solve_matrix_adjoint copy filled"
+    ).split()
+)
+# ... and those that may return their first argument itself, or a view of it
+_OPS_PASS = frozenset(("unbroadcast", "cast_like", "untranspose", "like", "unarray"))
+# numpy functions and methods that return a view of their first argument
+_VIEWS = frozenset(
+    (
+        "reshape transpose ravel squeeze expand_dims flip broadcast_to moveaxis swapaxes "
+        "asarray atleast_1d atleast_2d atleast_3d diagonal view"
+    ).split()
+)
+
+
+def guard_return(ret, body, ops_name, np_name, params):
+    """``ret`` unchanged if every returned name provably owns its array, else
+    ``return ops.owned(value, *params)``."""
+    leaves = _leaves(ret.value, ops_name)
+    if leaves is not None:
+        defs = {}
+        for s in all_stmts(body):
+            if isinstance(s, gast.Assign):
+                for t in s.targets:
+                    for n in gast.walk(t):
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                            defs.setdefault(n.id, []).append(s.value if t is n else None)
+            elif isinstance(s, gast.For):
+                for n in gast.walk(s.target):
+                    if isinstance(n, gast.Name):
+                        defs.setdefault(n.id, []).append(None)
+        roots = [_roots(leaf, defs, set(params), ops_name, np_name, set()) for leaf in leaves]
+        if None not in roots and sum(map(len, roots)) == len(frozenset().union(*roots)):
+            return ret
+    value = gast.Call(
+        func=gast.Attribute(value=name(ops_name), attr="owned", ctx=gast.Load()),
+        args=[copy.deepcopy(ret.value), *(name(p) for p in params)],
+        keywords=[],
+    )
+    return gast.copy_location(gast.Return(value=value), ret)
+
+
+def unguarded(ret, ops_name):
+    """``ret`` without the ``ops.owned`` that ``guard_return`` may have put there."""
+    v = ret.value
+    if (
+        isinstance(v, gast.Call)
+        and isinstance(v.func, gast.Attribute)
+        and v.func.attr == "owned"
+        and getattr(v.func.value, "id", None) == ops_name
+    ):
+        return gast.copy_location(gast.Return(value=v.args[0]), ret)
+    return ret
+
+
+def _leaves(value, ops_name):
+    """The names a returned value is made of, or None if it is anything else."""
+    if isinstance(value, gast.Constant):
+        return []
+    if isinstance(value, gast.Name):
+        return [value.id]
+    if isinstance(value, gast.Tuple):
+        out = []
+        for e in value.elts:
+            part = _leaves(e, ops_name)
+            if part is None:
+                return None
+            out += part
+        return out
+    return None
+
+
+def _roots(n, defs, params, ops_name, np_name, visiting):
+    """The allocations ``n``'s array may come from (ids), or None if not provably fresh."""
+    values = defs.get(n)
+    if n in params or n in visiting or not values:
+        return None
+    roots = set()
+    for value in values:
+        if value is None:
+            return None
+        if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Constant)):
+            roots.add(id(value))  # arithmetic allocates; a Python number is immutable
+            continue
+        source = _passed_through(value, ops_name, np_name)
+        if source is _FRESH:
+            roots.add(id(value))
+            continue
+        if not isinstance(source, gast.Name):
+            return None
+        inner = _roots(source.id, defs, params, ops_name, np_name, visiting | {n})
+        if inner is None:
+            return None
+        roots |= inner
+    return frozenset(roots)
+
+
+_FRESH = object()
+
+
+def _passed_through(value, ops_name, np_name):
+    """``_FRESH`` for an allocation, the operand node a pass-through hands on, or None."""
+    if isinstance(value, gast.Name):
+        return value
+    if isinstance(value, gast.Attribute) and value.attr == "T":
+        return value.value
+    if isinstance(value, gast.Subscript):
+        return value.value
+    if not isinstance(value, gast.Call) or not isinstance(value.func, gast.Attribute):
+        return None
+    for k in value.keywords:
+        if k.arg == "out":  # np.add(a, b, out=a) hands back its buffer
+            return k.value
+    f = value.func
+    root = f.value
+    while isinstance(root, gast.Attribute):  # np.add.reduce: the chain's root
+        root = root.value
+    owner = getattr(root, "id", None)
+    first = value.args[0] if value.args else None
+    if owner == ops_name:
+        if f.attr in _OPS_FRESH:
+            return _FRESH
+        if f.attr in _OPS_PASS:
+            return first
+        return None
+    if owner == np_name:
+        return first if f.attr in _VIEWS else _FRESH
+    if isinstance(f.value, gast.Name) and f.attr in _VIEWS:  # a method: g.reshape(...)
+        return f.value
+    return None
