@@ -130,6 +130,13 @@ def unbroadcast(g, x):
         try:  # arrays or numpy scalars: the common case
             xs, gs = x.shape, g.shape
         except AttributeError:  # a Python number, a recorded shape, a list
+            if isinstance(g, (list, tuple)):
+                raise TypeError(
+                    "an operation on lists or tuples was differentiated as arithmetic: "
+                    "a `+` or `*` of lists that the transpiler could not see as such "
+                    "(for example entries of a parameter structure); wrap each operand in "
+                    "list(...) so that it is seen as a list"
+                ) from None
             xs, gs = _shape(x), getattr(g, "shape", ())
     if gs == xs:
         return g

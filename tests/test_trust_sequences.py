@@ -127,3 +127,21 @@ def test_helper_with_a_loop_that_runs_zero_times():
     dparams, dx = g(params3, x)
     want = fd.numeric_grad(through_an_empty_loop, (params3, x), (0, 1))
     fd.assert_close((dparams, dx), want, rtol=1e-6, atol=1e-8)
+
+
+def concatenates_entries(params):
+    both = params[0] + params[1]
+    return np.sum(np.stack(both) ** 2)
+
+
+def concatenates_listed_entries(params):
+    both = list(params[0]) + list(params[1])
+    return np.sum(np.stack(both) ** 2)
+
+
+def test_lists_reaching_plus_through_a_container_are_refused_or_listed():
+    params = [[np.ones(2), np.ones(2)], [np.full(2, 2.0), np.ones(2)]]
+    with pytest.raises(TypeError, match="list"):
+        grad(concatenates_entries)(params)
+    got = grad(concatenates_listed_entries)(params)
+    fd.assert_close((got,), fd.numeric_grad(concatenates_listed_entries, (params,), (0,)))
