@@ -462,6 +462,9 @@ def add(a, b):
         return {k: add(a[k], b[k]) for k in a}
     if isinstance(a, (list, tuple)):
         items = [add(x, y) for x, y in zip(a, b)]
+        # a list appended to after an operation read it: that adjoint covers a prefix
+        longer = a if len(a) > len(b) else b
+        items += list(longer[len(items) :])
         return tuple(items) if isinstance(a, tuple) and isinstance(b, tuple) else items
     return a + b
 

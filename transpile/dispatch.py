@@ -66,6 +66,8 @@ class EntrySpec:
     sequences: frozenset = frozenset()  # parameters known to hold lists or tuples
     assumed_arrays: frozenset = frozenset()  # indices of parameters taken for arrays by + and *
     static: frozenset = None  # parameters that must be ints; None: never specialized
+    mode: str = "grad"  # grad, value_and_grad or vjp: where the gradients are in the result
+    as_tuple: bool = False  # a tuple of gradients even for one wrt
     adjoint_names: frozenset = frozenset()
     is_pure: object = None
 
@@ -152,10 +154,10 @@ class Dispatcher:
             checks = self.read_checks(bound)
             p = self.private
             for i, param in enumerate(self.params):
-                if i in self.spec.wrt:
+                if i in self.spec.wrt:  # (a 0-d array takes the slow path: see shaped_as_...)
                     checks.append(
                         f"({param}.__class__ is {p['_float']} or {param}.__class__ is "
-                        f"{p['_ndarray']} and {param}.dtype.kind == 'f')"
+                        f"{p['_ndarray']} and {param}.dtype.kind == 'f' and {param}.ndim)"
                     )
                 else:
                     checks.append(
@@ -185,7 +187,8 @@ class Dispatcher:
                 values.append((read.expression(cell), part))
             for i, (expr, part) in enumerate(values):
                 checks.append(self.value_check(expr, part, i, bound))
-            route = self.compile_route(checks, fn, bound, f"route for ({_describe_key(key)})")
+            target = self.zero_d_wrapped(key, fn)
+            route = self.compile_route(checks, target, bound, f"route for ({_describe_key(key)})")
             self.routes[key] = route
         return route
 
@@ -219,12 +222,36 @@ class Dispatcher:
             found = self.variants.get(key)
             if found is not None:  # its arguments were checked when it was made
                 self.install(self.specialized_route(key, found[0]))
-                return found[0](*args)
+                return self.shaped_as_arguments(found[0](*args), args)
         arguments.check(args, self.params, self.spec.wrt, self.fname)
         if key is None or len(self.variants) >= _MAX_VARIANTS:
             self.install(self.generic_route())
-            return self.generic(*args)
+            return self.shaped_as_arguments(self.generic(*args), args)
         return self.first_call(key, args)
+
+    def shaped_as_arguments(self, result, args):
+        """``result`` with the gradient of each 0-d array argument a 0-d array (numpy
+        arithmetic on 0-d arrays gives numpy scalars)."""
+        if not any(_has_zero_d(args[i]) for i in self.spec.wrt):
+            return result
+        grads = result[1] if self.spec.mode == "value_and_grad" else result
+        single = len(self.spec.wrt) == 1 and not self.spec.as_tuple
+        given = [args[i] for i in self.spec.wrt]
+        fixed = _like_arrays(grads, given[0]) if single else tuple(
+            _like_arrays(g, a) for g, a in zip(grads, given)
+        )
+        return (result[0], fixed) if self.spec.mode == "value_and_grad" else fixed
+
+    def zero_d_wrapped(self, key, fn):
+        """``fn``, or for a signature with a 0-d array among the gradients' arguments,
+        ``fn`` followed by ``shaped_as_arguments``."""
+        if not any(
+            isinstance(part, tuple) and len(part) == 3 and part[0] is np.ndarray and not part[1]
+            for i, part in enumerate(key)
+            if i in self.spec.wrt
+        ):
+            return fn
+        return lambda *args: self.shaped_as_arguments(fn(*args), args)
 
     def refresh(self):
         """Transpile the function again for the names as they are now, and forward every
@@ -284,7 +311,7 @@ class Dispatcher:
         self.variants.setdefault(key, variant)
         variant = self.variants[key]
         self.install(self.specialized_route(key, variant[0]))
-        return result
+        return self.shaped_as_arguments(result, args)
 
     def probe_function(self):
         if self.probe_fn is None:
@@ -368,6 +395,26 @@ _TYPES = {
     "_list": list,
     "_tuple": tuple,
 }
+
+
+def _has_zero_d(value):
+    if isinstance(value, dict):
+        return any(_has_zero_d(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_zero_d(v) for v in value)
+    return type(value) is np.ndarray and value.ndim == 0
+
+
+def _like_arrays(grad, arg):
+    """``grad`` with a 0-d array wherever ``arg`` has one (and ``grad`` a number)."""
+    if isinstance(arg, dict):
+        return {k: _like_arrays(grad[k], v) for k, v in arg.items()}
+    if isinstance(arg, (list, tuple)):
+        items = [_like_arrays(g, a) for g, a in zip(grad, arg)]
+        return tuple(items) if isinstance(grad, tuple) else items
+    if type(arg) is np.ndarray and arg.ndim == 0 and not isinstance(grad, np.ndarray):
+        return np.array(grad, dtype=getattr(grad, "dtype", None) or arg.dtype)
+    return grad
 
 
 def _part(a):

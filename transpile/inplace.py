@@ -26,6 +26,13 @@ across calls), and, in a helper (``is_helper=True``: a user function the
 differentiated function calls), updating the caller's array through a parameter.
 A top-level parameter updated in place with no other name sharing it is allowed: the
 function's value is the same as with rebinding.
+
+What is assumed rather than proved: parameters of the top-level function do not share
+memory with each other; ``+`` and ``+=`` between values not known to be lists or
+tuples (two parameters, say) are arithmetic, not list concatenation; a parameter is
+never provably a number (so ``t = s; t += 1.0`` on a float parameter ``s`` that is read
+later is refused: ``s`` might be an array). Updates by other means than augmented
+assignment (``np.add(a, b, out=a)``, ``a.sort()``, ``a.fill(0)``) are not followed.
 """
 
 import builtins
@@ -488,7 +495,7 @@ class _Analysis:
                         items |= st.held.get(o, EMPTY)
                 if items:
                     self.updated(s, target.value.id, frozenset(items), st, keep=base)
-        if isinstance(s.op, gast.Add):  # lst[i] += [h], obj.items += [h]
+        if isinstance(s.op, gast.Add) and self.known_container(value):  # lst[i] += [h]
             self.store_into(base, self.items(value, st), st)
         return st
 
@@ -499,8 +506,8 @@ class _Analysis:
             self.put(st, n, self.alloc(s, st) if value else EMPTY)
             return
         self.updated(s, n, objs, st)
-        if isinstance(s.op, gast.Add):  # lst += [h] adds h; lst += b adds b's items
-            self.store_into(objs, self.items(value, st), st)
+        if isinstance(s.op, gast.Add) and (self.known_container(objs | value)):
+            self.store_into(objs, self.items(value, st), st)  # lst += [h]; hs += rows
 
     def updated(self, s, n, objs, st, keep=EMPTY):
         """``objs`` (reached through name ``n``) are updated in place by ``s``."""
@@ -665,14 +672,21 @@ class _Analysis:
         self.observe(objs, st, e, e.id)
         return objs
 
+    def shallow(self, e, st):
+        """Evaluate ``e`` where its values are not looked at: ``hs`` in ``hs.append(h)``,
+        ``x`` in ``x.shape`` or ``len(x)`` (an update in place changes no shape)."""
+        if isinstance(e, gast.Name) and e.id in self.locals:
+            return st.env.get(e.id, EMPTY)
+        return self.expr(e, st)
+
     def expr_Attribute(self, e, st):
         obj = self.resolve(e)
         if obj is not MISSING:
             return EMPTY if _immutable(obj) else frozenset({("free", _unparse(e))})
-        base = self.expr(e.value, st)
         if e.attr in _SCALAR_ATTRS:
+            self.shallow(e.value, st)
             return EMPTY
-        return self.elements(base, st)  # .T, .real, .flat, an object's attribute
+        return self.elements(self.expr(e.value, st), st)  # .T, .real, an object's attribute
 
     def expr_Subscript(self, e, st):
         base = self.expr(e.value, st)
@@ -724,22 +738,23 @@ class _Analysis:
                 held |= st.held.get(o, EMPTY)
                 if o[0] in ("param", "free"):
                     held.add(o)  # an unknown value stands for its own items
-            return self.alloc(e, st, holds=True, held=held)
+            every_side = all(self.known_container(objs) for objs in (left, right) if objs)
+            return self.alloc(e, st, container=every_side, holds=True, held=held)
         return self.alloc(e, st)
 
+    def known_container(self, objs):
+        return any(o[0] in ("site", "old") and o[1] in self.containers for o in objs)
+
     def may_concatenate(self, e, left, right):
-        """Whether ``left op right`` may be a list or tuple ``+`` or ``*`` (not arrays)."""
+        """Whether ``left op right`` may be a list or tuple ``+`` or ``*`` rather than
+        arithmetic: only with an operand known to be a list or tuple (``hs + [h]``,
+        ``[h] * 3``). ``x + b`` of two parameters is taken to be arithmetic."""
         sides = [objs for objs in (left, right) if objs]
         if not all(self.holds_refs(o) for objs in sides for o in objs):
             return False  # an array operand makes an array
-        other = e.right if left else e.left  # the operand that cannot change, if one
-        if isinstance(e.op, gast.Add):
-            # list + list, tuple + tuple: a number operand means arithmetic
-            return len(sides) == 2 or isinstance(other, gast.Tuple)
-        if isinstance(e.op, gast.Mult) and len(sides) == 1:  # [h] * 3, not x * 2.0
-            known = any(o[0] in ("site", "old") and o[1] in self.containers for o in sides[0])
-            return known or (isinstance(other, gast.Constant) and type(other.value) is int)
-        return False
+        if not isinstance(e.op, (gast.Add, gast.Mult)):
+            return False
+        return any(self.known_container(objs) for objs in sides)
 
     def expr_UnaryOp(self, e, st):
         operand = self.expr(e.operand, st)
@@ -751,8 +766,9 @@ class _Analysis:
         objs = self.expr(e.left, st)
         for c in e.comparators:
             objs |= self.expr(c, st)
-        if not objs or all(isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)) for op in e.ops):
-            return EMPTY
+        identity = (gast.Is, gast.IsNot, gast.In, gast.NotIn)
+        if not objs or all(isinstance(op, identity) for op in e.ops):
+            return EMPTY  # a bool
         return self.alloc(e, st)
 
     def expr_BoolOp(self, e, st):
@@ -788,10 +804,12 @@ class _Analysis:
             owner = self.resolve(func.value)
             if obj is MISSING or not (inspect.ismodule(owner) or inspect.isclass(owner)):
                 # a method of a value (a local, or a module-level array): not np.f
-                method_base = self.expr(func.value, st)
+                store = func.attr in _STORE_METHODS
+                method_base = (self.shallow if store else self.expr)(func.value, st)
         elif obj is MISSING:
             self.expr(func, st)
-        args = [self.expr(a, st) for a in e.args]
+        evaluate = self.shallow if obj is len or obj is np.shape else self.expr
+        args = [evaluate(a, st) for a in e.args]
         keywords = {k.arg: self.expr(k.value, st) for k in e.keywords}
         every = args + list(keywords.values())
         if "out" in keywords:

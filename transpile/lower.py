@@ -84,17 +84,22 @@ class _Lowerer:
                 returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts([stmt]))
                 body_exits = _always_exits(stmt.body)
                 else_exits = _always_exits(stmt.orelse)
+                rest = stmts[i + 1 :] if returns_in else []
+                out.append(stmt)
+                # what follows runs only on the path that did not return: it joins the
+                # branch that may fall through, lowered together with it, so that a
+                # return nested deeper in that branch also skips it
+                if rest and body_exits and not else_exits:
+                    stmt.body = self.block(stmt.body, in_loop)
+                    stmt.orelse = self.block(stmt.orelse + rest, in_loop)
+                    return out
+                if rest and else_exits and not body_exits:
+                    stmt.body = self.block(stmt.body + rest, in_loop)
+                    stmt.orelse = self.block(stmt.orelse, in_loop)
+                    return out
                 stmt.body = self.block(stmt.body, in_loop)
                 stmt.orelse = self.block(stmt.orelse, in_loop)
-                out.append(stmt)
-                rest = stmts[i + 1 :]
-                if returns_in and rest:
-                    if body_exits and not else_exits:
-                        stmt.orelse = stmt.orelse + self.block(rest, in_loop)
-                        return out
-                    if else_exits and not body_exits:
-                        stmt.body = stmt.body + self.block(rest, in_loop)
-                        return out
+                if rest:
                     if not (body_exits and else_exits):
                         return out + self._guard(rest, in_loop, stmt)
                     return out
@@ -252,6 +257,20 @@ def _jumps(block):
 def returns(parsed, namer, body):
     """``body`` with a single ``return``, its last statement."""
     return _Lowerer(parsed, namer).function_body(body)
+
+
+def without_continues(stmts):
+    """``stmts`` (a lowered loop body) without the ``continue`` statements of this loop:
+    each already ends its path, so falling through to the end of the body is the same."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Continue):
+            continue
+        if isinstance(s, gast.If):
+            s.body = without_continues(s.body) or [gast.Pass()]
+            s.orelse = without_continues(s.orelse)
+        out.append(s)
+    return out
 
 
 def jumps(body, parsed, namer):

@@ -207,12 +207,10 @@ class _Normalizer:
             raise at(self.parsed, s, "unsupported while-loop test")
         body = self.block(s.body)
         if contains_jump(body, gast.Continue):
-            raise at(
-                self.parsed,
-                s,
-                "`continue` inside a while loop is not supported",
-                "use an if/else inside the loop body",
-            )
+            # what follows a continue moves into the branches it skips; the continue
+            # then ends its path and falls through to the re-evaluated test
+            loop = lower.jumps([gast.While(test=test, body=body, orelse=[])], self.parsed, self.namer)
+            body = lower.without_continues(loop[0].body)
         node = gast.While(test=test, body=body + again, orelse=[])
         return pre + [gast.copy_location(node, s)]
 

@@ -256,8 +256,13 @@ _SAME_OP = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL_FUNCTION"}
 
 
 def _instructions(code):
-    found = list(dis.get_instructions(code))
-    index = {ins.offset: k for k, ins in enumerate(found)}
+    # EXTENDED_ARG only widens the next argument: where jumps are longer in one
+    # compilation than the other, it appears in one only
+    found = [ins for ins in dis.get_instructions(code) if ins.opname != "EXTENDED_ARG"]
+    index = {}
+    for k, ins in enumerate(found):
+        index[ins.offset] = k
+        index.setdefault(ins.offset - 2, k)  # a jump landing on the EXTENDED_ARG before it
     jumps = set(dis.hasjrel) | set(dis.hasjabs)
     out = []
     for ins in found:

@@ -36,6 +36,7 @@ from transpile import (
     record,
     reverse,
     shapes,
+    snapshot,
     zeros,
 )
 from transpile.errors import TranspileError, at
@@ -153,6 +154,7 @@ class _Build:
         names = self.runtime_names(parsed, namer)
         self.parsed, self.namer, self.names = parsed, namer, names
         tree = normalize.run(parsed, namer)
+        tree = snapshot.run(tree, parsed, namer)
         if self.dump == "anf":
             return emit.to_source(tree)
         params = [a.id for a in tree.args.args]
@@ -253,6 +255,8 @@ class _Build:
         primal, adjoint_part, pushed = record.run(
             primal, adjoint_part, em.restores, needed, params, self.names
         )
+        top_reads = {n for st in adjoint_part if not isinstance(st, _BLOCKS) for n in _loads(st)}
+        primal = _prebind(primal, top_reads, params)
         if pushed:
             primal = [
                 assign(
@@ -263,9 +267,13 @@ class _Build:
             ] + primal
         ret = adjoint_part.pop()
         if self.mode == "value_and_grad":
-            ret = gast.Return(
-                value=gast.Tuple(elts=[copy.deepcopy(result), ret.value], ctx=gast.Load())
-            )
+            value = copy.deepcopy(result)
+            if isinstance(result, gast.Name) and any(
+                result.id in stores(s) for s in all_stmts(adjoint_part)
+            ):  # the adjoint sweep restores older values of it: keep the one returned
+                value = name(namer.fresh("value"))
+                primal = primal + [assign(value.id, copy.deepcopy(result), gast.Pass())]
+            ret = gast.Return(value=gast.Tuple(elts=[value, ret.value], ctx=gast.Load()))
         if self.mode == "split":
             return self.split(tree, primal, adjoint_part, ret, result, d_result, adj_names)
         body = self.finish(primal + adjoint_part + [ret])
@@ -300,6 +308,8 @@ class _Build:
             sequences=self.known_sequences,
             assumed_arrays=frozenset(params.index(p) for p in self.kinds.assumed_arrays),
             static=static,
+            mode=self.mode,
+            as_tuple=self._as_tuple,
             adjoint_names=frozenset(adj_names),
             is_pure=functools.partial(_is_pure, self.parsed, names),
         )
@@ -447,6 +457,7 @@ class _Build:
         namer = self.namer
         defined = set(tree_params(tree)) | {t for s in all_stmts(primal) for t in stores(s)}
         saved_names = sorted((record.free_loads(adjoint + [ret], adj_names) - {d_result}) & defined)
+        primal = _prebind(primal, set(saved_names), tree_params(tree))
         if any(_uses_name(s, self.names["tape"]) for s in primal):
             saved_names = sorted(set(saved_names) | {self.names["tape"]})
         saved = namer.fresh("saved")
@@ -523,6 +534,31 @@ def _is_pure(parsed, names, value):
     if isinstance(value, (gast.Lambda,)):
         return True
     return True
+
+
+_BLOCKS = (gast.If, gast.For, gast.While)
+
+
+def _loads(stmt):
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _prebind(primal, needed, params):
+    """``primal`` with ``name = None`` first for each of ``needed`` that only a branch or
+    a loop binds: what reads it after the primal sweep runs whether or not they ran."""
+    top = set(params)
+    for st in primal:
+        if not isinstance(st, _BLOCKS):
+            top |= set(stores(st))
+    nested = {t for st in primal if isinstance(st, _BLOCKS) for t in _stores_within(st)}
+    missing = sorted((needed & nested) - top)
+    return [assign(n, const(None), gast.Pass()) for n in missing] + primal
+
+
+def _stores_within(block):
+    return {
+        n.id for n in gast.walk(block) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
 
 
 def tree_params(tree):

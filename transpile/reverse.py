@@ -227,7 +227,12 @@ class _Reverse:
         if depth > 0:
             for t in _targets(primal[0]):
                 adjoint.append(self.restore_marker(t, primal[0], "name"))
-            if self.act.defines_active(s) or target in self.act.varied_after[id(s)]:
+            # the old value's adjoint ends here, also when the new value is a constant
+            if (
+                self.act.defines_active(s)
+                or target in self.act.varied_after[id(s)]
+                or self.act.is_varied(s, target)
+            ):
                 adjoint.append(zero_marker(self.d(target), target))
         return primal, adjoint
 
