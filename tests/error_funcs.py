@@ -273,3 +273,25 @@ def recurrence_through_rows(x):
     for i in range(1, 3):
         out[i] = out[i - 1] * 1.5
     return np.sum(out)
+
+
+# --------------------------------------------------------------------------
+# Augmented assignment that numpy would apply in place to a shared array
+
+
+def augmented_assignment_through_alias(x):
+    y = x * 2.0
+    z = y
+    z -= 1.0  # ERR
+    return np.sum(y * z)
+
+
+def helper_updating_its_argument(a):
+    a *= 2.0  # ERR
+    return a
+
+
+def calls_helper_updating_its_argument(x):
+    y = x * 1.0
+    z = helper_updating_its_argument(y)
+    return np.sum(y * z)

@@ -288,3 +288,16 @@ def test_view_read_before_the_write_is_fine():
     got = grad(E.recurrence_through_rows)(x)
     # out[0] = x, out[i] = 1.5 * out[i - 1]: sum(out) = x * (1 + 1.5 + 2.25) summed
     np.testing.assert_allclose(got, np.full(3, 1 + 1.5 + 2.25), rtol=1e-12)
+
+
+def test_augmented_assignment_to_a_shared_array():
+    """numpy updates the array in place, so `y` changes with `z`: refused, not a wrong number."""
+    err = transpile_error(E.augmented_assignment_through_alias)
+    assert_located(err, E.augmented_assignment_through_alias, hint_words=("z = z - 1.0", "copy"))
+    assert "`y`" in err.what and "in place" in err.what
+
+
+def test_helper_updating_the_callers_array():
+    err = transpile_error(E.calls_helper_updating_its_argument)
+    assert_located(err, E.helper_updating_its_argument, hint_words=("a = a * 2.0",))
+    assert "caller" in err.what

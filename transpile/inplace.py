@@ -27,12 +27,16 @@ differentiated function calls), updating the caller's array through a parameter.
 A top-level parameter updated in place with no other name sharing it is allowed: the
 function's value is the same as with rebinding.
 
+A value from outside (a parameter, a module-level value) may be an array or a list:
+its items are a separate object ``("items", value)``, so ``x + b`` of two parameters
+holds their items (list concatenation) without being taken for ``x`` itself.
+
 What is assumed rather than proved: parameters of the top-level function do not share
-memory with each other; ``+`` and ``+=`` between values not known to be lists or
-tuples (two parameters, say) are arithmetic, not list concatenation; a parameter is
-never provably a number (so ``t = s; t += 1.0`` on a float parameter ``s`` that is read
-later is refused: ``s`` might be an array). Updates by other means than augmented
-assignment (``np.add(a, b, out=a)``, ``a.sort()``, ``a.fill(0)``) are not followed.
+memory with each other. A parameter is never provably a number, so ``t = s;
+t += 1.0`` with a float parameter ``s`` read afterwards is refused (``s`` might be an
+array). The analysis is per function, not per path: an alias on one branch counts on
+all. Updates by other means than augmented assignment (``np.add(a, b, out=a)``,
+``a.sort()``, ``a.fill(0)``) are not followed here.
 """
 
 import builtins
@@ -195,6 +199,20 @@ def _root_name(node):
             return None
 
 
+def _param_of(obj):
+    """The parameter name whose value (or one of whose items) ``obj`` is, else None."""
+    if obj[0] == "items":
+        obj = obj[1]
+    return obj[1] if obj[0] == "param" else None
+
+
+def _outside(obj):
+    """Whether ``obj`` is (an item of) a module-level value, or stale."""
+    if obj[0] == "items":
+        obj = obj[1]
+    return obj[0] in ("free", "stale")
+
+
 def _own_nodes(stmt):
     """Ids of the nodes a statement evaluates itself (not those of its nested blocks)."""
     if isinstance(stmt, (gast.If, gast.While)):
@@ -250,7 +268,7 @@ class _Analysis:
     def run(self):
         start = _State({}, {})
         for p in self.params:
-            self.put(start, p, frozenset({("param", p)}))
+            self.put(start, p, self.unknown(("param", p), start))
         end = self.block(self.tree.body, start)
         if end is not None:
             self.exit_states.append(end)
@@ -259,7 +277,7 @@ class _Analysis:
     # objects ---------------------------------------------------------------------
     def holds_refs(self, obj):
         kind = obj[0]
-        if kind in ("param", "free"):
+        if kind in ("param", "free", "items"):
             return True
         return kind in ("site", "old") and obj[1] in self.holders
 
@@ -277,6 +295,27 @@ class _Analysis:
         else:
             st.held.pop(obj, None)
         return frozenset({obj})
+
+    def unknown(self, obj, st):
+        """A value made outside this function (a parameter, a module-level value): an
+        array, or a list, tuple or dict whose items are ``("items", obj)``."""
+        items = ("items", obj)
+        if items not in st.held.get(obj, EMPTY):
+            self.hold(st, obj, st.held.get(obj, EMPTY) | {items})
+        return frozenset({obj})
+
+    def sequence_items(self, objs, st):
+        """What ``lst += v`` adds to a list for each object ``v`` may be: a list's items,
+        an array's rows (views of it), an unknown value's items."""
+        out = set()
+        for o in objs:
+            if o[0] in ("param", "free"):
+                out.add(("items", o))
+            elif o[0] == "items" or (o[0] in ("site", "old") and o[1] in self.containers):
+                out |= self.items({o}, st)
+            else:
+                out |= self.elements({o}, st)
+        return frozenset(out)
 
     # Every write of a state goes through put/hold, which index the entries that may
     # mention an object (a superset over all states), so that aging and updating visit
@@ -495,8 +534,8 @@ class _Analysis:
                         items |= st.held.get(o, EMPTY)
                 if items:
                     self.updated(s, target.value.id, frozenset(items), st, keep=base)
-        if isinstance(s.op, gast.Add) and self.known_container(value):  # lst[i] += [h]
-            self.store_into(base, self.items(value, st), st)
+        if isinstance(s.op, gast.Add):  # lst[i] += [h] when lst[i] is a list
+            self.store_into(base, self.sequence_items(value, st), st)
         return st
 
     def update_name(self, s, n, value, st):
@@ -506,8 +545,8 @@ class _Analysis:
             self.put(st, n, self.alloc(s, st) if value else EMPTY)
             return
         self.updated(s, n, objs, st)
-        if isinstance(s.op, gast.Add) and (self.known_container(objs | value)):
-            self.store_into(objs, self.items(value, st), st)  # lst += [h]; hs += rows
+        if isinstance(s.op, gast.Add):  # lst += [h]: h is in lst now
+            self.store_into(objs, self.sequence_items(value, st), st)
 
     def updated(self, s, n, objs, st, keep=EMPTY):
         """``objs`` (reached through name ``n``) are updated in place by ``s``."""
@@ -532,6 +571,8 @@ class _Analysis:
         update = f"`{n} {op}= {rhs}`"
         rebind = f"`{n} = {n} {op} {rhs}`"
         for o in sorted(objs, key=repr):
+            if o[0] == "items":
+                o = o[1]  # an item of a list the caller passed is the caller's
             if o[0] == "free":
                 raise at(
                     self.parsed,
@@ -637,12 +678,12 @@ class _Analysis:
                 return MISSING
         return MISSING
 
-    def free(self, node):
+    def free(self, node, st):
         """Objects of a free name or attribute chain (a module-level value)."""
         obj = self.resolve(node)
         if obj is MISSING or _immutable(obj):
             return EMPTY
-        return frozenset({("free", _unparse(node))})
+        return self.unknown(("free", _unparse(node)), st)
 
     def expr(self, e, st):
         if e is None:
@@ -668,7 +709,7 @@ class _Analysis:
         elif e.id in self.locals:
             objs = EMPTY  # not bound on any path that reaches here
         else:
-            return self.free(e)
+            return self.free(e, st)
         self.observe(objs, st, e, e.id)
         return objs
 
@@ -680,9 +721,8 @@ class _Analysis:
         return self.expr(e, st)
 
     def expr_Attribute(self, e, st):
-        obj = self.resolve(e)
-        if obj is not MISSING:
-            return EMPTY if _immutable(obj) else frozenset({("free", _unparse(e))})
+        if self.resolve(e) is not MISSING:
+            return self.free(e, st)
         if e.attr in _SCALAR_ATTRS:
             self.shallow(e.value, st)
             return EMPTY
@@ -735,9 +775,7 @@ class _Analysis:
             # list or tuple concatenation or repetition: a new object holding the items
             held = set()
             for o in left | right:
-                held |= st.held.get(o, EMPTY)
-                if o[0] in ("param", "free"):
-                    held.add(o)  # an unknown value stands for its own items
+                held |= self.items({o}, st) if o[0] == "items" else st.held.get(o, EMPTY)
             every_side = all(self.known_container(objs) for objs in (left, right) if objs)
             return self.alloc(e, st, container=every_side, holds=True, held=held)
         return self.alloc(e, st)
@@ -746,15 +784,17 @@ class _Analysis:
         return any(o[0] in ("site", "old") and o[1] in self.containers for o in objs)
 
     def may_concatenate(self, e, left, right):
-        """Whether ``left op right`` may be a list or tuple ``+`` or ``*`` rather than
-        arithmetic: only with an operand known to be a list or tuple (``hs + [h]``,
-        ``[h] * 3``). ``x + b`` of two parameters is taken to be arithmetic."""
+        """Whether ``left op right`` may be list or tuple ``+`` or ``*`` (not arithmetic):
+        then the result holds the operands' items, not the operands."""
         sides = [objs for objs in (left, right) if objs]
         if not all(self.holds_refs(o) for objs in sides for o in objs):
             return False  # an array operand makes an array
-        if not isinstance(e.op, (gast.Add, gast.Mult)):
-            return False
-        return any(self.known_container(objs) for objs in sides)
+        other = e.right if left else e.left  # the operand that cannot change, if one
+        if isinstance(e.op, gast.Add):  # list + list, tuple + tuple; not x + 1.0
+            return len(sides) == 2 or isinstance(other, gast.Tuple)
+        if isinstance(e.op, gast.Mult) and len(sides) == 1:  # [h] * 3; not x * 2.0
+            return not (isinstance(other, gast.Constant) and isinstance(other.value, float))
+        return False
 
     def expr_UnaryOp(self, e, st):
         operand = self.expr(e.operand, st)
@@ -921,17 +961,17 @@ class _Analysis:
         except Exception:  # noqa: BLE001 - no source, or not analysable: assume the worst
             return None
         direct, items = callee.returned, callee.returned_items
-        same = frozenset(o[1] for o in direct if o[0] == "param")
-        held = frozenset(o[1] for o in items if o[0] == "param")
-        escapes = any(o[0] in ("free", "stale") for o in direct | items)
+        same = frozenset(_param_of(o) for o in direct) - {None}
+        held = frozenset(_param_of(o) for o in items) - {None}
+        escapes = any(_outside(o) for o in direct | items)
         fresh = [o for o in direct if o[0] in ("site", "old")]
         holds = bool(held) or any(o[1] in callee.holders for o in fresh)
         stores = {}
         for end in callee.exit_states:
             for p in callee.params:
                 inner = callee.elements(end.held.get(("param", p), EMPTY), end)
-                found = {o[1] for o in inner if o[0] == "param" and o[1] != p}
-                if any(o[0] in ("free", "stale") for o in inner):
+                found = {_param_of(o) for o in inner} - {None, p}
+                if any(_outside(o) for o in inner):
                     found.add(None)
                 if found:
                     stores[p] = stores.get(p, frozenset()) | found
@@ -950,11 +990,11 @@ class _Analysis:
             out = EMPTY
             for pname in pnames:
                 if pname is None:
-                    out |= frozenset({("free", f"{func.__name__}()")})
+                    out |= self.unknown(("free", f"{func.__name__}()"), st)
                     continue
                 node = bound.arguments.get(pname)
                 if node is None:  # its default value: shared by every call
-                    out |= frozenset({("free", f"{func.__name__}.{pname}")})
+                    out |= self.unknown(("free", f"{func.__name__}.{pname}"), st)
                 else:
                     for n in node if isinstance(node, tuple) else (node,):
                         out |= self.elements(by_node.get(id(n), EMPTY), st)
@@ -964,7 +1004,7 @@ class _Analysis:
             self.store_into(of([pname]), of(sources), st)
         result = of(same)
         if escapes:
-            result |= frozenset({("free", f"{func.__name__}()")})
+            result |= self.unknown(("free", f"{func.__name__}()"), st)
         if fresh or held:
             result |= self.alloc(e, st, holds=holds, held=of(held))
         return result
