@@ -27,8 +27,7 @@ def seed(out):
         return 1.0
     if dtype.kind not in "fiu":
         raise TypeError(
-            f"grad needs a function that returns a real scalar, but it returned "
-            f"{_describe(out)}"
+            f"grad needs a function that returns a real scalar, but it returned {_describe(out)}"
         )
     if isinstance(out, np.generic):
         return out.dtype.type(1)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import gast
 
 from transpile import cfg
+from transpile.nodes import descendants
 from transpile.rules import classify
 
 
@@ -78,7 +79,7 @@ def diff_uses(stmt, match) -> set:
         return {v.id for v in _weak_value(stmt) if isinstance(v, gast.Name)}
     if match is None or match.kind in ("nondiff", "constant"):
         return set()
-    return {n.id for op in match.operands for n in gast.walk(op) if isinstance(n, gast.Name)}
+    return {n.id for op in match.operands for n in descendants(op) if isinstance(n, gast.Name)}
 
 
 def run(body, wrt_names, parsed, registry, sequences=frozenset()) -> Activity:
@@ -113,7 +114,7 @@ def run(body, wrt_names, parsed, registry, sequences=frozenset()) -> Activity:
         if s is None:
             return fact
         if isinstance(s, gast.Return):
-            return fact | {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+            return fact | {n.id for n in descendants(s.value) if isinstance(n, gast.Name)}
         target = _defined(s)
         if target is None or target not in fact:
             return fact

@@ -9,6 +9,7 @@ A write inside a loop also precedes every read of the same loop in later iterati
 import gast
 
 from transpile.errors import at
+from transpile.nodes import descendants
 
 
 def run(tree, ctx) -> None:
@@ -60,5 +61,5 @@ def _reads(s):
         s.test if isinstance(s, (gast.If, gast.While)) else s.iter if isinstance(s, gast.For) else s
     )
     return {
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id for n in descendants(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import gast
 
+from transpile.nodes import descendants
 from transpile.parse import MISSING
 
 LIBRARY_ROOTS = frozenset(
@@ -80,7 +81,7 @@ def collect(parsed):
     """``(code_reads, data_reads)``: the free names and chains ``parsed`` resolved while
     its function was transpiled, restricted to those the function's text mentions."""
     mentioned = set()
-    for node in gast.walk(parsed.tree):
+    for node in descendants(parsed.tree):
         if isinstance(node, gast.Name):
             mentioned.add(node.id)
             parsed.lookup(node.id)  # every free name is read, whether a pass asked or not

@@ -5,39 +5,29 @@ import math
 import gast
 import numpy as np
 
-from transpile.nodes import name
+from transpile import defuse
+from transpile.nodes import descendants, name
 
 
 def propagate_copies(body):
     """Drop ``a = b`` where ``a`` is bound only there and ``b`` is not bound again
-    later, reading ``b`` wherever ``a`` was read (the rewrite leaves many such lines)."""
-    writes = {}
+    later, reading ``b`` wherever ``a`` was read (the rewrite leaves many such lines).
+    One pass over a def-use index: a chain ``a = b; c = a`` resolves in order."""
+    index = defuse.Index(body)
+    out = []
     for s in body:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                writes[n.id] = writes.get(n.id, 0) + 1
-    for i, s in enumerate(body):
-        if not (
+        if (
             isinstance(s, gast.Assign)
             and isinstance(s.targets[0], gast.Name)
             and isinstance(s.value, gast.Name)
         ):
-            continue
-        a, b = s.targets[0].id, s.value.id
-        rebound = any(
-            isinstance(n, gast.Name) and n.id == b and isinstance(n.ctx, gast.Store)
-            for later in body[i + 1 :]
-            for n in gast.walk(later)
-        )
-        if writes.get(a) != 1 or rebound:
-            continue
-        rest = body[i + 1 :]
-        for later in rest:
-            for n in gast.walk(later):
-                if isinstance(n, gast.Name) and n.id == a:
-                    n.id = b
-        return propagate_copies(body[:i] + rest)
-    return body
+            a, b = s.targets[0].id, s.value.id
+            if index.write_count(a) == 1 and not index.written_after(b, s):
+                index.forget(s)
+                index.rename(a, b)
+                continue
+        out.append(s)
+    return out
 
 
 _OPERATOR_UFUNCS = {
@@ -61,7 +51,7 @@ def reuse_buffers(body, np_name, min_size=None):
     min_size = REUSE_SIZE if min_size is None else min_size
     loads, stores, made = {}, {}, {}
     for i, s in enumerate(body):
-        for n in gast.walk(s):
+        for n in descendants(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 loads.setdefault(n.id, set()).add(i)
             elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):

@@ -5,6 +5,7 @@ headers of ``if``/``for``/``while``; ``solve`` runs a forward or backward
 analysis to a fixed point. Facts are frozensets; the join is union or intersection.
 """
 
+import collections
 from dataclasses import dataclass, field
 
 import gast
@@ -83,19 +84,23 @@ def solve(
     init=frozenset(),
     union: bool = True,
     boundary=frozenset(),
+    join=None,
 ):
     """Return ``(before, after)`` dicts of facts per node, in execution order.
 
     ``transfer(node, fact) -> fact``; ``boundary`` is the fact at entry (forward)
-    or at exit (backward); ``init`` is the optimistic start for other nodes.
+    or at exit (backward); ``init`` is the optimistic start for other nodes. Facts
+    are frozensets joined by union (or intersection), or anything with a ``join``
+    of a list of facts. A node with one predecessor takes its fact as it is, so
+    straight-line code costs one transfer per statement.
     """
     inputs = {n: init for n in graph.nodes}
     outputs = {n: init for n in graph.nodes}
     start = graph.entry if forward else graph.exit
-    work = list(graph.nodes if forward else reversed(graph.nodes))
+    work = collections.deque(graph.nodes if forward else reversed(graph.nodes))
     queued = set(work)
     while work:
-        node = work.pop(0)
+        node = work.popleft()
         queued.discard(node)
         sources = node.pred if forward else node.succ
         if node is start:
@@ -104,6 +109,10 @@ def solve(
             facts = [outputs[s] for s in sources]
             if not facts:
                 fact_in = init
+            elif len(facts) == 1:
+                fact_in = facts[0]
+            elif join is not None:
+                fact_in = join(facts)
             elif union:
                 fact_in = frozenset().union(*facts)
             else:

@@ -22,11 +22,13 @@ import math
 import gast
 import numpy as np
 
+from transpile.nodes import descendants
+
 
 def definitions(tree):
     """Top-level ``name = value`` statements whose name is bound nowhere else."""
     stores = {}
-    for node in gast.walk(tree):
+    for node in descendants(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             stores[node.id] = stores.get(node.id, 0) + 1
     found = {}

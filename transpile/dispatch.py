@@ -20,7 +20,6 @@ record into their own thread's observations. A signature the specializer cannot
 handle keeps the generic gradient, so specializing never changes a result.
 """
 
-import copy
 import threading
 import warnings
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from transpile import (
     probe,
     specialize,
 )
-from transpile.nodes import function_def
+from transpile.nodes import clone, descendants, function_def
 
 _MAX_VARIANTS = 16
 
@@ -80,7 +79,7 @@ class Dispatcher:
         self.params = [a.id for a in spec.fdef.args.args]
         self.specializable = spec.static is not None
         self.static = [self.params.index(p) for p in spec.static or () if p in self.params]
-        self.body = copy.deepcopy(spec.fdef.body) if self.specializable else None
+        self.body = clone(spec.fdef.body) if self.specializable else None
         if self.specializable:
             probe.number_sites(self.body, spec.names["ops"])
         self.variants = {}  # signature -> (function, source)
@@ -91,10 +90,7 @@ class Dispatcher:
         self.local = threading.local()  # the current thread's probe observations
         self.probe_fn = None
         namer = spec.namer
-        self.private = {
-            base: namer.fresh(base)
-            for base in ("_slow", "_fast", *_TYPES)
-        }
+        self.private = {base: namer.fresh(base) for base in ("_slow", "_fast", *_TYPES)}
         self.probe_names = (namer.fresh("_probe"), namer.fresh("_seen"))
         self.function = self.make_entry()
 
@@ -129,7 +125,9 @@ class Dispatcher:
         else:
             lines.append(f"    return {self.private['_fast']}({params})")
         source = "\n".join(lines) + "\n"
-        bound = dict(bound, **{self.private["_fast"]: target, self.private["_slow"]: self.slow_call})
+        bound = dict(
+            bound, **{self.private["_fast"]: target, self.private["_slow"]: self.slow_call}
+        )
         return emit.compile_function(
             source, name, self.spec.module_globals, bound, f"{self.spec.label}: {label}"
         )
@@ -237,8 +235,10 @@ class Dispatcher:
         grads = result[1] if self.spec.mode == "value_and_grad" else result
         single = len(self.spec.wrt) == 1 and not self.spec.as_tuple
         given = [args[i] for i in self.spec.wrt]
-        fixed = _like_arrays(grads, given[0]) if single else tuple(
-            _like_arrays(g, a) for g, a in zip(grads, given)
+        fixed = (
+            _like_arrays(grads, given[0])
+            if single
+            else tuple(_like_arrays(g, a) for g, a in zip(grads, given))
         )
         return (result[0], fixed) if self.spec.mode == "value_and_grad" else fixed
 
@@ -317,8 +317,10 @@ class Dispatcher:
         if self.probe_fn is None:
             probe_name, seen_name = self.probe_names
             body = probe.probe_body(self.body, self.spec.names["ops"], probe_name, seen_name)
-            fdef = function_def(self.fname, copy.deepcopy(self.spec.fdef.args), body)
-            bound = dict(self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value})
+            fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
+            bound = dict(
+                self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value}
+            )
             self.probe_fn = emit.compile_function(
                 emit.to_source(fdef),
                 self.fname,
@@ -347,15 +349,17 @@ class Dispatcher:
         body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
         body = optimize.dead_code(buffers.propagate_copies(body), self.spec.is_pure)
         body = buffers.reuse_buffers(optimize.tidy(body), names["np"])
-        body[-1] = ownership.guard_return(body[-1], body[:-1], names["ops"], names["np"], self.params)
+        body[-1] = ownership.guard_return(
+            body[-1], body[:-1], names["ops"], names["np"], self.params
+        )
         for stmt in body:
-            for node in gast.walk(stmt):
+            for node in descendants(stmt):
                 node.__dict__.pop("transpile_site", None)
                 node.__dict__.pop("transpile_name", None)
                 node.__dict__.pop("transpile_array", None)
-        fdef = function_def(self.fname, copy.deepcopy(self.spec.fdef.args), body)
+        fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         source = emit.to_source(fdef)
-        used = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+        used = {n.id for n in descendants(fdef) if isinstance(n, gast.Name)}
         fn = emit.compile_function(
             source,
             self.fname,
@@ -440,4 +444,3 @@ def _describe(part):
     if len(part) == 2:
         return repr(part[1])
     return f"{part[2]}[{'x'.join(map(str, part[1]))}]"
-

@@ -12,6 +12,7 @@ import gast
 
 from transpile import inplace
 from transpile.errors import at
+from transpile.nodes import descendants
 
 _STATEMENTS = {
     gast.Try: ("try/except", "move the try/except outside the differentiated function"),
@@ -65,7 +66,7 @@ def run(parsed, helper=False) -> None:
 
 
 def _check(parsed, root):
-    for node in gast.walk(root):
+    for node in descendants(root):
         if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
             continue  # anything goes inside stop_gradient(...): it is never differentiated
         if isinstance(node, gast.Lambda) and not _inside_stop_gradient(parsed, root, node):
@@ -113,11 +114,11 @@ def _is_stop_gradient(parsed, func):
 
 
 def _inside_stop_gradient(parsed, root, target):
-    for node in gast.walk(root):
+    for node in descendants(root):
         if (
             isinstance(node, gast.Call)
             and _is_stop_gradient(parsed, node.func)
-            and any(n is target for n in gast.walk(node))
+            and any(n is target for n in descendants(node))
         ):
             return True
     return False

@@ -47,6 +47,7 @@ import numpy as np
 
 from runtime import stop_gradient
 from transpile.errors import at
+from transpile.nodes import descendants
 from transpile.parse import MISSING
 
 EMPTY = frozenset()
@@ -69,53 +70,218 @@ _OPS = {
 
 # numpy (and twins) functions whose result may share memory with their first argument
 _VIEW_FIRST = frozenset(
-    """reshape ravel transpose squeeze expand_dims broadcast_to asarray asanyarray
-    ascontiguousarray asfortranarray asarray_chkfinite require moveaxis swapaxes rollaxis
-    flip fliplr flipud rot90 real imag diagonal diag split array_split hsplit vsplit dsplit
-    matrix_transpose permute_dims unstack as_strided sliding_window_view trim_zeros
-    asmatrix frombuffer""".split()
+    [
+        "reshape",
+        "ravel",
+        "transpose",
+        "squeeze",
+        "expand_dims",
+        "broadcast_to",
+        "asarray",
+        "asanyarray",
+        "ascontiguousarray",
+        "asfortranarray",
+        "asarray_chkfinite",
+        "require",
+        "moveaxis",
+        "swapaxes",
+        "rollaxis",
+        "flip",
+        "fliplr",
+        "flipud",
+        "rot90",
+        "real",
+        "imag",
+        "diagonal",
+        "diag",
+        "split",
+        "array_split",
+        "hsplit",
+        "vsplit",
+        "dsplit",
+        "matrix_transpose",
+        "permute_dims",
+        "unstack",
+        "as_strided",
+        "sliding_window_view",
+        "trim_zeros",
+        "asmatrix",
+        "frombuffer",
+    ]
 )
 # ... with any of their arguments
-_VIEW_ALL = frozenset("broadcast_arrays atleast_1d atleast_2d atleast_3d einsum meshgrid".split())
+_VIEW_ALL = frozenset(
+    ["broadcast_arrays", "atleast_1d", "atleast_2d", "atleast_3d", "einsum", "meshgrid"]
+)
 # ... only when asked not to copy
 _COPY_KEYWORD = frozenset(("array", "astype", "nan_to_num"))
 _NUMPY_SCALAR = frozenset(
-    """shape ndim size isscalar iscomplexobj isrealobj result_type can_cast allclose
-    array_equal array_equiv may_share_memory shares_memory""".split()
+    [
+        "shape",
+        "ndim",
+        "size",
+        "isscalar",
+        "iscomplexobj",
+        "isrealobj",
+        "result_type",
+        "can_cast",
+        "allclose",
+        "array_equal",
+        "array_equiv",
+        "may_share_memory",
+        "shares_memory",
+    ]
 )
 _REDUCTIONS = frozenset(
-    "sum mean prod max min amax amin std var median average nansum nanmean".split()
+    [
+        "sum",
+        "mean",
+        "prod",
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "std",
+        "var",
+        "median",
+        "average",
+        "nansum",
+        "nanmean",
+    ]
 )
 _LIBRARY_ROOTS = frozenset(("numpy", "cupy", "cupyx", "scipy", "dask", "jax"))
 
 # array methods and attributes that may return (a view of) the array itself
 _VIEW_METHODS = frozenset(
-    """reshape ravel transpose view squeeze swapaxes conj conjugate diagonal __array__
-    __getitem__ get pop popitem setdefault values items keys choice""".split()
+    [
+        "reshape",
+        "ravel",
+        "transpose",
+        "view",
+        "squeeze",
+        "swapaxes",
+        "conj",
+        "conjugate",
+        "diagonal",
+        "__array__",
+        "__getitem__",
+        "get",
+        "pop",
+        "popitem",
+        "setdefault",
+        "values",
+        "items",
+        "keys",
+        "choice",
+    ]
 )
-_SCALAR_ATTRS = frozenset("shape ndim size dtype itemsize nbytes strides".split())
-_SCALAR_METHODS = frozenset("item count index __len__".split())
+_SCALAR_ATTRS = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"])
+_SCALAR_METHODS = frozenset(["item", "count", "index", "__len__"])
 # methods that return a new value and keep no reference to their arguments
 _FRESH_METHODS = frozenset(
-    """copy sum mean prod max min std var dot flatten cumsum cumprod clip round any all
-    argmax argmin argsort trace nonzero repeat take compress searchsorted ptp tolist
-    tobytes astype nansum nanmean
-    normal standard_normal uniform random integers permutation binomial poisson
-    exponential gamma beta rand randn randint random_sample multivariate_normal
-    lognormal laplace logistic gumbel standard_t chisquare dirichlet
-    multinomial""".split()
+    [
+        "copy",
+        "sum",
+        "mean",
+        "prod",
+        "max",
+        "min",
+        "std",
+        "var",
+        "dot",
+        "flatten",
+        "cumsum",
+        "cumprod",
+        "clip",
+        "round",
+        "any",
+        "all",
+        "argmax",
+        "argmin",
+        "argsort",
+        "trace",
+        "nonzero",
+        "repeat",
+        "take",
+        "compress",
+        "searchsorted",
+        "ptp",
+        "tolist",
+        "tobytes",
+        "astype",
+        "nansum",
+        "nanmean",
+        "normal",
+        "standard_normal",
+        "uniform",
+        "random",
+        "integers",
+        "permutation",
+        "binomial",
+        "poisson",
+        "exponential",
+        "gamma",
+        "beta",
+        "rand",
+        "randn",
+        "randint",
+        "random_sample",
+        "multivariate_normal",
+        "lognormal",
+        "laplace",
+        "logistic",
+        "gumbel",
+        "standard_t",
+        "chisquare",
+        "dirichlet",
+        "multinomial",
+    ]
 )
 # methods that store their arguments into the object (and return None)
-_STORE_METHODS = frozenset("append extend insert add update __setitem__".split())
+_STORE_METHODS = frozenset(["append", "extend", "insert", "add", "update", "__setitem__"])
 
 _SCALAR_BUILTINS = frozenset(
-    """float int bool len str repr isinstance issubclass hasattr id hash callable print
-    range complex ord chr format any all type""".split()
+    [
+        "float",
+        "int",
+        "bool",
+        "len",
+        "str",
+        "repr",
+        "isinstance",
+        "issubclass",
+        "hasattr",
+        "id",
+        "hash",
+        "callable",
+        "print",
+        "range",
+        "complex",
+        "ord",
+        "chr",
+        "format",
+        "any",
+        "all",
+        "type",
+    ]
 )
-_ARITH_BUILTINS = frozenset("abs round pow divmod sum".split())
-_PICK_BUILTINS = frozenset("min max next getattr".split())
+_ARITH_BUILTINS = frozenset(["abs", "round", "pow", "divmod", "sum"])
+_PICK_BUILTINS = frozenset(["min", "max", "next", "getattr"])
 _CONTAINER_BUILTINS = frozenset(
-    "list tuple dict set frozenset zip enumerate reversed sorted iter map filter".split()
+    [
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "frozenset",
+        "zip",
+        "enumerate",
+        "reversed",
+        "sorted",
+        "iter",
+        "map",
+        "filter",
+    ]
 )
 
 
@@ -125,7 +291,7 @@ def check(parsed, is_helper: bool) -> None:
     ``parsed.tree`` is the user's ``FunctionDef`` before normalization. With
     ``is_helper``, an update of an array the caller passed in is refused too.
     """
-    if not any(isinstance(node, gast.AugAssign) for node in gast.walk(parsed.tree)):
+    if not any(isinstance(node, gast.AugAssign) for node in descendants(parsed.tree)):
         return  # nothing updates in place here (a helper's own updates are checked there)
     _Analysis(parsed, is_helper, raising=True, summaries={}).run()
 
@@ -223,7 +389,7 @@ def _own_nodes(stmt):
         parts = [stmt]
     ids = {id(stmt)}
     for part in parts:
-        ids.update(id(n) for n in gast.walk(part))
+        ids.update(id(n) for n in descendants(part))
     return ids
 
 
@@ -255,14 +421,14 @@ class _Analysis:
         self.returned_items = EMPTY  # ... and those they may hold
         self.exit_states = []  # states at the returns (for what parameters hold after)
         self.made_in_loop = {}  # id(statement in a loop) -> ids of the nodes it evaluates
-        for node in gast.walk(self.tree):
+        for node in descendants(self.tree):
             if isinstance(node, (gast.For, gast.While)):
-                for inner in gast.walk(gast.Module(body=node.body, type_ignores=[])):
+                for inner in descendants(gast.Module(body=node.body, type_ignores=[])):
                     if isinstance(inner, gast.stmt):
                         self.made_in_loop[id(inner)] = _own_nodes(inner)
                 if isinstance(node, gast.While):
                     self.made_in_loop.setdefault(id(node), set()).update(
-                        id(n) for n in gast.walk(node.test)
+                        id(n) for n in descendants(node.test)
                     )
 
     def run(self):
@@ -452,24 +618,20 @@ class _Analysis:
     def stmt_Raise(self, s, st):
         self.expr(s.exc, st)
         self.expr(s.cause, st)
-        return None
 
     def stmt_Return(self, s, st):
         objs = self.expr(s.value, st)
         self.returned |= objs
         self.returned_items |= self.elements(objs, st) - objs
         self.exit_states.append(st)
-        return None
 
     def stmt_Break(self, s, st):
         if self.loops:
             self.loops[-1][0].append(st)
-        return None
 
     def stmt_Continue(self, s, st):
         if self.loops:
             self.loops[-1][1].append(st)
-        return None
 
     def stmt_AnnAssign(self, s, st):
         if s.value is not None:
@@ -659,11 +821,14 @@ class _Analysis:
 
     def bind_loop_target(self, target, kind, parts, st):
         items = [self.items(p, st) for p in parts]
-        if kind in ("enumerate", "zip") and isinstance(target, (gast.Tuple, gast.List)):
-            if len(target.elts) == len(items):
-                for t, objs in zip(target.elts, items):
-                    self.bind(t, objs, st)
-                return
+        if (
+            kind in ("enumerate", "zip")
+            and isinstance(target, (gast.Tuple, gast.List))
+            and len(target.elts) == len(items)
+        ):
+            for t, objs in zip(target.elts, items):
+                self.bind(t, objs, st)
+            return
         everything = frozenset().union(*items) if items else EMPTY
         self.bind(target, everything, st)
 
@@ -907,8 +1072,10 @@ class _Analysis:
         name = getattr(obj, "__name__", "")
         if name in _NUMPY_SCALAR:
             return EMPTY
-        if (isinstance(obj, np.ufunc) or name in _REDUCTIONS) and not any(args) and not any(
-            keywords.values()
+        if (
+            (isinstance(obj, np.ufunc) or name in _REDUCTIONS)
+            and not any(args)
+            and not any(keywords.values())
         ):
             return EMPTY  # of Python numbers: a numpy scalar, which cannot change in place
         if name in _VIEW_FIRST:
@@ -925,9 +1092,12 @@ class _Analysis:
         if attr in _SCALAR_METHODS:
             return EMPTY
         copy = next((k.value for k in e.keywords if k.arg == "copy"), None)
-        if attr == "astype" and copy is not None:
-            if not (isinstance(copy, gast.Constant) and copy.value is True):
-                return self.elements(base, st)  # astype(t, copy=False) may return itself
+        if (
+            attr == "astype"
+            and copy is not None
+            and not (isinstance(copy, gast.Constant) and copy.value is True)
+        ):
+            return self.elements(base, st)  # astype(t, copy=False) may return itself
         if attr in _FRESH_METHODS:
             held = set()
             for o in base:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import gast
 
-from transpile.nodes import all_stmts
+from transpile.nodes import all_stmts, descendants
 
 _SEQUENCE_OPS = (gast.Add, gast.Mult)
 
@@ -38,11 +38,11 @@ def run(tree, parsed, known=frozenset()) -> Kinds:
                 if isinstance(t, gast.Name):
                     bindings.setdefault(t.id, []).append(s.value)
                 else:
-                    for n in gast.walk(t):
+                    for n in descendants(t):
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                             bindings.setdefault(n.id, []).append(None)
         elif isinstance(s, gast.For):
-            for n in gast.walk(s.target):
+            for n in descendants(s.target):
                 if isinstance(n, gast.Name):
                     bindings.setdefault(n.id, []).append(None)
     sequences = set()
@@ -50,15 +50,20 @@ def run(tree, parsed, known=frozenset()) -> Kinds:
     while changed:  # a handful of rounds: each adds names bound from earlier ones
         changed = False
         for n, values in bindings.items():
-            if n not in sequences and all(_is_sequence(v, n, sequences, known, parsed) for v in values):
+            if n not in sequences and all(
+                _is_sequence(v, n, sequences, known, parsed) for v in values
+            ):
                 sequences.add(n)
                 changed = True
     assumed = set()
     for s in all_stmts(tree.body):
         v = getattr(s, "value", None)
-        if isinstance(v, gast.BinOp) and isinstance(v.op, _SEQUENCE_OPS):
-            if not is_sequence_op(v, sequences):
-                assumed |= {o.id for o in (v.left, v.right) if isinstance(o, gast.Name)}
+        if (
+            isinstance(v, gast.BinOp)
+            and isinstance(v.op, _SEQUENCE_OPS)
+            and not is_sequence_op(v, sequences)
+        ):
+            assumed |= {o.id for o in (v.left, v.right) if isinstance(o, gast.Name)}
     return Kinds(frozenset(sequences), frozenset(assumed & set(params)))
 
 

@@ -7,6 +7,8 @@ re-assigned variable ``h2, h3``, and adjoints ``dx`` (``d_x`` when ``dx`` is tak
 
 import gast
 
+from transpile.nodes import descendants
+
 
 class Namer:
     def __init__(self, taken):
@@ -18,7 +20,7 @@ class Namer:
     @classmethod
     def for_tree(cls, tree, extra=()):
         """A namer that avoids every identifier appearing in ``tree``."""
-        taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        taken = {n.id for n in descendants(tree) if isinstance(n, gast.Name)}
         return cls(taken | set(extra))
 
     def reserve(self, name: str) -> str:

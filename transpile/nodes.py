@@ -1,6 +1,10 @@
 """Small helpers for building and reading gast nodes, shared by the passes."""
 
+import collections
+
 import gast
+
+_AST = gast.AST
 
 
 def is_atom(node) -> bool:
@@ -28,7 +32,7 @@ def const(value):
 
 def loads(node):
     return [
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id for n in descendants(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     ]
 
 
@@ -44,7 +48,7 @@ def stores(stmt):
     if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
         return [stmt.target.id]
     if isinstance(stmt, gast.For):
-        return [n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)]
+        return [n.id for n in descendants(stmt.target) if isinstance(n, gast.Name)]
     return []
 
 
@@ -113,3 +117,38 @@ def function_def(fname: str, args, body):
         type_comment=None,
         type_params=[],
     )
+
+
+def descendants(node):
+    """``node`` and every node under it, breadth first: ``gast.walk``, about twice as fast
+    (the passes walk every statement several times)."""
+    todo = collections.deque([node])
+    while todo:
+        node = todo.popleft()
+        for field in node._fields:
+            child = getattr(node, field, None)
+            if child.__class__ is list:
+                for c in child:
+                    if isinstance(c, _AST):
+                        todo.append(c)
+            elif isinstance(child, _AST):
+                todo.append(child)
+        yield node
+
+
+def clone(node):
+    """A deep copy of a gast node or a list of them (``copy.deepcopy`` without its memo)."""
+    if node.__class__ is list:
+        return [clone(n) for n in node]
+    if not isinstance(node, _AST):
+        return node
+    new = node.__class__.__new__(node.__class__)
+    attrs = new.__dict__
+    for key, value in node.__dict__.items():
+        if isinstance(value, _AST):
+            attrs[key] = clone(value)
+        elif value.__class__ is list:
+            attrs[key] = [clone(v) if isinstance(v, _AST) else v for v in value]
+        else:
+            attrs[key] = value
+    return new

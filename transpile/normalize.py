@@ -30,13 +30,12 @@ line number of the user's statement they came from.
 """
 
 import builtins
-import copy
 
 import gast
 
 from transpile import lower, rename
 from transpile.errors import at
-from transpile.nodes import assign, call, const, contains_jump, is_atom, name
+from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
 from transpile.parse import MISSING
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
@@ -56,7 +55,7 @@ class _Normalizer:
         self.parsed = parsed
         self.namer = namer
         self.bindings = {}
-        for n in gast.walk(parsed.tree):
+        for n in descendants(parsed.tree):
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                 self.bindings[n.id] = self.bindings.get(n.id, 0) + 1
 
@@ -199,7 +198,7 @@ class _Normalizer:
         pre = []
         test = self.truth(s.test, pre)
         again = []
-        test_again = self.truth(copy.deepcopy(s.test), again)
+        test_again = self.truth(clone(s.test), again)
         if isinstance(test, gast.Name) and isinstance(test_again, gast.Name):
             # the re-evaluated test writes the same variable
             again = _rename_target(again, test_again.id, test.id)
@@ -209,7 +208,9 @@ class _Normalizer:
         if contains_jump(body, gast.Continue):
             # what follows a continue moves into the branches it skips; the continue
             # then ends its path and falls through to the re-evaluated test
-            loop = lower.jumps([gast.While(test=test, body=body, orelse=[])], self.parsed, self.namer)
+            loop = lower.jumps(
+                [gast.While(test=test, body=body, orelse=[])], self.parsed, self.namer
+            )
             body = lower.without_continues(loop[0].body)
         node = gast.While(test=test, body=body + again, orelse=[])
         return pre + [gast.copy_location(node, s)]

@@ -6,55 +6,59 @@
 * ``tidy``: empty branches and loops go; a comment with nothing under it goes.
 """
 
-import copy
-
 import gast
 
-from transpile import cfg
-from transpile.nodes import all_stmts, apply_edits, const, header, loads, stores
+from transpile import cfg, defuse
+from transpile.nodes import all_stmts, apply_edits, clone, const, descendants, header, loads, stores
 from transpile.reverse import COMMENT
 from transpile.zeros import in_place_base
 
 
 def dead_code(body, is_pure, live_out=()):
-    """Remove assignments whose targets are never read and whose values are pure."""
-    for _ in range(50):
-        graph = cfg.build(body)
+    """Remove assignments whose targets are never read and whose values are pure.
 
-        def transfer(node, fact):
-            s = node.stmt
-            if s is None:
-                return fact
-            h = header(s)
-            if isinstance(s, gast.For):
-                fact = fact - set(stores(s))
-                return fact | set(loads(h))
-            if h is not s:
-                return fact | set(loads(h))
+    One backward dataflow solve of *strong* liveness: a removable statement whose
+    targets are dead does not make its operands live, so a chain of values feeding
+    only dead ones dies in the same solve (no repeated rounds)."""
+    graph = cfg.build(body)
+    removable = {}
+    for node in graph.nodes:
+        s = node.stmt
+        if isinstance(s, (gast.Assign, gast.AugAssign)):
             written = stores(s)
-            kept = fact - set(written) if not isinstance(s, gast.AugAssign) else fact
-            return kept | set(loads(s))
-
-        _, after = cfg.solve(graph, transfer, forward=False, boundary=frozenset(live_out))
-        edits = {}
-        for node in graph.nodes:
-            s = node.stmt
-            if isinstance(s, (gast.Assign, gast.AugAssign)):
-                written = stores(s)
-                if (
-                    not written
-                    or isinstance(s, gast.Assign)
+            if (
+                written
+                and not (
+                    isinstance(s, gast.Assign)
                     and not all(isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets)
-                ):
-                    continue
-                if any(t in after[node] for t in written):
-                    continue
-                if is_pure(s.value):
-                    edits[id(s)] = []
-        if not edits:
-            return body
-        body = apply_edits(body, edits)
-    return body
+                )
+                and is_pure(s.value)
+            ):
+                removable[id(s)] = frozenset(written)
+
+    def transfer(node, fact):
+        s = node.stmt
+        if s is None:
+            return fact
+        h = header(s)
+        if isinstance(s, gast.For):
+            fact = fact - set(stores(s))
+            return fact | set(loads(h))
+        if h is not s:
+            return fact | set(loads(h))
+        written = removable.get(id(s))
+        if written is not None and not written & fact:
+            return fact  # dead: its reads keep nothing alive
+        kept = fact - set(stores(s)) if not isinstance(s, gast.AugAssign) else fact
+        return kept | set(loads(s))
+
+    _, after = cfg.solve(graph, transfer, forward=False, boundary=frozenset(live_out))
+    edits = {
+        id(node.stmt): []
+        for node in graph.nodes
+        if id(node.stmt) in removable and not removable[id(node.stmt)] & after[node]
+    }
+    return apply_edits(body, edits) if edits else body
 
 
 class _Folder(gast.NodeTransformer):
@@ -153,53 +157,64 @@ def _real(stmts):
 
 def propagate_copies(body, adjoint_names):
     """Remove top-level copies ``a = b`` between adjoints that are each written once,
-    keeping the more meaningful name (``dw`` over ``_t11``, ``d_t4`` over ``d_t3``)."""
-    counts = {}
+    keeping the more meaningful name (``dw`` over ``_t11``, ``d_t4`` over ``d_t3``), and
+    fold a constant adjoint written once (the seed 1.0 of a scalar output) into its
+    uses. One pass over a def-use index, in program order."""
+    index = defuse.Index(body)
+    in_place = {}
     for s in all_stmts(body):
-        for t in stores(s) + ([in_place_base(s)] if in_place_base(s) else []):
-            counts[t] = counts.get(t, 0) + 1
+        base = in_place_base(s)
+        if base:
+            in_place[base] = in_place.get(base, 0) + 1
+
+    def written(n):
+        return index.write_count(n) + in_place.get(n, 0)
+
+    adjoint_names = set(adjoint_names)
+    out = []
     for s in body:
         if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+            out.append(s)
             continue
-        if (
-            isinstance(s.value, gast.Constant)
-            and s.targets[0].id in adjoint_names
-            and counts.get(s.targets[0].id) == 1
-        ):
-            # a constant adjoint (the seed 1.0 of a scalar output) is folded into its uses
-            value, target = s.value, s.targets[0].id
-            body = [x for x in body if x is not s]
-            for stmt in body:
-                for n in gast.walk(stmt):
-                    for field, child in gast.iter_fields(n):
-                        if isinstance(child, gast.Name) and child.id == target:
-                            setattr(n, field, copy.deepcopy(value))
-                        elif isinstance(child, list):
-                            child[:] = [
-                                copy.deepcopy(value)
-                                if isinstance(c, gast.Name) and c.id == target
-                                else c
-                                for c in child
-                            ]
-            return propagate_copies(fold_constants(body), adjoint_names)
+        t = s.targets[0].id
+        if isinstance(s.value, gast.Constant) and t in adjoint_names and written(t) == 1:
+            index.forget(s)
+            for reader in index.reading(t):
+                _Folder().visit(_substitute(reader, t, s.value))
+            index.reads.pop(t, None)
+            continue
         if not isinstance(s.value, gast.Name):
+            out.append(s)
             continue
-        a, b = s.targets[0].id, s.value.id
-        if a not in adjoint_names or b not in adjoint_names:
-            continue
-        if counts.get(a) != 1 or counts.get(b) != 1:
+        a, b = t, s.value.id
+        if not (a in adjoint_names and b in adjoint_names and written(a) == 1 and written(b) == 1):
+            out.append(s)
             continue
         # keep the name of the value's origin, except where a temporary would displace a
         # user's name: dw over _t11 (from a callee's adjoint), dz over d_t2
         keep, drop = (a, b) if _is_temp(b) and not _is_temp(a) else (b, a)
-        rename = {drop: keep}
-        body = [x for x in body if x is not s]
-        for stmt in body:
-            for n in gast.walk(stmt):
-                if isinstance(n, gast.Name) and n.id in rename:
-                    n.id = rename[n.id]
-        return propagate_copies(body, adjoint_names | {keep})
-    return body
+        index.forget(s)
+        index.rename(drop, keep, writes=True)
+        in_place[keep] = in_place.get(keep, 0) + in_place.pop(drop, 0)
+        adjoint_names.add(keep)
+    return out
+
+
+def _substitute(stmt, n, constant):
+    """``stmt`` with every read of ``n`` replaced by ``constant`` (in place)."""
+
+    class Replace(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id == n and isinstance(node.ctx, gast.Load):
+                return clone(constant)
+            return node
+
+    if isinstance(stmt, (gast.If, gast.For, gast.While)):
+        for field in ("test", "iter"):
+            if hasattr(stmt, field):
+                setattr(stmt, field, Replace().visit(getattr(stmt, field)))
+        return stmt
+    return Replace().visit(stmt)
 
 
 def _is_temp(n):
@@ -250,44 +265,28 @@ def propagate_negations(body, adjoint_names, ops_name):
     another minus or turns ``a + b`` into ``a - b``: ``d_t4 = -(dp * p / _t4)``,
     ``d_t2 = d_t4 * _t3``, ``dz = -d_t2`` become two products and no negation.
     Adjoints are linear in each other, so a sign passes through products with
-    primal values and through the linear helpers."""
-    for _ in range(100):
-        changed = False
-        counts = _write_and_read_counts(body)
-        for i, s in enumerate(body):
-            t = _negated_name(s, adjoint_names, counts)
-            if t is None:
-                continue
-            use = next((j for j in range(i + 1, len(body)) if _reads(body[j], t)), None)
-            if use is None or not isinstance(body[use], gast.Assign):
-                continue
-            rewrites = [j for j in range(i + 1, len(body)) if t in stores(body[j])]
-            if rewrites and rewrites != [use]:
-                continue  # written again elsewhere: not a single accumulation
-            value = body[use].value
-            new = _absorb_sign(value, t, ops_name)
-            if new is None:
-                continue
-            s.value = s.value.operand  # t = E
-            body[use].value = new
-            changed = True
-            break
-        if not changed:
-            return body
+    primal values and through the linear helpers. One pass in program order: a sign
+    moved into a later statement is moved on when that statement is reached."""
+    index = defuse.Index(body)
+    top = {id(s): i for i, s in enumerate(body)}
+    for s in body:
+        t = _negated_name(s, adjoint_names, index)
+        if t is None:
+            continue
+        ((_, use),) = index.reads[t]
+        if id(use) not in top or top[id(use)] <= top[id(s)] or not isinstance(use, gast.Assign):
+            continue
+        if any(w is not s and w is not use for _, w in index.writes.get(t, ())):
+            continue  # written again elsewhere: not a single accumulation
+        new = _absorb_sign(use.value, t, ops_name)
+        if new is None:
+            continue
+        s.value = s.value.operand  # t = E
+        use.value = new
     return body
 
 
-def _write_and_read_counts(body):
-    counts = {}
-    for s in all_stmts(body):
-        for n in stores(s):
-            counts[("w", n)] = counts.get(("w", n), 0) + 1
-        for n in loads(header(s)):
-            counts[("r", n)] = counts.get(("r", n), 0) + 1
-    return counts
-
-
-def _negated_name(s, adjoint_names, counts):
+def _negated_name(s, adjoint_names, index):
     """``t`` for a top-level ``t = -E`` where ``t`` is an adjoint written and read once."""
     if not (
         isinstance(s, gast.Assign)
@@ -298,7 +297,7 @@ def _negated_name(s, adjoint_names, counts):
         return None
     t = s.targets[0].id
     # written once, or once more by the accumulation that is its only read (t = t + x)
-    if t not in adjoint_names or counts.get(("r", t)) != 1 or counts.get(("w", t)) not in (1, 2):
+    if t not in adjoint_names or index.read_count(t) != 1 or index.write_count(t) not in (1, 2):
         return None
     return t
 
@@ -362,11 +361,20 @@ def _is_name(node, n):
 
 
 def _contains(node, n):
-    return any(isinstance(x, gast.Name) and x.id == n for x in gast.walk(node))
+    return any(isinstance(x, gast.Name) and x.id == n for x in descendants(node))
 
 
 def fold_negated_first_writes(body, adjoint_names):
-    """``dp = -d_t8`` followed by ``dp = dp + x`` is ``dp = x - d_t8``: one operation."""
+    """``dp = -d_t8`` followed by ``dp = dp + x`` is ``dp = x - d_t8``: one operation.
+
+    One pass over a def-use index: between the two statements nothing may write what
+    ``d_t8`` is computed from, and no branch or loop may stand."""
+    index = defuse.Index(body)
+    top = {id(s): i for i, s in enumerate(body)}
+    compound_before = [0]
+    for s in body:
+        compound_before.append(compound_before[-1] + isinstance(s, (gast.If, gast.For, gast.While)))
+    dropped = set()
     for i, s in enumerate(body):
         if not (
             isinstance(s, gast.Assign)
@@ -377,24 +385,35 @@ def fold_negated_first_writes(body, adjoint_names):
         ):
             continue
         t, negated = s.targets[0].id, s.value.operand
-        used = set(loads(negated))
-        for j in range(i + 1, len(body)):
-            later = body[j]
-            touches = _reads(later, t) or t in stores(later)
-            if not touches:
-                if used & set(stores(later)) or isinstance(later, (gast.If, gast.For, gast.While)):
-                    break
-                continue
-            v = getattr(later, "value", None)
-            if (
-                isinstance(later, gast.Assign)
-                and _is_name(later.targets[0], t)
-                and isinstance(v, gast.BinOp)
-                and isinstance(v.op, gast.Add)
-                and _is_name(v.left, t)
-                and not _contains(v.right, t)
-            ):
-                later.value = gast.BinOp(left=v.right, op=gast.Sub(), right=negated)
-                return fold_negated_first_writes(body[:i] + body[i + 1 :], adjoint_names)
-            break
-    return body
+        here = index.position[id(s)]
+        touching = [
+            st
+            for _, st in index.reads.get(t, []) + index.writes.get(t, [])
+            if st is not s and index.position[id(st)] > here
+        ]
+        if not touching:
+            continue
+        later = min(touching, key=lambda st: index.position[id(st)])
+        j = top.get(id(later))
+        if j is None or compound_before[j] != compound_before[i + 1]:
+            continue  # in a branch or loop, or one stands between
+        there = index.position[id(later)]
+        if any(
+            here < index.position[id(w)] < there
+            for n in set(loads(negated))
+            for _, w in index.writes.get(n, ())
+        ):
+            continue  # what the negated value reads changes in between
+        v = getattr(later, "value", None)
+        if (
+            isinstance(later, gast.Assign)
+            and _is_name(later.targets[0], t)
+            and isinstance(v, gast.BinOp)
+            and isinstance(v.op, gast.Add)
+            and _is_name(v.left, t)
+            and not _contains(v.right, t)
+        ):
+            later.value = gast.BinOp(left=v.right, op=gast.Sub(), right=negated)
+            dropped.add(id(s))
+            index.forget(s)
+    return [s for s in body if id(s) not in dropped]

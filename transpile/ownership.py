@@ -11,28 +11,54 @@ allocation it came from, and otherwise wraps the returned value in ``ops.owned``
 which copies exactly the leaves that need it at run time.
 """
 
-import copy
-
 import gast
 
-from transpile.nodes import all_stmts, name
+from transpile.nodes import all_stmts, clone, descendants, name
 
 # helpers of ``ops`` whose result is a new array made from their first argument's data
 _OPS_FRESH = frozenset(
-    (
-        "zeros_like matmul_left matmul_right dot_left dot_right unreduce_prod "
-        "unreduce_extreme unvar uncumsum unnorm undet untrace undiag unroll "
-        "solve_rhs_adjoint solve_matrix_adjoint copy filled"
-    ).split()
+    [
+        "zeros_like",
+        "matmul_left",
+        "matmul_right",
+        "dot_left",
+        "dot_right",
+        "unreduce_prod",
+        "unreduce_extreme",
+        "unvar",
+        "uncumsum",
+        "unnorm",
+        "undet",
+        "untrace",
+        "undiag",
+        "unroll",
+        "solve_rhs_adjoint",
+        "solve_matrix_adjoint",
+        "copy",
+        "filled",
+    ]
 )
 # ... and those that may return their first argument itself, or a view of it
 _OPS_PASS = frozenset(("unbroadcast", "cast_like", "untranspose", "like", "unarray"))
 # numpy functions and methods that return a view of their first argument
 _VIEWS = frozenset(
-    (
-        "reshape transpose ravel squeeze expand_dims flip broadcast_to moveaxis swapaxes "
-        "asarray atleast_1d atleast_2d atleast_3d diagonal view"
-    ).split()
+    [
+        "reshape",
+        "transpose",
+        "ravel",
+        "squeeze",
+        "expand_dims",
+        "flip",
+        "broadcast_to",
+        "moveaxis",
+        "swapaxes",
+        "asarray",
+        "atleast_1d",
+        "atleast_2d",
+        "atleast_3d",
+        "diagonal",
+        "view",
+    ]
 )
 
 
@@ -45,11 +71,11 @@ def guard_return(ret, body, ops_name, np_name, params):
         for s in all_stmts(body):
             if isinstance(s, gast.Assign):
                 for t in s.targets:
-                    for n in gast.walk(t):
+                    for n in descendants(t):
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                             defs.setdefault(n.id, []).append(s.value if t is n else None)
             elif isinstance(s, gast.For):
-                for n in gast.walk(s.target):
+                for n in descendants(s.target):
                     if isinstance(n, gast.Name):
                         defs.setdefault(n.id, []).append(None)
         roots = [_roots(leaf, defs, set(params), ops_name, np_name, set()) for leaf in leaves]
@@ -57,7 +83,7 @@ def guard_return(ret, body, ops_name, np_name, params):
             return ret
     value = gast.Call(
         func=gast.Attribute(value=name(ops_name), attr="owned", ctx=gast.Load()),
-        args=[copy.deepcopy(ret.value), *(name(p) for p in params)],
+        args=[clone(ret.value), *(name(p) for p in params)],
         keywords=[],
     )
     return gast.copy_location(gast.Return(value=value), ret)

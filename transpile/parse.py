@@ -15,12 +15,14 @@ differentiating the text would differentiate another function.
 import builtins
 import dis
 import inspect
+import math
 import textwrap
 from dataclasses import dataclass, field
 
 import gast
 
 from transpile.errors import TranspileError
+from transpile.nodes import descendants
 
 MISSING = object()
 
@@ -112,7 +114,7 @@ def _source_error(func, why, hint=None):
 def assigned_names(tree) -> set:
     """Every name the function binds: parameters, assignment and loop targets."""
     names = set()
-    for node in gast.walk(tree):
+    for node in descendants(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
     return names
@@ -198,8 +200,9 @@ def _refuse_changed(func, source, tree):
         inner = textwrap.indent(source, "    ")
         text = f"def _outer_():\n    {' = '.join(freevars)} = None\n{inner}"
     try:
-        compiled = compile(text, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS,
-                           dont_inherit=True)
+        compiled = compile(
+            text, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
+        )
     except SyntaxError as exc:
         raise _changed_error(func, f"its source no longer compiles ({exc.msg})") from None
     found = _find_code(compiled, code.co_name)
@@ -237,8 +240,15 @@ def _same_code(a, b):
     """The same instructions, names and constants; line numbers and columns may differ,
     and so may the spelling of a method call (``np.sum(x)`` compiles differently where
     ``np`` is known to be imported)."""
-    fields = ("co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
-              "co_kwonlyargcount", "co_posonlyargcount")
+    fields = (
+        "co_names",
+        "co_varnames",
+        "co_freevars",
+        "co_cellvars",
+        "co_argcount",
+        "co_kwonlyargcount",
+        "co_posonlyargcount",
+    )
     if any(getattr(a, f) != getattr(b, f) for f in fields):
         return False
     if _instructions(a) != _instructions(b) or len(a.co_consts) != len(b.co_consts):
@@ -247,9 +257,13 @@ def _same_code(a, b):
         if inspect.iscode(x) and inspect.iscode(y):
             if not _same_code(x, y):
                 return False
-        elif type(x) is not type(y) or x != y and not (x != x and y != y):
+        elif type(x) is not type(y) or x != y and not (_is_nan(x) and _is_nan(y)):
             return False
     return True
+
+
+def _is_nan(v):
+    return isinstance(v, float) and math.isnan(v)
 
 
 _SAME_OP = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL_FUNCTION"}

@@ -7,7 +7,6 @@ for calls to user functions). ``dump(func, wrt, stage)`` returns the source of a
 intermediate stage, for debugging.
 """
 
-import copy
 import functools
 import inspect
 import threading
@@ -41,7 +40,7 @@ from transpile import (
 )
 from transpile.errors import TranspileError, at
 from transpile.naming import Namer
-from transpile.nodes import all_stmts, assign, const, function_def, name, stores
+from transpile.nodes import all_stmts, assign, clone, const, descendants, function_def, name, stores
 from transpile.rules import build_registry
 
 STAGES = ("parse", "anf", "raw", "final")
@@ -201,7 +200,7 @@ class _Build:
         elif self.mode in ("grad", "value_and_grad"):
             seed_call = gast.Call(
                 func=gast.Attribute(value=name(ops), attr="seed", ctx=gast.Load()),
-                args=[copy.deepcopy(result)],
+                args=[clone(result)],
                 keywords=[],
             )
             seed = [assign(d_result or namer.fresh("dout"), seed_call, gast.Pass())]
@@ -210,14 +209,14 @@ class _Build:
             extra_args = [dout]
             checked = gast.Call(
                 func=gast.Attribute(value=name(ops), attr="cotangent", ctx=gast.Load()),
-                args=[name(dout), copy.deepcopy(result)],
+                args=[name(dout), clone(result)],
                 keywords=[],
             )
             seed = [assign(d_result or namer.fresh("dout"), checked, gast.Pass())]
         containers = self.container_names(tree, em, params)
         subscripted = {
             n.value.id
-            for n in gast.walk(tree)
+            for n in descendants(tree)
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
         }
         sequences = self.kinds.sequences | self.sequence_operands(tree)
@@ -267,12 +266,12 @@ class _Build:
             ] + primal
         ret = adjoint_part.pop()
         if self.mode == "value_and_grad":
-            value = copy.deepcopy(result)
+            value = clone(result)
             if isinstance(result, gast.Name) and any(
                 result.id in stores(s) for s in all_stmts(adjoint_part)
             ):  # the adjoint sweep restores older values of it: keep the one returned
                 value = name(namer.fresh("value"))
-                primal = primal + [assign(value.id, copy.deepcopy(result), gast.Pass())]
+                primal = primal + [assign(value.id, clone(result), gast.Pass())]
             ret = gast.Return(value=gast.Tuple(elts=[value, ret.value], ctx=gast.Load()))
         if self.mode == "split":
             return self.split(tree, primal, adjoint_part, ret, result, d_result, adj_names)
@@ -347,7 +346,7 @@ class _Build:
         return optimize.tidy(body)
 
     def function_def(self, tree, fname, body, extra_args):
-        args = copy.deepcopy(tree.args)
+        args = clone(tree.args)
         args.args = args.args + [name(a, gast.Param()) for a in extra_args]
         return function_def(fname, args, body)
 
@@ -371,7 +370,7 @@ class _Build:
         """The generated code's own names, and placeholders for the user's closure
         variables (``emit`` binds the user's own cells there, read live); module
         globals stay live lookups."""
-        used = {n.id for n in gast.walk(fdef) if isinstance(n, gast.Name)}
+        used = {n.id for n in descendants(fdef) if isinstance(n, gast.Name)}
         bound = {k: v for k, v in self.namespace.items() if k in used}
         bound.update({k: None for k in self.parsed.cells if k in used})
         return bound
@@ -379,7 +378,7 @@ class _Build:
     def container_names(self, tree, em, params):
         """Names that may hold lists, tuples or dicts: their adjoints add with ops.add."""
         names = set()
-        for n in gast.walk(tree):
+        for n in descendants(tree):
             if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
                 v = n.value
                 match = self.ctx.activity.matches.get(id(n))
@@ -398,7 +397,7 @@ class _Build:
         """Names concatenated or repeated: their adjoints are lists."""
         return {
             o.id
-            for n in gast.walk(tree)
+            for n in descendants(tree)
             if isinstance(n, gast.Assign) and kinds.is_sequence_op(n.value, self.kinds.sequences)
             for o in (n.value.left, n.value.right)
             if isinstance(o, gast.Name)
@@ -464,7 +463,7 @@ class _Build:
         fwd_ret = gast.Return(
             value=gast.Tuple(
                 elts=[
-                    copy.deepcopy(result),
+                    clone(result),
                     gast.Tuple(elts=[name(n) for n in saved_names], ctx=gast.Load()),
                 ],
                 ctx=gast.Load(),
@@ -540,7 +539,9 @@ _BLOCKS = (gast.If, gast.For, gast.While)
 
 
 def _loads(stmt):
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {
+        n.id for n in descendants(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
 
 
 def _prebind(primal, needed, params):
@@ -557,7 +558,9 @@ def _prebind(primal, needed, params):
 
 def _stores_within(block):
     return {
-        n.id for n in gast.walk(block) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        n.id
+        for n in descendants(block)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     }
 
 
@@ -566,7 +569,7 @@ def tree_params(tree):
 
 
 def _uses_name(stmt, n):
-    return any(isinstance(x, gast.Name) and x.id == n for x in gast.walk(stmt))
+    return any(isinstance(x, gast.Name) and x.id == n for x in descendants(stmt))
 
 
 def _varied_at_end(act, body):

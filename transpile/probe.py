@@ -7,11 +7,9 @@ helper call (``unbroadcast`` and friends) and returns its result, and
 to what the rewrite needs: kind, shape, dtype and type.
 """
 
-import copy
-
 import gast
 
-from transpile.nodes import const, name
+from transpile.nodes import clone, const, descendants, name
 
 SITE_HELPERS = ("unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right")
 
@@ -35,7 +33,7 @@ def number_sites(body, ops_name):
     """Tag each call of a specialized helper with a site number; returns the count."""
     count = 0
     for stmt in body:
-        for node in gast.walk(stmt):
+        for node in descendants(stmt):
             if helper_name(node, ops_name):
                 node.transpile_site = count
                 count += 1
@@ -57,7 +55,7 @@ def probe_body(body, ops_name, probe_name, seen_name):
     ``probe_name(site, helper, *args)`` records the arguments of a helper call and
     returns its result; ``seen_name(index, value)`` records a statement's target. The
     two names are chosen to clash with nothing the body reads."""
-    body = copy.deepcopy(body)
+    body = clone(body)
 
     class Wrap(gast.NodeTransformer):
         def visit_Call(self, node):
@@ -77,7 +75,9 @@ def probe_body(body, ops_name, probe_name, seen_name):
         if target is not None:
             out.append(
                 gast.Expr(
-                    value=gast.Call(func=name(seen_name), args=[const(i), name(target)], keywords=[])
+                    value=gast.Call(
+                        func=name(seen_name), args=[const(i), name(target)], keywords=[]
+                    )
                 )
             )
     return _free_when_dead(out)
@@ -89,7 +89,7 @@ def _free_when_dead(body):
     made = {t for s in body for t in _stored(s)}
     last = {}
     for i, s in enumerate(body):
-        for n in gast.walk(s):
+        for n in descendants(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in made:
                 last[n.id] = i
     dead_after = {}
@@ -107,7 +107,9 @@ def _free_when_dead(body):
 
 def _stored(stmt):
     return [
-        n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        n.id
+        for n in descendants(stmt)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     ]
 
 

@@ -9,12 +9,20 @@ and the matching ``tape.push(...)`` before the write. An array that the adjoint
 reads only for its shape is recorded as its shape.
 """
 
-import copy
-
 import gast
 
 from transpile import shapes
-from transpile.nodes import all_stmts, assign, calls_marker, const, header, name, stores
+from transpile.nodes import (
+    all_stmts,
+    assign,
+    calls_marker,
+    clone,
+    const,
+    descendants,
+    header,
+    name,
+    stores,
+)
 from transpile.reverse import RESTORE
 
 
@@ -47,9 +55,9 @@ def run(primal, adjoint, markers, needed, params, names):
                         keywords=[],
                     )
                     if kind == "slot":
-                        sub = copy.deepcopy(primal_stmt.targets[0])
+                        sub = clone(primal_stmt.targets[0])
                         out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
-                        read = copy.deepcopy(sub)
+                        read = clone(sub)
                         read.ctx = gast.Load()
                         value = gast.Call(
                             func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()),
@@ -108,7 +116,7 @@ def run(primal, adjoint, markers, needed, params, names):
         if isinstance(s, (gast.If, gast.For, gast.While)):
             inner = {
                 n.id
-                for n in gast.walk(s)
+                for n in descendants(s)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             }
             for n in sorted((inner & pushed) - defined):
@@ -160,7 +168,7 @@ def _matmul_derived(stmts, np_name, params=()):
     derived = {
         o.id
         for s in all_stmts(stmts)
-        for n in gast.walk(s)
+        for n in descendants(s)
         if isinstance(n, gast.BinOp) and isinstance(n.op, gast.MatMult)
         for o in (n.left, n.right)
         if isinstance(o, gast.Name)
@@ -237,11 +245,11 @@ def free_loads(stmts, exclude):
         for s in block:
             if _is_restore(s):
                 continue
-            for n in gast.walk(header(s)):
+            for n in descendants(header(s)):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
                     loads.add(n.id)
             if isinstance(s, gast.For):  # the loop binds its target before each pass
-                targets = {n.id for n in gast.walk(s.target) if isinstance(n, gast.Name)}
+                targets = {n.id for n in descendants(s.target) if isinstance(n, gast.Name)}
                 read(s.body, bound | targets)
                 read(s.orelse, bound)
             elif isinstance(s, (gast.If, gast.While)):

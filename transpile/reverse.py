@@ -13,7 +13,6 @@ adjoint uses a few forms that ``optimize`` later resolves:
     '#grad of: ...'          a comment naming the user's line
 """
 
-import copy
 import linecache
 from dataclasses import dataclass, field
 
@@ -21,7 +20,7 @@ import gast
 
 from transpile import aliasing, composites, scalars, shapes
 from transpile.errors import at
-from transpile.nodes import assign, const, contains_jump, name
+from transpile.nodes import assign, clone, const, contains_jump, descendants, name
 from transpile.rules import blocked_operands
 from transpile.template import expand
 
@@ -133,7 +132,7 @@ class _Reverse:
             if ab or ao:
                 adjoint = [
                     gast.copy_location(
-                        gast.If(test=copy.deepcopy(s.test), body=ab or [gast.Pass()], orelse=ao), s
+                        gast.If(test=clone(s.test), body=ab or [gast.Pass()], orelse=ao), s
                     )
                 ]
             return [primal], adjoint
@@ -164,9 +163,7 @@ class _Reverse:
             )
         rev_iter = gast.Call(func=name("reversed"), args=[it], keywords=[])
         loop = gast.copy_location(
-            gast.For(
-                target=copy.deepcopy(s.target), iter=rev_iter, body=ab, orelse=[], type_comment=None
-            ),
+            gast.For(target=clone(s.target), iter=rev_iter, body=ab, orelse=[], type_comment=None),
             s,
         )
         after = [self.restore_marker(counter, init[0], "name")] if counter and depth else []
@@ -289,9 +286,7 @@ class _Reverse:
             for key, elt in zip(keys, elts):
                 adj = adjoint_of(elt)
                 if adj:
-                    item = gast.Subscript(
-                        value=copy.deepcopy(dt), slice=copy.deepcopy(key), ctx=gast.Load()
-                    )
+                    item = gast.Subscript(value=clone(dt), slice=clone(key), ctx=gast.Load())
                     out.append(_accumulate(adj, item))
             return [s], out
         if kind == "user":
@@ -316,7 +311,7 @@ class _Reverse:
                     f"argument {n.id!r}, which depends on the differentiated inputs",
                     "wrap that argument in stop_gradient(...) if it is a constant",
                 )
-        for n in gast.walk(s.value):
+        for n in descendants(s.value):
             if isinstance(n, gast.Lambda):
                 raise at(
                     self.ctx,
@@ -327,11 +322,11 @@ class _Reverse:
 
     def index_value(self, index):
         if isinstance(index, (gast.Name, gast.Constant)):
-            return copy.deepcopy(index)
+            return clone(index)
         np_name = self.ctx.runtime_names["np"]
         return gast.Subscript(
             value=gast.Attribute(value=name(np_name), attr="s_", ctx=gast.Load()),
-            slice=copy.deepcopy(index),
+            slice=clone(index),
             ctx=gast.Load(),
         )
 
@@ -341,9 +336,7 @@ class _Reverse:
             call, match.callee, s, self.act
         )
         saved = self.namer.fresh(f"{match.callee.__name__}_saved")
-        new_call = gast.Call(
-            func=name(fwd), args=copy.deepcopy(call.args), keywords=copy.deepcopy(call.keywords)
-        )
+        new_call = gast.Call(func=name(fwd), args=clone(call.args), keywords=clone(call.keywords))
         primal = gast.copy_location(
             gast.Assign(
                 targets=[
@@ -404,7 +397,7 @@ class _Reverse:
         varied_value = isinstance(s.value, gast.Name) and self.act.is_varied(s, s.value.id)
         if useful and (varied_value or self.act.is_varied(s, base)):
             dbase = name(self.d(base))
-            slot = gast.Subscript(value=dbase, slice=copy.deepcopy(sub.slice), ctx=gast.Load())
+            slot = gast.Subscript(value=dbase, slice=clone(sub.slice), ctx=gast.Load())
             # the slot is cleared next: read a copy, not a view
             slot = gast.Call(
                 func=gast.Attribute(
@@ -421,14 +414,14 @@ class _Reverse:
                         attr="unbroadcast",
                         ctx=gast.Load(),
                     ),
-                    args=[slot, copy.deepcopy(s.value)],
+                    args=[slot, clone(s.value)],
                     keywords=[],
                 )
                 adjoint.append(_accumulate(self.d(s.value.id), ub))
             clear = gast.Assign(
                 targets=[
                     gast.Subscript(
-                        value=name(self.d(base)), slice=copy.deepcopy(sub.slice), ctx=gast.Store()
+                        value=name(self.d(base)), slice=clone(sub.slice), ctx=gast.Store()
                     )
                 ],
                 value=const(0.0),
@@ -467,7 +460,7 @@ class _Reverse:
                     return [s], [comment(_line(self.ctx, s), s), _accumulate(self.d(item.id), pop)]
                 return [s], [gast.Expr(value=pop)]
             return [s], []
-        for n in gast.walk(call):
+        for n in descendants(call):
             if (
                 isinstance(n, gast.Name)
                 and self.act.is_varied(s, n.id)

@@ -7,6 +7,7 @@ cannot broadcast its partner (``shapes`` uses that).
 import gast
 
 import runtime
+from transpile.nodes import descendants
 from transpile.parse import MISSING
 from transpile.rules import reductions
 
@@ -23,11 +24,11 @@ def scalar_names(tree, parsed):
     other operand, so its partner's adjoint needs no ``unbroadcast``."""
     reducers = {id(f) for f in reductions.FULL_REDUCERS}
     values = {a.id: [None] for a in tree.args.args}  # a parameter may hold anything
-    for n in gast.walk(tree):
+    for n in descendants(tree):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)
         elif isinstance(n, (gast.For, gast.Assign)):
-            for t in gast.walk(n.targets[0] if isinstance(n, gast.Assign) else n.target):
+            for t in descendants(n.targets[0] if isinstance(n, gast.Assign) else n.target):
                 if isinstance(t, gast.Name):
                     values.setdefault(t.id, []).append(None)
 

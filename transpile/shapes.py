@@ -15,7 +15,7 @@ atom after each assignment; the facts hold within one execution of a block.
 import gast
 
 import runtime
-from transpile.nodes import all_stmts, header, stores
+from transpile.nodes import all_stmts, descendants, header, stores
 from transpile.rules import elementwise
 
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod, gast.FloorDiv)
@@ -39,7 +39,7 @@ def shape_sets(tree, parsed, scalars):
             elif isinstance(s, (gast.If, gast.For, gast.While)):
                 assigned = {
                     n.id
-                    for n in gast.walk(s)
+                    for n in descendants(s)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
                 }
                 inner_env = {k: v for k, v in env.items() if k not in assigned}
@@ -141,13 +141,13 @@ def classify_reads(stmts, ops_name, skip=lambda stmt: False):
         if skip(stmt):
             continue
         shape_args = set()
-        for node in gast.walk(header(stmt)):
+        for node in descendants(header(stmt)):
             position = _shape_position(node, ops_name)
             if position is not None and isinstance(node.args[position], gast.Name):
                 arg = node.args[position]
                 shape_args.add(id(arg))
                 shape_reads.setdefault(arg.id, []).append((node, position))
-        for node in gast.walk(header(stmt)):
+        for node in descendants(header(stmt)):
             if (
                 isinstance(node, gast.Name)
                 and isinstance(node.ctx, gast.Load)

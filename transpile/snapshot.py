@@ -48,7 +48,11 @@ def run(tree, parsed, namer):
                 if getattr(s, field, None):
                     setattr(s, field, block(getattr(s, field)))
             value = getattr(s, "value", None)
-            if isinstance(s, gast.Assign) and isinstance(value, gast.Call) and not _length_only(value):
+            if (
+                isinstance(s, gast.Assign)
+                and isinstance(value, gast.Call)
+                and not _length_only(value)
+            ):
                 for k, a in enumerate(value.args):
                     if isinstance(a, gast.Name) and a.id in later and appended_after(a.id, s):
                         copy_name = namer.temp()

@@ -22,14 +22,13 @@ observations (``probe``). Anything it cannot prove leaves that line or that
 signature generic, never a guess.
 """
 
-import copy
 import math
 from typing import NamedTuple
 
 import gast
 import numpy as np
 
-from transpile.nodes import assign, const, name
+from transpile.nodes import assign, clone, const, descendants, name
 from transpile.probe import helper_name, single_target
 
 
@@ -102,7 +101,7 @@ class Specializer:
         for i, stmt in enumerate(body):
             while True:
                 try:
-                    new = self.statement(i, copy.deepcopy(stmt))
+                    new = self.statement(i, clone(stmt))
                     break
                 except _NeedConcrete as need:
                     names = sorted(n for n in need.names if self.needs_work(n))
@@ -166,7 +165,7 @@ class Specializer:
             s.value = self.applied(v)
             return s
         self.require_concrete(s)
-        read = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+        read = {n.id for n in descendants(s) if isinstance(n, gast.Name)}
         if isinstance(s, gast.Return):  # scalars leave with the generic code's type
             untyped = read & self.numpy_scalar - self.numpy_typed
             if untyped:
@@ -174,7 +173,7 @@ class Specializer:
         borrowed = read & self.borrowed
         if borrowed:  # what leaves or is written through must be our own array
             raise _NeedConcrete(borrowed)
-        for node in gast.walk(s):  # names this statement binds lose what we knew
+        for node in descendants(s):  # names this statement binds lose what we knew
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 m = self.seen.get(i) if single_target(s) == node.id else None
                 self.python.discard(node.id)
@@ -245,7 +244,7 @@ class Specializer:
 
     def deferred_names(self, node):
         names = set()
-        for n in gast.walk(node):
+        for n in descendants(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 names.add(n.id)
             elif hasattr(n, "transpile_name"):
@@ -548,4 +547,4 @@ def _subscript(g, index):
 
 
 def _transposed(node):
-    return gast.Attribute(value=copy.deepcopy(node), attr="T", ctx=gast.Load())
+    return gast.Attribute(value=clone(node), attr="T", ctx=gast.Load())

@@ -11,12 +11,13 @@ inactive operand is dropped. Parameters whose name starts with ``_`` are options
 (axis, keepdims, a where-condition): never differentiated.
 """
 
-import copy
 import inspect
 import textwrap
 from dataclasses import dataclass
 
 import gast
+
+from transpile.nodes import clone
 
 
 class _Adjoints:
@@ -97,7 +98,7 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
             target = adjoint_of(node)
             if target is None:
                 continue
-            value = _substitute(copy.deepcopy(stmt.value), these, adjoint_of, runtime_names)
+            value = _substitute(clone(stmt.value), these, adjoint_of, runtime_names)
             if value is None:
                 continue
             new = gast.AugAssign(
@@ -127,7 +128,7 @@ class _Substituter(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id in self.values:
-            return copy.deepcopy(self.values[node.id])
+            return clone(self.values[node.id])
         if node.id in self.runtime_names:
             return gast.Name(
                 id=self.runtime_names[node.id], ctx=gast.Load(), annotation=None, type_comment=None

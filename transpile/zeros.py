@@ -7,8 +7,6 @@ it meets a non-zero on another path, or an in-place update needs a buffer. The
 analysis is reaching definitions over the control-flow graph, run to a fixed point.
 """
 
-import copy
-
 import gast
 
 from transpile import cfg
@@ -17,6 +15,8 @@ from transpile.nodes import (
     apply_edits,
     assign,
     calls_marker,
+    clone,
+    descendants,
     header,
     loads,
     name,
@@ -44,6 +44,15 @@ FRESH_OPS = {
 }
 
 
+def _join(facts):
+    """Reaching definitions merged where paths meet: per name, the union."""
+    out = dict(facts[0])
+    for fact in facts[1:]:
+        for n, found in fact.items():
+            out[n] = out[n] | found if n in out else found
+    return out
+
+
 def _is_zero_marker(stmt):
     return isinstance(stmt, gast.Assign) and calls_marker(stmt, ZERO)
 
@@ -66,7 +75,7 @@ def in_place_base(stmt):
 
 
 def _pop_base(node):
-    for n in gast.walk(node):
+    for n in descendants(node):
         if (
             isinstance(n, gast.Call)
             and isinstance(n.func, gast.Attribute)
@@ -118,14 +127,14 @@ class _Adjoints:
                 defs.append(pop)
             if not defs:
                 return fact
-            kept = frozenset(f for f in fact if f[0] not in defs)
             kind = "zero" if _is_zero_marker(s) else "value"
-            return kept | {(d, kind, id(s)) for d in defs}
+            new = dict(fact)  # name -> frozenset of (kind, id of the defining statement)
+            for d in defs:
+                new[d] = frozenset({(kind, id(s))})
+            return new
 
-        boundary = frozenset((n, "zero", ENTRY) for n in names if n not in self.given) | {
-            (n, "value", ENTRY) for n in self.given
-        }
-        before, _ = cfg.solve(graph, transfer, forward=True, boundary=boundary)
+        boundary = {n: frozenset({("value" if n in self.given else "zero", ENTRY)}) for n in names}
+        before, _ = cfg.solve(graph, transfer, forward=True, boundary=boundary, init={}, join=_join)
         return graph, before
 
     def step(self, body):
@@ -134,7 +143,7 @@ class _Adjoints:
         needed = set()  # ids of zero markers (or ENTRY) that must become arrays
 
         def defs(fact, n):
-            return [f for f in fact if f[0] == n]
+            return [(n, kind, where) for kind, where in fact.get(n, ())]
 
         def all_zero(fact, n):
             return all(f[1] == "zero" for f in defs(fact, n))
@@ -288,7 +297,7 @@ def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
     safe_reads, all_reads = {}, {}
     parents = {}
     for stmt in all_stmts(body):
-        for node in gast.walk(header(stmt)):
+        for node in descendants(header(stmt)):
             for child in gast.iter_child_nodes(node):
                 parents[id(child)] = node
     for stmt in all_stmts(body):
@@ -303,7 +312,7 @@ def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
             base = in_place_base(stmt)
             if base:
                 writes.setdefault(base, []).append("other")
-        for node in gast.walk(header(stmt)):
+        for node in descendants(header(stmt)):
             if not (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)):
                 continue
             all_reads[node.id] = all_reads.get(node.id, 0) + 1
@@ -346,12 +355,12 @@ def _is_fresh(value, ops_name):
 
 
 def _replace_names(stmt, repl):
-    stmt = copy.deepcopy(stmt)
+    stmt = clone(stmt)
 
     class R(gast.NodeTransformer):
         def visit_Name(self, node):
             if isinstance(node.ctx, gast.Load) and node.id in repl:
-                return copy.deepcopy(repl[node.id])
+                return clone(repl[node.id])
             return node
 
     return R().visit(stmt)

@@ -14,8 +14,9 @@ import gast
 import numpy as np
 
 import runtime
-from transpile.parse import MISSING
 from transpile.kinds import is_sequence_op
+from transpile.nodes import descendants
+from transpile.parse import MISSING
 from transpile.rules import arith, elementwise, linalg, nondiff, reductions, shape
 from transpile.rules import sequences as sequence_rules
 from transpile.template import parse_template
@@ -232,7 +233,7 @@ def blocked_operands(match: Match):
     for p, v in match.values.items():
         if p == first or p in tmpl.diff_params or p in tmpl.option_params:
             continue
-        for n in gast.walk(v):
+        for n in descendants(v):
             if isinstance(n, gast.Name):
                 out.append(n)
     return tuple(out)
