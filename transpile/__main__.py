@@ -33,6 +33,12 @@ def _load(path: str):
     return module
 
 
+def _stage_names():
+    from transpile.pipeline import STAGE_NAMES
+
+    return STAGE_NAMES
+
+
 def _wrt(text):
     if text is None:
         return 0
@@ -99,8 +105,13 @@ def main(argv=None) -> int:
     parser.add_argument("--mode", choices=("grad", "value_and_grad", "vjp"), default="grad")
     parser.add_argument(
         "--dump",
-        choices=("parse", "anf", "raw", "final"),
-        help="print an intermediate stage instead",
+        metavar="STAGE",
+        choices=_stage_names(),
+        help="print the function after one stage of the compiler instead: "
+        + ", ".join(_stage_names()),
+    )
+    parser.add_argument(
+        "--stages", action="store_true", help="list the compiler's stages, in order"
     )
     parser.add_argument(
         "--demo",
@@ -110,6 +121,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.demo:
         return demo()
+    if args.stages:
+        from transpile.pipeline import STAGES
+
+        width = max(len(s.name) for s in STAGES)
+        for s in STAGES:
+            print(f"{s.name:<{width}}  {s.does}")
+        return 0
     if not args.target or ":" not in args.target:
         parser.error("give a target as path/to/file.py:function, or --demo")
     path, func_name = args.target.rsplit(":", 1)

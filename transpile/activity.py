@@ -13,7 +13,7 @@ import gast
 
 from transpile import cfg
 from transpile.nodes import descendants
-from transpile.rules import classify
+from transpile.rules import classify, registry
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,13 @@ def diff_uses(stmt, match) -> set:
     if match is None or match.kind in ("nondiff", "constant"):
         return set()
     return {n.id for op in match.operands for n in descendants(op) if isinstance(n, gast.Name)}
+
+
+def stage(fn, ctx):
+    """Which statements need an adjoint: varied and useful."""
+    wrt_names = [fn.params[i] for i in ctx.wrt]
+    fn.activity = run(fn.tree.body, wrt_names, fn.parsed, registry(), fn.kinds.sequences)
+    return fn
 
 
 def run(body, wrt_names, parsed, registry, sequences=frozenset()) -> Activity:

@@ -12,6 +12,11 @@ from transpile.errors import at
 from transpile.nodes import descendants
 
 
+def stage(fn, ctx):
+    run(fn.tree, fn.parsed)
+    return fn
+
+
 def run(tree, ctx) -> None:
     """Raise TranspileError for the first view that is read after its array was written."""
     order = []  # (stmt, loops enclosing it), in program order

@@ -21,7 +21,9 @@ handle keeps the generic gradient, so specializing never changes a result.
 """
 
 import threading
+import types
 import warnings
+import weakref
 from dataclasses import dataclass
 
 import gast
@@ -31,13 +33,16 @@ from transpile import (
     arguments,
     assumptions,
     buffers,
+    deadcode,
     emit,
-    optimize,
+    fixed_shapes,
     ownership,
     probe,
     specialize,
+    tidy,
 )
 from transpile.nodes import clone, descendants, function_def
+from transpile.parse import MISSING
 
 _MAX_VARIANTS = 16
 
@@ -69,6 +74,88 @@ class EntrySpec:
     as_tuple: bool = False  # a tuple of gradients even for one wrt
     adjoint_names: frozenset = frozenset()
     is_pure: object = None
+
+
+def stage(fn, ctx):
+    """The entry of a gradient (callees' forward and adjoint functions need none)."""
+    if ctx.mode == "split":
+        return fn
+    out = fn.outputs[-1]
+    ops = fn.names["ops"]
+    static = None
+    if not fn.callees:
+        static = fixed_shapes.eligible(out.body, fn.params, _resolver(fn), ops)
+    fdef = function_def(out.name, out.args, out.body)
+    generated = fn.generated
+    spec = EntrySpec(
+        fdef=fdef,
+        generic=generated.function,
+        wrt=ctx.wrt,
+        code_reads=generated.code_reads,
+        data_reads=generated.data_reads,
+        module_globals=fn.parsed.namespace,
+        bound=emit.bound_names(fn, fdef),
+        cells=fn.parsed.cells,
+        names=fn.names,
+        namer=fn.namer,
+        label=f"{out.name} from {ctx.func.__name__}",
+        rebuild=_rebuilder(ctx),
+        sequences=ctx.sequences,
+        assumed_arrays=frozenset(fn.params.index(p) for p in fn.kinds.assumed_arrays),
+        static=static,
+        mode=ctx.mode,
+        as_tuple=ctx.as_tuple,
+        adjoint_names=frozenset(fn.adjoint_names),
+        is_pure=deadcode.purity(fn.parsed, fn.names),
+    )
+    entry = Dispatcher(spec).function
+    entry.__transpile_source__ = generated.source
+    entry.__transpile_generated__ = generated
+    generated.function = entry
+    return fn
+
+
+def _resolver(fn):
+    """The object a name in generated code denotes: ours, or the user's."""
+
+    def resolve(node):
+        if isinstance(node, gast.Name) and node.id in fn.namespace:
+            return fn.namespace[node.id]
+        if isinstance(node, gast.Attribute):
+            base = resolve(node.value)
+            return MISSING if base is MISSING else getattr(base, node.attr, MISSING)
+        return fn.parsed.resolve(node)
+
+    return resolve
+
+
+def _rebuilder(ctx):
+    """A function that transpiles ``ctx.func`` again, without keeping it alive: the
+    cache must not refer back to its own key. If the function is gone, an equal one is
+    made from its parts (its code, globals, defaults and closure cells)."""
+    func = ctx.func
+    ref = weakref.ref(func)
+    parts = (
+        func.__code__,
+        func.__globals__,
+        func.__name__,
+        func.__defaults__,
+        func.__closure__,
+        func.__kwdefaults__,
+        func.__qualname__,
+        func.__module__,
+    )
+    wrt, mode, as_tuple, transpile = ctx.wrt, ctx.mode, ctx.as_tuple, ctx.transpile
+
+    def rebuild(sequences=frozenset()):
+        f = ref()
+        if f is None:
+            code, globs, fname, defaults, closure, kwdefaults, qualname, module = parts
+            f = types.FunctionType(code, globs, fname, defaults, closure)
+            f.__kwdefaults__, f.__qualname__, f.__module__ = kwdefaults, qualname, module
+        return transpile(f, wrt, mode, as_tuple, sequences=sequences)
+
+    return rebuild
 
 
 class Dispatcher:
@@ -347,8 +434,8 @@ class Dispatcher:
         names = self.spec.names
         body = self.body[:-1] + [ownership.unguarded(self.body[-1], names["ops"])]
         body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
-        body = optimize.dead_code(buffers.propagate_copies(body), self.spec.is_pure)
-        body = buffers.reuse_buffers(optimize.tidy(body), names["np"])
+        body = deadcode.dead_code(buffers.propagate_copies(body), self.spec.is_pure)
+        body = buffers.reuse_buffers(tidy.tidy(body), names["np"])
         body[-1] = ownership.guard_return(
             body[-1], body[:-1], names["ops"], names["np"], self.params
         )

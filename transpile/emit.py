@@ -13,7 +13,9 @@ import weakref
 
 import gast
 
-from transpile.reverse import COMMENT
+from transpile import assumptions
+from transpile.ir import COMMENT, Generated
+from transpile.nodes import descendants, function_def
 
 _COMMENT_LINE = re.compile(r"^(\s*)(\"\"\"|'''|['\"])" + re.escape(COMMENT) + r"(.*)\2$")
 _counter = itertools.count(1)  # next() on it is atomic: threads get distinct names
@@ -61,3 +63,38 @@ def compile_function(
         fn = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     weakref.finalize(fn, linecache.cache.pop, filename, None)  # the source goes with it
     return fn
+
+
+def stage(fn, ctx):
+    """Compile every output. ``fn.generated`` is the gradient, or for a callee its
+    forward function, with the adjoint function as ``extra``."""
+    code, data = assumptions.collect(fn.parsed)
+    code = assumptions.merge(code, *(c.code_reads for c in fn.callees))
+    made = []
+    for out in fn.outputs:
+        fdef = function_def(out.name, out.args, out.body)
+        source = to_source(fdef)
+        f = compile_function(
+            source,
+            out.name,
+            fn.parsed.namespace,
+            bound_names(fn, fdef),
+            f"{out.name} from {ctx.func.__name__}",
+            fn.parsed.cells,
+        )
+        f.__transpile_source__ = source
+        made.append(Generated(f, source, out.name, list(fn.callees), None, code, data))
+    if len(made) == 2:
+        made[0].extra = made[1]
+    fn.generated = made[0]
+    return fn
+
+
+def bound_names(fn, fdef):
+    """The generated code's own names, and placeholders for the user's closure
+    variables (``compile_function`` binds the user's own cells there, read live);
+    module globals stay live lookups."""
+    used = {n.id for n in descendants(fdef) if isinstance(n, gast.Name)}
+    bound = {k: v for k, v in fn.namespace.items() if k in used}
+    bound.update({k: None for k in fn.parsed.cells if k in used})
+    return bound

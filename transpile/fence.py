@@ -45,6 +45,12 @@ _EXPRESSIONS = {
 _MATCH = getattr(gast, "Match", None)
 
 
+def stage(fn, ctx):
+    """Refuse what cannot be differentiated, before anything is rewritten."""
+    run(fn.parsed, helper=ctx.mode == "split")
+    return fn
+
+
 def run(parsed, helper=False) -> None:
     """Raise TranspileError for the first unsupported construct in ``parsed.tree``.
 

@@ -29,6 +29,11 @@ class Kinds:
     assumed_arrays: frozenset  # parameters used as an operand of + or * as a number/array
 
 
+def stage(fn, ctx):
+    fn.kinds = run(fn.tree, fn.parsed, ctx.sequences)
+    return fn
+
+
 def run(tree, parsed, known=frozenset()) -> Kinds:
     params = [a.id for a in tree.args.args]
     bindings = {p: [_PARAM] for p in params}

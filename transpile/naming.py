@@ -6,8 +6,27 @@ re-assigned variable ``h2, h3``, and adjoints ``dx`` (``d_x`` when ``dx`` is tak
 """
 
 import gast
+import numpy as np
 
+from runtime import ops
+from runtime.tape import Tape
 from transpile.nodes import descendants
+from transpile.parse import MISSING
+
+
+def stage(fn, ctx):
+    """A namer that avoids every name of the user's function, and the names the
+    generated code calls numpy (``np``), the runtime helpers (``ops``) and the tape by:
+    the usual ones unless the function uses them for something else."""
+    parsed = fn.parsed
+    fn.namer = Namer.for_tree(parsed.tree)
+    for key, obj in (("np", np), ("ops", ops), ("Tape", Tape)):
+        found = parsed.lookup(key)
+        usual = key not in parsed.local_names and (found is obj or found is MISSING)
+        fn.names[key] = fn.namer.reserve(key) if usual else fn.namer.fresh(key + "_")
+        fn.namespace[fn.names[key]] = obj
+    fn.names["tape"] = fn.namer.fresh("tape")
+    return fn
 
 
 class Namer:

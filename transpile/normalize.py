@@ -41,6 +41,12 @@ from transpile.parse import MISSING
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
 
 
+def stage(fn, ctx):
+    """Single exit, A-normal form, jumps lowered, top-level re-assignments renamed."""
+    fn.tree = run(fn.parsed, fn.namer)
+    return fn
+
+
 def run(parsed, namer):
     """Normalize ``parsed.tree`` in place and return it."""
     tree = parsed.tree

@@ -62,6 +62,18 @@ _VIEWS = frozenset(
 )
 
 
+def stage(fn, ctx):
+    """Guard the return of the gradient (not of a callee's forward and adjoint
+    functions: they return to generated code, not to the user)."""
+    if ctx.mode != "split":
+        out = fn.outputs[-1]
+        params = [a.id for a in out.args.args]
+        out.body[-1] = guard_return(
+            out.body[-1], out.body[:-1], fn.names["ops"], fn.names["np"], params
+        )
+    return fn
+
+
 def guard_return(ret, body, ops_name, np_name, params):
     """``ret`` unchanged if every returned name provably owns its array, else
     ``return ops.owned(value, *params)``."""

@@ -120,6 +120,12 @@ def assigned_names(tree) -> set:
     return names
 
 
+def stage(fn, ctx):
+    """Read the source of ``ctx.func``."""
+    fn.parsed = run(ctx.func)
+    return fn
+
+
 def run(func) -> Parsed:
     """Parse ``func`` and bundle what later stages need to resolve its names."""
     if not inspect.isfunction(func):

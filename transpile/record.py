@@ -12,6 +12,7 @@ reads only for its shape is recorded as its shape.
 import gast
 
 from transpile import shapes
+from transpile.ir import RESTORE
 from transpile.nodes import (
     all_stmts,
     assign,
@@ -23,7 +24,50 @@ from transpile.nodes import (
     name,
     stores,
 )
-from transpile.reverse import RESTORE
+
+_BLOCKS = (gast.If, gast.For, gast.While)
+
+
+def stage(fn, ctx):
+    """Resolve the restore markers: what the adjoint reads back is pushed on the tape by
+    the primal; names the adjoint reads that only a branch or loop binds start as None."""
+    adjoint_names, names = fn.adjoint_names, fn.names
+    wanted = needed(fn.adjoint, adjoint_names, fn.primal)
+    primal, adjoint, pushed = run(
+        fn.primal, fn.adjoint, fn.emitted.restores, wanted, fn.params, names
+    )
+    top_reads = {
+        n.id
+        for st in adjoint
+        if not isinstance(st, _BLOCKS)
+        for n in descendants(st)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+    primal = prebind(primal, top_reads, fn.params)
+    if pushed:
+        tape = gast.Call(func=name(names["Tape"]), args=[], keywords=[])
+        primal = [assign(names["tape"], tape, gast.Pass())] + primal
+    fn.primal, fn.adjoint = primal, adjoint
+    return fn
+
+
+def prebind(primal, needed_names, params):
+    """``primal`` with ``name = None`` first for each of ``needed_names`` that only a
+    branch or a loop binds: what reads it after the primal sweep runs whether or not
+    they ran."""
+    top = set(params)
+    for st in primal:
+        if not isinstance(st, _BLOCKS):
+            top |= set(stores(st))
+    nested = {
+        n.id
+        for st in primal
+        if isinstance(st, _BLOCKS)
+        for n in descendants(st)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+    missing = sorted((needed_names & nested) - top)
+    return [assign(n, const(None), gast.Pass()) for n in missing] + primal
 
 
 def run(primal, adjoint, markers, needed, params, names):

@@ -13,20 +13,19 @@ adjoint uses a few forms that ``optimize`` later resolves:
     '#grad of: ...'          a comment naming the user's line
 """
 
+import functools
 import linecache
 from dataclasses import dataclass, field
 
 import gast
 
-from transpile import aliasing, composites, scalars, shapes
+from transpile import callees, composites, scalars, shapes
 from transpile.errors import at
+from transpile.ir import COMMENT, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
 from transpile.rules import blocked_operands
 from transpile.template import expand
 
-ZERO = "__zero__"
-RESTORE = "__restore__"
-COMMENT = "__comment__ "
 FRESH_CALLS = {
     "zeros",
     "zeros_like",
@@ -63,8 +62,35 @@ def comment(text, origin=None):
     return gast.copy_location(node, origin) if origin is not None else node
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """What the sweep needs to know besides the tree."""
+
+    parsed: object
+    namer: object
+    activity: object
+    runtime_names: dict
+    differentiate_call: object  # (call, callee, stmt, activity) -> names of fwd and bwd
+    filename: str
+    line_offset: int
+
+
+def stage(fn, ctx):
+    """The primal sweep and the raw adjoint sweep of the normalized function."""
+    scope = _Scope(
+        fn.parsed,
+        fn.namer,
+        fn.activity,
+        fn.names,
+        functools.partial(callees.differentiate, fn, ctx),
+        fn.parsed.filename,
+        fn.parsed.line_offset,
+    )
+    fn.emitted = run(fn.tree, scope)
+    return fn
+
+
 def run(tree, ctx) -> Emitted:
-    aliasing.run(tree, ctx)
     rev = _Reverse(ctx)
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)

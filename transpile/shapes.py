@@ -15,11 +15,25 @@ atom after each assignment; the facts hold within one execution of a block.
 import gast
 
 import runtime
+from transpile import deadcode
 from transpile.nodes import all_stmts, descendants, header, stores
 from transpile.rules import elementwise
 
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod, gast.FloorDiv)
 _NOT_ELEMENTWISE = {"full", "full_like"}
+
+
+def stage(fn, ctx):
+    """Where a value is read only for its shape, read its sources' shapes instead; what
+    was computed only for its shape is then dead, and removed."""
+    pure = deadcode.purity(fn.parsed, fn.names)
+    for out in fn.outputs:
+        body, changed = read_shapes_from_sources(out.body, fn.parsed, fn.names["ops"], fn.params)
+        while changed:
+            body = deadcode.dead_code(body, pure)
+            body, changed = read_shapes_from_sources(body, fn.parsed, fn.names["ops"], fn.params)
+        out.body = body
+    return fn
 
 
 def shape_sets(tree, parsed, scalars):

@@ -15,6 +15,11 @@ from transpile.nodes import assign, call, name
 _READS_ONLY_LENGTH = ("len", "range", "print")
 
 
+def stage(fn, ctx):
+    fn.tree = run(fn.tree, fn.parsed, fn.namer)
+    return fn
+
+
 def run(tree, parsed, namer):
     """Insert the copies into ``tree`` (normalized) in place; returns it."""
     appended = _appended(tree.body)

@@ -10,6 +10,7 @@ analysis is reaching definitions over the control-flow graph, run to a fixed poi
 import gast
 
 from transpile import cfg
+from transpile.ir import ZERO
 from transpile.nodes import (
     all_stmts,
     apply_edits,
@@ -22,7 +23,6 @@ from transpile.nodes import (
     name,
     stores,
 )
-from transpile.reverse import ZERO
 
 ENTRY = "entry"
 
@@ -42,6 +42,16 @@ FRESH_OPS = {
     "unreduce_prod",
     "unreduce_extreme",
 }
+
+
+def stage(fn, ctx):
+    """Resolve the symbolic zeros of the adjoint sweep."""
+    given = {fn.d_result} if ctx.mode == "split" and fn.d_result else set()
+    inits, body = run(
+        fn.adjoint, fn.adjoint_names, fn.emitted.primal_of, fn.names["ops"], fn.containers, given
+    )
+    fn.adjoint = inits + body
+    return fn
 
 
 def _join(facts):

@@ -8,6 +8,7 @@ non-differentiable operation, a user function to differentiate, or a special for
 """
 
 import inspect
+import threading
 from dataclasses import dataclass, field
 
 import gast
@@ -34,6 +35,18 @@ class Registry:
     sequence: dict  # gast operator type -> Template, for + and * on lists and tuples
     keepalive: list = field(default_factory=list, repr=False)
     number_power: object = None  # the power template for a number exponent (_power_form)
+
+
+_BUILT = []
+_LOCK = threading.Lock()
+
+
+def registry() -> Registry:
+    """The rule registry, built once on first use."""
+    with _LOCK:
+        if not _BUILT:
+            _BUILT.append(build_registry())
+    return _BUILT[0]
 
 
 def build_registry() -> Registry:

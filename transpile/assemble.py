@@ -1,0 +1,78 @@
+"""The functions to compile, made of the two sweeps.
+
+For ``grad``, ``value_and_grad`` and ``vjp``: one function, the primal sweep then the
+adjoint sweep (``value_and_grad`` returns the value too, kept before the adjoint
+sweep restores older values of it). For ``split`` (a user function called by the
+one being differentiated): a forward function returning its result and the values
+its adjoint reads (``saved``), and the adjoint function taking them and the
+output's adjoint.
+"""
+
+import gast
+
+from transpile.ir import Output
+from transpile.nodes import all_stmts, assign, clone, descendants, name, stores
+from transpile.record import free_loads, prebind
+
+
+def stage(fn, ctx):
+    """Fill ``fn.outputs``."""
+    ret = fn.adjoint[-1]
+    adjoint = fn.adjoint[:-1]
+    primal = fn.primal
+    result = fn.emitted.result
+    if ctx.mode == "value_and_grad":
+        value = clone(result)
+        if isinstance(result, gast.Name) and any(
+            result.id in stores(s) for s in all_stmts(adjoint)
+        ):  # the adjoint sweep restores older values of it: keep the one returned
+            value = name(fn.namer.fresh("value"))
+            primal = primal + [assign(value.id, clone(result), gast.Pass())]
+        ret = gast.Return(value=gast.Tuple(elts=[value, ret.value], ctx=gast.Load()))
+    if ctx.mode == "split":
+        fn.outputs = _split(fn, ctx, primal, adjoint, ret, result)
+        return fn
+    base = ctx.func.__name__
+    fname = {"grad": f"d{base}", "value_and_grad": f"{base}_value_and_grad", "vjp": f"{base}_vjp"}
+    args = clone(fn.tree.args)
+    args.args = args.args + [name(a, gast.Param()) for a in fn.extra_args]
+    fn.outputs = [Output(fname[ctx.mode], args, primal + adjoint + [ret])]
+    return fn
+
+
+def _split(fn, ctx, primal, adjoint, ret, result):
+    params = fn.params
+    defined = set(params) | {t for s in all_stmts(primal) for t in stores(s)}
+    saved_names = free_loads(adjoint + [ret], fn.adjoint_names) - {fn.d_result}
+    saved_names = sorted(saved_names & defined)
+    primal = prebind(primal, set(saved_names), params)
+    tape = fn.names["tape"]
+    if any(isinstance(n, gast.Name) and n.id == tape for s in primal for n in descendants(s)):
+        saved_names = sorted(set(saved_names) | {tape})
+    saved = fn.namer.fresh("saved")
+    fwd_ret = gast.Return(
+        value=gast.Tuple(
+            elts=[clone(result), gast.Tuple(elts=[name(n) for n in saved_names], ctx=gast.Load())],
+            ctx=gast.Load(),
+        )
+    )
+    unpack = gast.Assign(
+        targets=[gast.Tuple(elts=[name(n, gast.Store()) for n in saved_names], ctx=gast.Store())],
+        value=name(saved),
+        type_comment=None,
+    )
+    dres = fn.d_result or fn.namer.fresh("dout")
+    bwd_args = gast.arguments(
+        args=[name(saved, gast.Param()), name(dres, gast.Param())],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
+    base = ctx.func.__name__
+    return [
+        Output(f"{base}_fwd", clone(fn.tree.args), primal + [fwd_ret]),
+        Output(f"{base}_bwd", bwd_args, ([unpack] if saved_names else []) + adjoint + [ret]),
+    ]

@@ -1,0 +1,114 @@
+"""The two ends of the adjoint sweep: the seed of the output's adjoint, and the
+return of the gradients.
+
+The seed is ``1.0`` for a scalar by construction (a full reduction), else
+``ops.seed(result)``, which checks that the output is a real scalar; for a vjp it
+is ``dout``, checked against the output's shape by ``ops.cotangent``. The return
+gives one gradient per ``wrt`` parameter, in the container types of the argument
+where its adjoint was filled slot by slot (``ops.like``).
+"""
+
+import gast
+
+from transpile.kinds import is_sequence_op
+from transpile.nodes import assign, clone, const, descendants, name
+
+
+def stage(fn, ctx):
+    """``fn.adjoint`` becomes seed + raw adjoint + return; also sets the adjoint names,
+    which of them hold containers, ``d_result`` and the extra parameters (``dout``)."""
+    em, namer, ops = fn.emitted, fn.namer, fn.names["ops"]
+    result = em.result
+    varied = isinstance(result, gast.Name) and result.id in _varied_at_end(fn.activity, fn.tree)
+    d_result = namer.adjoint(result.id) if isinstance(result, gast.Name) else None
+    if d_result:
+        em.primal_of[d_result] = result.id
+    seed = _seed(fn, ctx, result, d_result, ops)
+    wrt_names = [fn.params[i] for i in ctx.wrt]
+    grads = [_gradient(fn, p, ops) for p in wrt_names]
+    if ctx.mode == "split" or len(ctx.wrt) != 1 or ctx.as_tuple:
+        value = gast.Tuple(elts=grads, ctx=gast.Load())
+    else:
+        value = grads[0]
+    fn.d_result = d_result
+    fn.adjoint = seed + (em.adjoint if varied else []) + [gast.Return(value=value)]
+    fn.adjoint_names = set(em.primal_of) | {namer.adjoint(p) for p in wrt_names}
+    fn.containers = {namer.adjoint(n) for n in _container_names(fn)}
+    fn.primal = em.primal
+    return fn
+
+
+def _seed(fn, ctx, result, d_result, ops):
+    if ctx.mode == "grad" and isinstance(result, gast.Name) and result.id in fn.emitted.scalars:
+        # the output is a scalar by construction (a full reduction): no run-time check
+        return [assign(d_result, const(1.0), gast.Pass())]
+    if ctx.mode in ("grad", "value_and_grad"):
+        return [
+            assign(
+                d_result or fn.namer.fresh("dout"),
+                _ops_call(ops, "seed", [clone(result)]),
+                gast.Pass(),
+            )
+        ]
+    if ctx.mode == "vjp":
+        dout = fn.namer.fresh("dout")
+        fn.extra_args = [dout]
+        checked = _ops_call(ops, "cotangent", [name(dout), clone(result)])
+        return [assign(d_result or fn.namer.fresh("dout"), checked, gast.Pass())]
+    return []  # split: the caller hands in the output's adjoint
+
+
+def _gradient(fn, p, ops):
+    dp = fn.namer.adjoint(p)
+    fn.emitted.primal_of[dp] = p
+    if p in _subscripted(fn.tree) or p in _sequences(fn):  # filled slot by slot
+        return _ops_call(ops, "like", [name(dp), name(p)])
+    return name(dp)
+
+
+def _ops_call(ops, attr, args):
+    return gast.Call(
+        func=gast.Attribute(value=name(ops), attr=attr, ctx=gast.Load()), args=args, keywords=[]
+    )
+
+
+def _subscripted(tree):
+    return {
+        n.value.id
+        for n in descendants(tree)
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+    }
+
+
+def _sequences(fn):
+    """Names that hold sequences, or are concatenated or repeated: their adjoints are lists."""
+    operands = {
+        o.id
+        for n in descendants(fn.tree)
+        if isinstance(n, gast.Assign) and is_sequence_op(n.value, fn.kinds.sequences)
+        for o in (n.value.left, n.value.right)
+        if isinstance(o, gast.Name)
+    }
+    return fn.kinds.sequences | operands
+
+
+def _container_names(fn):
+    """Names that may hold lists, tuples or dicts: their adjoints add with ops.add."""
+    names = set()
+    for n in descendants(fn.tree):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
+            v = n.value
+            match = fn.activity.matches.get(id(n))
+            if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
+                names.add(n.targets[0].id)
+            elif match is not None and match.kind == "user":
+                # the result, and every argument: a callee's adjoint of a dict is a dict
+                names.add(n.targets[0].id)
+                names |= {a.id for a in match.operands if isinstance(a, gast.Name)}
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
+            names.add(n.value.id)
+    return names | _sequences(fn)
+
+
+def _varied_at_end(activity, tree):
+    return activity.varied_before.get(id(tree.body[-1]), frozenset())

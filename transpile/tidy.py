@@ -1,0 +1,154 @@
+"""Last touches: constants folded, default arguments of helpers dropped, empty
+branches and orphan comments removed.
+
+* ``fold_constants``: ``2 - 1`` is ``1``, ``x ** 1`` is ``x``, ``e * 1.0`` is ``e``.
+* ``drop_default_args``: ``ops.unreduce(g, x, None, False)`` is ``ops.unreduce(g, x)``.
+* ``tidy``: empty branches and loops go; a comment with nothing under it goes.
+"""
+
+import inspect
+
+import gast
+
+from runtime import ops
+from transpile.ir import COMMENT
+from transpile.nodes import const
+
+
+def stage(fn, ctx):
+    """Fold, drop defaults and tidy every function to be compiled."""
+    for out in fn.outputs:
+        body = drop_default_args(fold_constants(out.body), fn.names["ops"])
+        out.body = tidy(body)
+    return fn
+
+
+class _Folder(gast.NodeTransformer):
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        operand = node.operand
+        if (
+            isinstance(node.op, gast.USub)
+            and isinstance(operand, gast.Constant)
+            and _number(operand.value)
+        ):
+            return gast.copy_location(const(-operand.value), node)
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        lc = isinstance(left, gast.Constant) and _number(left.value)
+        rc = isinstance(right, gast.Constant) and _number(right.value)
+        if lc and rc:
+            try:
+                value = _OPS[type(node.op)](left.value, right.value)
+            except (KeyError, ArithmeticError):
+                return node
+            return gast.copy_location(const(value), node)
+        if rc and right.value == 1 and isinstance(node.op, (gast.Pow, gast.Mult, gast.Div)):
+            return left
+        if lc and left.value == 1 and isinstance(node.op, gast.Mult):
+            return right
+        return node
+
+
+_OPS = {
+    gast.Add: lambda a, b: a + b,
+    gast.Sub: lambda a, b: a - b,
+    gast.Mult: lambda a, b: a * b,
+    gast.Div: lambda a, b: a / b,
+}
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def fold_constants_in(stmt):
+    """Fold the constants of one statement (in place); returns it."""
+    return _Folder().visit(stmt)
+
+
+def fold_constants(body):
+    folder = _Folder()
+    return [folder.visit(s) for s in body]
+
+
+def tidy(stmts):
+    """Drop empty compound statements, and comments with no statement under them."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            s.body = tidy(s.body)
+            s.orelse = tidy(s.orelse)
+            if isinstance(s, gast.If) and not _real(s.body) and not _real(s.orelse):
+                continue
+            if isinstance(s, gast.For) and not _real(s.body):
+                continue
+            if not s.body:
+                s.body = [gast.Pass()]
+            if isinstance(s, gast.If) and not _real(s.body) and _real(s.orelse):
+                s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
+                s.body, s.orelse = s.orelse, []
+        out.append(s)
+    cleaned = []
+    last_comment = None
+    for i, s in enumerate(out):
+        if _is_comment(s):
+            nxt = out[i + 1] if i + 1 < len(out) else None
+            ends = nxt is None or _is_comment(nxt) or isinstance(nxt, gast.Return)
+            if ends or s.value.value == last_comment:
+                continue
+            last_comment = s.value.value
+        elif isinstance(s, (gast.If, gast.For, gast.While)):
+            last_comment = None
+        if isinstance(s, gast.Pass) and len(out) > 1:
+            continue
+        cleaned.append(s)
+    return cleaned
+
+
+def _is_comment(s):
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Constant)
+        and isinstance(s.value.value, str)
+        and s.value.value.startswith(COMMENT)
+    )
+
+
+def _real(stmts):
+    return any(not _is_comment(s) and not isinstance(s, gast.Pass) for s in stmts)
+
+
+def drop_default_args(body, ops_name):
+    """``ops.unreduce(g, x, None, False)`` reads better as ``ops.unreduce(g, x)``."""
+
+    class Dropper(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            f = node.func
+            if (
+                isinstance(f, gast.Attribute)
+                and isinstance(f.value, gast.Name)
+                and f.value.id == ops_name
+                and hasattr(ops, f.attr)
+            ):
+                params = list(inspect.signature(getattr(ops, f.attr)).parameters.values())
+                while node.args and len(node.args) <= len(params):
+                    last, param = node.args[-1], params[len(node.args) - 1]
+                    if not (
+                        isinstance(last, gast.Constant)
+                        and param.default is not inspect.Parameter.empty
+                        and last.value is param.default
+                        or isinstance(last, gast.Constant)
+                        and type(last.value) is type(param.default)
+                        and last.value == param.default
+                    ):
+                        break
+                    node.args.pop()
+            return node
+
+    dropper = Dropper()
+    return [dropper.visit(s) for s in body]
