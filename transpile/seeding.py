@@ -34,8 +34,25 @@ def stage(fn, ctx):
     fn.adjoint = seed + (em.adjoint if varied else []) + [gast.Return(value=value)]
     fn.adjoint_names = set(em.primal_of) | {namer.adjoint(p) for p in wrt_names}
     fn.containers = {namer.adjoint(n) for n in _container_names(fn)}
-    fn.primal = em.primal
+    fn.primal = _arguments_kept(fn, wrt_names) + em.primal
     return fn
+
+
+def _arguments_kept(fn, wrt_names):
+    """``y_in = y`` for a differentiated parameter that a branch or loop rebinds: a zero
+    gradient is shaped like the argument, not like the value ``y`` holds at the end."""
+    stored = {
+        n.id
+        for n in descendants(fn.tree)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+    kept = []
+    for p in wrt_names:
+        if p in stored:
+            arg = fn.namer.fresh(p + "_in")
+            kept.append(assign(arg, name(p), gast.Pass()))
+            fn.emitted.primal_of[fn.namer.adjoint(p)] = arg
+    return kept
 
 
 def _seed(fn, ctx, result, d_result, ops):
