@@ -72,6 +72,20 @@ class Index:
                 if isinstance(n, gast.Name) and n.id in table:
                     table[n.id] = [e for e in table[n.id] if e[1] is not stmt]
 
+    def move_reads(self, old_stmt, new_stmt):
+        """The reads indexed under ``old_stmt`` now sit in ``new_stmt`` (its expression
+        was moved there); ``old_stmt``'s writes are forgotten."""
+        for table in (self.reads, self.writes):
+            for n in list(table):
+                entries = table[n]
+                if any(st is old_stmt for _, st in entries):
+                    if table is self.reads:
+                        table[n] = [
+                            (node, new_stmt if st is old_stmt else st) for node, st in entries
+                        ]
+                    else:
+                        table[n] = [e for e in entries if e[1] is not old_stmt]
+
     def written_after(self, name, stmt):
         """Whether ``name`` is written anywhere after ``stmt`` in program order."""
         here = self.position[id(stmt)]

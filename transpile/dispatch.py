@@ -36,6 +36,7 @@ from transpile import (
     deadcode,
     emit,
     fixed_shapes,
+    inline,
     ownership,
     probe,
     specialize,
@@ -82,10 +83,11 @@ def stage(fn, ctx):
         return fn
     out = fn.outputs[-1]
     ops = fn.names["ops"]
+    body = out.anf if out.anf is not None else out.body  # the probe records per operation
     static = None
     if not fn.callees:
-        static = fixed_shapes.eligible(out.body, fn.params, _resolver(fn), ops)
-    fdef = function_def(out.name, out.args, out.body)
+        static = fixed_shapes.eligible(body, fn.params, _resolver(fn), ops)
+    fdef = function_def(out.name, out.args, body)
     generated = fn.generated
     spec = EntrySpec(
         fdef=fdef,
@@ -439,6 +441,7 @@ class Dispatcher:
         body[-1] = ownership.guard_return(
             body[-1], body[:-1], names["ops"], names["np"], self.params
         )
+        body = inline.compact(body, names, self.spec.namer)
         for stmt in body:
             for node in descendants(stmt):
                 node.__dict__.pop("transpile_site", None)

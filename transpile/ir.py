@@ -85,6 +85,7 @@ class Output:
     name: str
     args: object
     body: list
+    anf: list = None  # the body one operation per line, before ``inline`` compacts it
 
 
 @dataclass

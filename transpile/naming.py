@@ -35,6 +35,7 @@ class Namer:
         self._counter = 0
         self._adjoints = {}
         self._versions = {}
+        self.temporaries = set()  # the temporaries handed out, and their adjoints
 
     @classmethod
     def for_tree(cls, tree, extra=()):
@@ -60,6 +61,7 @@ class Namer:
             self._counter += 1
             name = f"_t{self._counter}"
             if name not in self._taken:
+                self.temporaries.add(name)
                 return self.reserve(name)
 
     def version(self, name: str) -> str:
@@ -80,4 +82,6 @@ class Namer:
             if base in self._taken:
                 base = f"d_{name.lstrip('_')}"
             self._adjoints[name] = self.fresh(base)
+            if name in self.temporaries:
+                self.temporaries.add(self._adjoints[name])
         return self._adjoints[name]

@@ -30,6 +30,7 @@ from transpile import (
     dispatch,
     emit,
     fence,
+    inline,
     kinds,
     naming,
     normalize,
@@ -79,6 +80,7 @@ STAGES = (
     Stage("shapes", shapes.stage, "values needed only for their shape no longer computed"),
     Stage("tidy", tidy.stage, "constants folded, default arguments dropped, empty blocks gone"),
     Stage("ownership", ownership.stage, "returned gradients own their arrays, or are copied"),
+    Stage("inline", inline.stage, "temporaries used once printed where they are used"),
     # back end
     Stage("final", emit.stage, "source printed and compiled"),
     Stage("entry", dispatch.stage, "the entry: checks per call, routes to shape variants"),

@@ -34,7 +34,7 @@ def stage(fn, ctx):
     adjoint_names, names = fn.adjoint_names, fn.names
     wanted = needed(fn.adjoint, adjoint_names, fn.primal)
     primal, adjoint, pushed = run(
-        fn.primal, fn.adjoint, fn.emitted.restores, wanted, fn.params, names
+        fn.primal, fn.adjoint, fn.emitted.restores, wanted, fn.params, names, fn.namer
     )
     top_reads = {
         n.id
@@ -70,15 +70,19 @@ def prebind(primal, needed_names, params):
     return [assign(n, const(None), gast.Pass()) for n in missing] + primal
 
 
-def run(primal, adjoint, markers, needed, params, names):
+def run(primal, adjoint, markers, needed, params, names, namer=None):
     """Turn restore markers into tape pops in the adjoint and pushes in the primal.
 
     ``needed`` is the pair ``(names, slots)`` from ``needed``; a marker whose name is not
-    needed is dropped. Returns ``(primal, adjoint, whether anything is recorded)``.
+    needed is dropped. A write that no loop encloses runs at most once: its old value
+    is kept in a name (``h_old = h`` ... ``h = h_old``) rather than on the tape. Returns
+    ``(primal, adjoint, whether anything is on the tape)``.
     """
     tape, np_name, ops = names["tape"], names["np"], names["ops"]
     pushes = {}  # id(primal stmt) -> push statement
     pushed = set()
+    looped = _in_loops(primal)
+    taped = []
     # an array the adjoint reads only for its shape is recorded as its shape
     read_for_shape = _shape_only_reads(adjoint, ops)
     shape_only = read_for_shape & _matmul_derived(primal, np_name, params)
@@ -93,11 +97,17 @@ def run(primal, adjoint, markers, needed, params, names):
                 primal_stmt, kind = markers[id(s)]
                 if target in needed[kind == "slot"]:
                     pushed.add(target)
-                    pop = gast.Call(
-                        func=gast.Attribute(value=name(tape), attr="pop", ctx=gast.Load()),
-                        args=[],
-                        keywords=[],
-                    )
+                    kept = None
+                    if namer is not None and id(primal_stmt) not in looped:
+                        kept = namer.fresh(f"{target}_old")
+                        pop = name(kept)
+                    else:
+                        taped.append(target)
+                        pop = gast.Call(
+                            func=gast.Attribute(value=name(tape), attr="pop", ctx=gast.Load()),
+                            args=[],
+                            keywords=[],
+                        )
                     if kind == "slot":
                         sub = clone(primal_stmt.targets[0])
                         out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
@@ -122,16 +132,18 @@ def run(primal, adjoint, markers, needed, params, names):
                         out.append(assign(target, pop, s))
                         value = name(target)
                     # pops run in marker order, so pushes go in reverse of it
-                    pushes.setdefault(id(primal_stmt), []).insert(
-                        0,
-                        gast.Expr(
+                    push = (
+                        assign(kept, value, primal_stmt)
+                        if kept is not None
+                        else gast.Expr(
                             value=gast.Call(
                                 func=gast.Attribute(value=name(tape), attr="push", ctx=gast.Load()),
                                 args=[value],
                                 keywords=[],
                             )
-                        ),
+                        )
                     )
+                    pushes.setdefault(id(primal_stmt), []).insert(0, push)
                 continue
             if isinstance(s, (gast.If, gast.For, gast.While)):
                 s.body = convert(s.body) or [gast.Pass()]
@@ -174,7 +186,20 @@ def run(primal, adjoint, markers, needed, params, names):
         else:
             defined |= set(stores(s))
         out.append(s)
-    return out, adjoint, bool(pushed)
+    return out, adjoint, bool(taped)
+
+
+def _in_loops(stmts, inside=False, found=None):
+    """The ids of the statements that a loop encloses."""
+    found = set() if found is None else found
+    for s in stmts:
+        if inside:
+            found.add(id(s))
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if inner and isinstance(s, _BLOCKS):
+                _in_loops(inner, inside or isinstance(s, (gast.For, gast.While)), found)
+    return found
 
 
 def _shape_only_reads(stmts, ops_name):

@@ -40,6 +40,11 @@ class _Folder(gast.NodeTransformer):
         left, right = node.left, node.right
         lc = isinstance(left, gast.Constant) and _number(left.value)
         rc = isinstance(right, gast.Constant) and _number(right.value)
+        if isinstance(right, gast.UnaryOp) and isinstance(right.op, gast.USub):
+            flipped = {gast.Add: gast.Sub, gast.Sub: gast.Add}.get(type(node.op))
+            if flipped is not None:  # a + -b is a - b, a - -b is a + b
+                new = gast.BinOp(left=left, op=flipped(), right=right.operand)
+                return gast.copy_location(new, node)
         if lc and rc:
             try:
                 value = _OPS[type(node.op)](left.value, right.value)

@@ -1,0 +1,245 @@
+"""Generated code as a person would write it: temporaries used once printed inline.
+
+The stages work on one operation per line, which is what ``--dump`` shows. The
+code compiled and shown by ``source()`` puts a temporary's expression where it is
+used when that changes nothing: the temporary is made by the compiler (``_t3``,
+``d_t3``), written once and read once, in the same block, after it, by a
+statement that is not a loop or branch header; nothing between the two writes a
+name the expression reads or has an effect; and the line stays short. Then the
+temporaries left are numbered afresh in order (``_t1, _t2, ...``), and an adjoint
+temporary whose primal one is gone is called ``g1, g2, ...`` (a gradient).
+"""
+
+import gast
+
+from transpile import defuse
+from transpile.nodes import clone, descendants
+
+_MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
+_IMPURE_METHODS = {"pop", "push", "append", "fill", "sort"}
+
+
+def stage(fn, ctx):
+    """Inline the outputs' temporaries (keeping the one-per-line form for ``entry``)."""
+    for out in fn.outputs:
+        out.anf = clone(out.body)
+        out.body = compact(out.body, fn.names, fn.namer, renumber=False)
+    # one numbering for all: a callee's forward and adjoint functions share the saved names
+    _renumber([*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)], fn.namer)
+    return fn
+
+
+def compact(body, names, namer, renumber=True):
+    """``body`` with its single-use temporaries inlined, updates folded into the
+    definition before them, and (with ``renumber``) the temporaries left renumbered."""
+    index = defuse.Index(body)
+    index.temporaries = namer.temporaries
+    _inline_block(body, index, names)
+    _fold_updates(body, names)
+    return _renumber(body, namer) if renumber else body
+
+
+def _fold_updates(stmts, names):
+    """``a = X`` followed (with nothing reading ``a`` or changing what ``X`` reads in
+    between) by ``a = a + Y`` is ``a = X + Y``: one line for one value."""
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
+                _fold_updates(inner, names)
+    i = 0
+    while i < len(stmts):
+        j = _update_of(stmts, i, names)
+        if j is None:
+            i += 1
+            continue
+        update = stmts[j].value
+        update.left = stmts[i].value
+        del stmts[i]
+
+
+def _update_of(stmts, i, names):
+    """The position of the update folding into ``stmts[i]``, or None."""
+    s = stmts[i]
+    if not (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and _pure(s.value, names)
+    ):
+        return None
+    a = s.targets[0].id
+    read = set(_names(s.value))
+    for j in range(i + 1, len(stmts)):
+        later = stmts[j]
+        if isinstance(later, (gast.If, gast.For, gast.While)):
+            return None
+        names_in = [n for n in descendants(later) if isinstance(n, gast.Name)]
+        if any(n.id == a for n in names_in):
+            v = getattr(later, "value", None)
+            fits = (
+                isinstance(later, gast.Assign)
+                and len(later.targets) == 1
+                and isinstance(later.targets[0], gast.Name)
+                and later.targets[0].id == a
+                and isinstance(v, gast.BinOp)
+                and isinstance(v.left, gast.Name)
+                and v.left.id == a
+                and a not in _names(v.right)
+                and _pure(v.right, names)
+                and _length(later) + _length(s) <= _MAX_LINE + len(a)
+            )
+            return j if fits else None
+        written = {n.id for n in names_in if isinstance(n.ctx, gast.Store)}
+        if written & read or not _pure_statement(later, names):
+            return None
+    return None
+
+
+def _inline_block(stmts, index, names):
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
+                _inline_block(inner, index, names)
+        if _try_inline(stmts, i, index, names):
+            del stmts[i]
+            continue
+        i += 1
+
+
+def _try_inline(stmts, i, index, names):
+    s = stmts[i]
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+        return False
+    target = s.targets[0]
+    if not (isinstance(target, gast.Name) and target.id in index.temporaries):
+        return False
+    t = target.id
+    if index.write_count(t) != 1 or index.read_count(t) != 1 or not _pure(s.value, names):
+        return False
+    node, reader = index.reads[t][0]
+    j = next((k for k in range(i + 1, len(stmts)) if stmts[k] is reader), None)
+    if j is None or isinstance(reader, (gast.If, gast.For, gast.While)):
+        return False  # in another block, or a loop or branch header
+    read = {n for n in _names(s.value)}
+    for between in stmts[i + 1 : j]:
+        if isinstance(between, (gast.If, gast.For, gast.While)):
+            return False
+        written = {
+            n.id
+            for n in descendants(between)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        }
+        if written & read or not _pure_statement(between, names):
+            return False
+    if _length(reader) - len(t) + _length(s) > _MAX_LINE:
+        return False
+    _replace(reader, node, s.value)
+    index.move_reads(s, reader)
+    return True
+
+
+def _length(stmt):
+    """About how long the statement prints: its value, and an assignment's target."""
+    value = getattr(stmt, "value", None)
+    if value is None:
+        return 0
+    size = len(gast.unparse(value))
+    if isinstance(stmt, gast.Assign):
+        size += sum(len(gast.unparse(t)) + 3 for t in stmt.targets)
+    return size
+
+
+def _names(node):
+    return [n.id for n in descendants(node) if isinstance(n, gast.Name)]
+
+
+def _pure(value, names):
+    """No effect but its result: nothing that pops, pushes, draws, checks, or writes
+    into an array (``out=``)."""
+    for n in descendants(value):
+        if isinstance(n, gast.Call):
+            if any(k.arg == "out" for k in n.keywords):
+                return False  # it writes into an existing array
+            f = n.func
+            if isinstance(f, gast.Attribute):
+                if f.attr in _IMPURE_METHODS:
+                    return False
+                owner = f.value
+                while isinstance(owner, gast.Attribute):
+                    if owner.attr == "random":
+                        return False
+                    owner = owner.value
+                if getattr(f.value, "id", None) == names.get("ops") and f.attr in (
+                    "seed",
+                    "cotangent",
+                ):
+                    return False
+            elif not isinstance(f, gast.Name):
+                return False
+    return True
+
+
+def _pure_statement(stmt, names):
+    """A statement moved past must change no value: an assignment of a pure value, a
+    comment, or a push on the tape (which only reads)."""
+    if isinstance(stmt, gast.Assign):
+        return _pure(stmt.value, names) and all(isinstance(t, gast.Name) for t in stmt.targets)
+    if not isinstance(stmt, gast.Expr):
+        return False
+    v = stmt.value
+    if isinstance(v, gast.Constant):
+        return True
+    return (
+        isinstance(v, gast.Call)
+        and isinstance(v.func, gast.Attribute)
+        and v.func.attr == "push"
+        and getattr(v.func.value, "id", None) == names.get("tape")
+        and all(_pure(a, names) for a in v.args)
+    )
+
+
+def _replace(stmt, old, new):
+    for parent in descendants(stmt):
+        for field in parent._fields:
+            child = getattr(parent, field, None)
+            if child is old:
+                setattr(parent, field, new)
+                return
+            if child.__class__ is list:
+                for k, c in enumerate(child):
+                    if c is old:
+                        child[k] = new
+                        return
+
+
+def _renumber(body, namer):
+    """Temporaries numbered in order of first appearance; orphan adjoint ones ``g``."""
+    nodes = {}  # a node may sit in two places (a shared subtree): rename it once
+    for s in body:
+        for n in descendants(s):
+            if isinstance(n, gast.Name):
+                nodes.setdefault(id(n), n)
+    order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in namer.temporaries))
+    primal = [n for n in order if not n.startswith("d")]
+    new = {old: f"_t{k}" for k, old in enumerate(primal, 1)}
+    orphans = 0
+    for old in order:
+        if old.startswith("d"):
+            twin = old[1:]
+            if twin in new:
+                new[old] = "d" + new[twin]
+            else:
+                orphans += 1
+                new[old] = f"g{orphans}"
+    taken = {n.id for n in nodes.values()} - set(new)
+    for old, wanted in list(new.items()):
+        if wanted in taken:
+            new[old] = namer.fresh(wanted)
+    for n in nodes.values():
+        if n.id in new:
+            n.id = new[n.id]
+    return body
