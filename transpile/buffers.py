@@ -6,6 +6,7 @@ import gast
 import numpy as np
 
 from transpile import defuse
+from transpile.ir import Annotation, annotation
 from transpile.nodes import descendants, name
 
 
@@ -57,7 +58,7 @@ def reuse_buffers(body, np_name, min_size=None):
             elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 stores[n.id] = stores.get(n.id, 0) + 1
     for i, s in enumerate(body):
-        info = getattr(s, "transpile_array", None)
+        info = annotation(s, Annotation.ARRAY)
         if info is None or not isinstance(s, gast.Assign):
             continue
         target = s.targets[0].id

@@ -42,6 +42,7 @@ from transpile import (
     specialize,
     tidy,
 )
+from transpile.ir import strip_annotations
 from transpile.nodes import clone, descendants, function_def
 from transpile.parse import MISSING
 
@@ -444,9 +445,8 @@ class Dispatcher:
         body = inline.compact(body, names, self.spec.namer)
         for stmt in body:
             for node in descendants(stmt):
+                strip_annotations(node)
                 node.__dict__.pop("transpile_site", None)
-                node.__dict__.pop("transpile_name", None)
-                node.__dict__.pop("transpile_array", None)
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         source = emit.to_source(fdef)
         used = {n.id for n in descendants(fdef) if isinstance(n, gast.Name)}

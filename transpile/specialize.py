@@ -23,11 +23,13 @@ signature generic, never a guess.
 """
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import gast
 import numpy as np
 
+from transpile.ir import Annotation, annotate, annotation, has_annotation
 from transpile.nodes import assign, clone, const, descendants, name
 from transpile.probe import helper_name, single_target
 
@@ -68,33 +70,58 @@ class Val(NamedTuple):
     borrowed: bool = False  # node may be an array the generic code would have copied
 
 
+@dataclass
+class Facts:
+    """What the rewrite knows of one name at the statement it is at."""
+
+    true: object = None  # shape of the value the name stands for (None: unknown)
+    actual: object = None  # shape of the array the name holds: smaller while lazy
+    scale: float = 1.0  # a deferred constant factor: the value is scale * the array
+    dtype: object = None  # the dtype the probe saw
+    seen_type: object = None  # the type the probe saw
+    python: bool = False  # holds a Python number, not a numpy scalar
+    numpy_scalar: bool = False  # the generic code held a numpy scalar here
+    numpy_typed: bool = False  # surely holds a numpy value (array or scalar)
+    borrowed: bool = False  # bound to another value's array by a dropped product
+    constant: object = None  # bound to a number: read as that number
+
+    @property
+    def deferred(self) -> bool:
+        """Lazy or scaled: the name does not hold its true value yet."""
+        return self.true != self.actual or self.scale != 1.0
+
+    @property
+    def unfinished(self) -> bool:
+        """It must be made whole before it leaves or is written through."""
+        return self.deferred or self.borrowed or self.numpy_scalar and not self.numpy_typed
+
+
+_UNKNOWN = Facts()
+
+
 class Specializer:
     """Rewrites one generic body for the shapes that a probe observed.
 
-    ``env`` maps each name to ``(true shape, actual shape, scale)``; see ``Val``.
+    ``facts`` holds, per name, what is known at the current statement (``Facts``);
+    a rewritten expression is a ``Val``.
     """
 
     def __init__(self, names, param_metas, sites, seen, adjoint_names=frozenset()):
         self.np, self.ops = names["np"], names["ops"]
         self.adjoint_names = adjoint_names
-        self.constants = {}  # names bound to a number: read as that number
         self.sites = sites  # site -> (metas of the helper's arguments)
         self.seen = seen  # statement index -> meta of its target
-        self.env, self.dtype = {}, {}
-        self.python = set()  # names holding Python numbers, not numpy scalars
-        self.numpy_scalar = set()  # names the generic code held as numpy scalars
-        self.borrowed = set()  # names bound to another value's array by a dropped product
-        self.numpy_typed = set()  # names surely holding numpy values
-        self.seen_type = {}  # name -> the type the probe saw
+        self.facts = {}
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
             if m[0] in ("float", "int"):
-                self.env[p] = ((), (), 1.0)
-                self.python.add(p)
+                self.facts[p] = Facts(true=(), actual=(), python=True)
             elif m[0] == "array":
-                self.env[p] = (m[1], m[1], 1.0)
-                self.numpy_typed.add(p)
+                self.facts[p] = Facts(true=m[1], actual=m[1], numpy_typed=True)
                 self.ref = self.ref or p
+
+    def fact(self, n) -> Facts:
+        return self.facts.get(n, _UNKNOWN)
 
     def run(self, body):
         out = []
@@ -104,7 +131,7 @@ class Specializer:
                     new = self.statement(i, clone(stmt))
                     break
                 except _NeedConcrete as need:
-                    names = sorted(n for n in need.names if self.needs_work(n))
+                    names = sorted(n for n in need.names if self.fact(n).unfinished)
                     if not names:
                         raise Unspecializable("a lazy value that no name holds") from None
                     out += [self.materialize(n, stmt) for n in names]
@@ -116,89 +143,86 @@ class Specializer:
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
             return s  # a comment
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            v = self.expr(s.value)
-            t = s.targets[0].id
-            m = self.seen.get(i)
-            if m is None or m[0] not in ("array", "float", "int"):
-                if v.true is not None and v.actual != v.true:
-                    raise Unspecializable(f"{t}: a lazy value where the probe saw {m}")
-                v = Val(self.applied(v), None, None)
-                self.env.pop(t, None)
-            else:
-                if v.true is not None and v.true != m[1]:
-                    raise Unspecializable(f"{t}: derived shape {v.true}, observed {m[1]}")
-                if v.true is None:  # a call whose operands were checked concrete
-                    v = v._replace(true=m[1], actual=m[1])
-                self.env[t] = (m[1], v.actual, v.scale)
-                self.dtype[t] = m[2]
-                self.seen_type[t] = m[3]
-                if v.actual == m[1] and m[3] is np.ndarray:
-                    s.transpile_array = (m[1], m[2])  # what buffer reuse needs to know
-            python = self.is_python(v.node)  # before t is rebound: v may read t
-            numpy_typed = self.is_numpy(v.node)
-            borrowed = v.borrowed and isinstance(v.node, gast.Name)
-            self.python.discard(t)
-            self.numpy_scalar.discard(t)
-            self.borrowed.discard(t)
-            self.constants.pop(t, None)
-            self.numpy_typed.discard(t)
-            if numpy_typed:
-                self.numpy_typed.add(t)
-            if _number(v.node) is not None and t in self.env:
-                self.constants[t] = _number(v.node)
-            if borrowed:
-                self.borrowed.add(t)
-            if python:
-                self.python.add(t)
-            if m is not None and m[0] == "array" and m[1] == () and issubclass(m[3], np.generic):
-                self.numpy_scalar.add(t)
-            s.value = self.same_type(v.node, t) if v.scale == 1.0 else v.node
-            if s.value is not v.node:
-                self.python.discard(t)
-            return s
+            return self.assignment(i, s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
-            if self.is_deferred(s.target.id) or s.target.id in self.borrowed:
-                raise _NeedConcrete({s.target.id})
-            v = self.expr(s.value)
-            if v.true is None:
-                self.require_concrete(s.value)
-            s.value = self.applied(v)
-            return s
+            return self.accumulation(s)
+        return self.other(i, s)
+
+    def assignment(self, i, s):
+        """``t = value``: the value rewritten, and what is known of ``t`` after it."""
+        v = self.expr(s.value)
+        t = s.targets[0].id
+        m = self.seen.get(i)
+        observed = m is not None and m[0] in ("array", "float", "int")
+        if not observed:
+            if v.true is not None and v.actual != v.true:
+                raise Unspecializable(f"{t}: a lazy value where the probe saw {m}")
+            v = Val(self.applied(v), None, None)
+        elif v.true is not None and v.true != m[1]:
+            raise Unspecializable(f"{t}: derived shape {v.true}, observed {m[1]}")
+        elif v.true is None:  # a call whose operands were checked concrete
+            v = v._replace(true=m[1], actual=m[1])
+        new = Facts(
+            # what the value is, judged before t is rebound (the value may read t)
+            python=self.is_python(v.node),
+            numpy_typed=self.is_numpy(v.node),
+            borrowed=v.borrowed and isinstance(v.node, gast.Name),
+            numpy_scalar=bool(
+                observed and m[0] == "array" and m[1] == () and issubclass(m[3], np.generic)
+            ),
+        )
+        if observed:
+            new.true, new.actual, new.scale = m[1], v.actual, v.scale
+            new.dtype, new.seen_type = m[2], m[3]
+            new.constant = _number(v.node)
+            if v.actual == m[1] and m[3] is np.ndarray:
+                annotate(s, Annotation.ARRAY, (m[1], m[2]))  # what buffer reuse needs
+        self.facts[t] = new
+        s.value = self.same_type(v.node, t) if v.scale == 1.0 else v.node
+        if s.value is not v.node:
+            new.python = False
+        return s
+
+    def accumulation(self, s):
+        """``t += value``: ``t`` must hold its own, true value first."""
+        f = self.fact(s.target.id)
+        if f.deferred or f.borrowed:
+            raise _NeedConcrete({s.target.id})
+        v = self.expr(s.value)
+        if v.true is None:
+            self.require_concrete(s.value)
+        s.value = self.applied(v)
+        return s
+
+    def other(self, i, s):
+        """Any other statement: what it reads is made whole; what it binds is known only
+        as far as the probe saw it."""
         self.require_concrete(s)
         read = {n.id for n in descendants(s) if isinstance(n, gast.Name)}
         if isinstance(s, gast.Return):  # scalars leave with the generic code's type
-            untyped = read & self.numpy_scalar - self.numpy_typed
+            untyped = {
+                n for n in read if self.fact(n).numpy_scalar and not self.fact(n).numpy_typed
+            }
             if untyped:
                 raise _NeedConcrete(untyped)
-        borrowed = read & self.borrowed
+        borrowed = {n for n in read if self.fact(n).borrowed}
         if borrowed:  # what leaves or is written through must be our own array
             raise _NeedConcrete(borrowed)
         for node in descendants(s):  # names this statement binds lose what we knew
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 m = self.seen.get(i) if single_target(s) == node.id else None
-                self.python.discard(node.id)
-                self.numpy_scalar.discard(node.id)
-                self.constants.pop(node.id, None)
-                self.numpy_typed.discard(node.id)
-                if m and m[0] in ("float", "int"):
-                    self.python.add(node.id)
-                if m and m[0] == "array":
-                    self.numpy_typed.add(node.id)
-                    self.env[node.id] = (m[1], m[1], 1.0)
-                    self.dtype[node.id] = m[2]
-                else:
-                    self.env.pop(node.id, None)
+                self.facts[node.id] = _observed(m)
         return s
 
     def same_type(self, node, t):
         """``node`` as the type the generic code produced for ``t``: a Python number that
         the generic code held as a numpy scalar is converted."""
-        if t not in self.numpy_scalar or not self.is_python(node):
+        if not self.fact(t).numpy_scalar or not self.is_python(node):
             return node
         return self.numpy_scalar_of(node, t)
 
     def numpy_scalar_of(self, node, t):
-        dtype = self.dtype.get(t)
+        dtype = self.fact(t).dtype
         if dtype is None or dtype.kind not in "fc":
             raise Unspecializable(f"a Python number where the generic code had {dtype}")
         return gast.Call(func=self.np_attr(dtype.name), args=[node], keywords=[])
@@ -206,7 +230,7 @@ class Specializer:
     def is_numpy(self, node):
         """Whether ``node`` surely evaluates to a numpy value (array or scalar)."""
         if isinstance(node, gast.Name):
-            return node.id in self.numpy_typed
+            return self.fact(node.id).numpy_typed
         if isinstance(node, gast.BinOp):
             return self.is_numpy(node.left) or self.is_numpy(node.right)
         if isinstance(node, gast.UnaryOp):
@@ -222,34 +246,21 @@ class Specializer:
         if isinstance(node, gast.Constant):
             return isinstance(node.value, (int, float))
         if isinstance(node, gast.Name):
-            return node.id in self.python
+            return self.fact(node.id).python
         if isinstance(node, gast.BinOp):
             return self.is_python(node.left) and self.is_python(node.right)
         if isinstance(node, gast.UnaryOp):
             return self.is_python(node.operand)
         return False
 
-    def needs_work(self, n):
-        return (
-            self.is_deferred(n)
-            or n in self.borrowed
-            or n in self.numpy_scalar
-            and n not in self.numpy_typed
-        )
-
-    def is_deferred(self, n):
-        """Whether ``n`` is lazy or carries a scale: not yet its true value."""
-        true, actual, scale = self.env.get(n, (None, None, 1.0))
-        return true != actual or scale != 1.0
-
     def deferred_names(self, node):
         names = set()
         for n in descendants(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 names.add(n.id)
-            elif hasattr(n, "transpile_name"):
-                names.add(n.transpile_name)
-        return {n for n in names if self.is_deferred(n)}
+            elif has_annotation(n, Annotation.NAME):
+                names.add(annotation(n, Annotation.NAME))
+        return {n for n in names if self.fact(n).deferred}
 
     def require_concrete(self, node):
         deferred = self.deferred_names(node)
@@ -258,38 +269,36 @@ class Specializer:
 
     def materialize(self, n, origin):
         """The statement that gives ``n`` its true value: scaled, then filled out."""
-        true, actual, scale = self.env[n]
-        if n in self.constants:  # write the number itself, not a name bound to it
-            value = const(self.constants[n] * scale)
+        f = self.facts[n]
+        if f.constant is not None:  # write the number itself, not a name bound to it
+            value = const(f.constant * f.scale)
         else:
-            value = _times(name(n), scale)
-        if not self.is_deferred(n):  # borrowed: copied
+            value = _times(name(n), f.scale)
+        if not f.deferred:  # borrowed: copied
             value = gast.Call(
                 func=gast.Attribute(value=name(self.ops), attr="copy", ctx=gast.Load()),
                 args=[value],
                 keywords=[],
             )
-        self.borrowed.discard(n)
-        if true != actual:
+        if f.true != f.actual:
             if self.ref is None:
                 raise Unspecializable("no array argument to build a materialized adjoint from")
             value = gast.Call(
                 func=gast.Attribute(value=name(self.ops), attr="filled", ctx=gast.Load()),
-                args=[name(self.ref), value, const(true), const(str(self.dtype[n]))],
+                args=[name(self.ref), value, const(f.true), const(str(f.dtype))],
                 keywords=[],
             )
-        self.env[n] = (true, true, 1.0)
-        self.constants.pop(n, None)
+        f.actual, f.scale, f.borrowed, f.constant = f.true, 1.0, False, None
         if not self.is_python(value):
-            self.python.discard(n)
-        if n in self.numpy_scalar and not self.is_numpy(value):
+            f.python = False
+        if f.numpy_scalar and not self.is_numpy(value):
             value = self.numpy_scalar_of(value, n)
-            self.numpy_typed.add(n)
+            f.numpy_typed = True
         if not isinstance(value, gast.Name):
-            self.python.discard(n)
+            f.python = False
         stmt = assign(n, value, origin)
-        if self.seen_type.get(n) is np.ndarray:
-            stmt.transpile_array = (true, self.dtype[n])
+        if f.seen_type is np.ndarray:
+            annotate(stmt, Annotation.ARRAY, (f.true, f.dtype))
         return stmt
 
     def applied(self, v):
@@ -299,13 +308,12 @@ class Specializer:
     # -- expressions --
     def expr(self, node):
         if isinstance(node, gast.Name):
-            true, actual, scale = self.env.get(node.id, (None, None, 1.0))
-            borrowed = node.id in self.borrowed
-            if node.id in self.constants:
-                number = const(self.constants[node.id])
-                number.transpile_name = node.id  # to find what to materialize
+            f = self.fact(node.id)
+            if f.constant is not None:
+                number = const(f.constant)
+                annotate(number, Annotation.NAME, node.id)  # to find what to materialize
                 node = number
-            return Val(node, true, actual, scale, borrowed)
+            return Val(node, f.true, f.actual, f.scale, f.borrowed)
         if isinstance(node, gast.Constant):
             if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
                 return Val(node, (), ())
@@ -498,6 +506,15 @@ class Specializer:
         for p in parts:
             node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
         return node
+
+
+def _observed(m):
+    """What is known of a name a statement binds, from the probe's meta of it."""
+    if m and m[0] in ("float", "int"):
+        return Facts(python=True)
+    if m and m[0] == "array":
+        return Facts(true=m[1], actual=m[1], dtype=m[2], numpy_typed=True)
+    return Facts()
 
 
 def _number(node):

@@ -23,25 +23,12 @@ from transpile.nodes import (
     name,
     stores,
 )
+from transpile.rules.declare import helper_of
 
 ENTRY = "entry"
 
 
 IN_PLACE_METHODS = {"pop"}
-
-
-FRESH_OPS = {
-    "zeros_like",
-    "matmul_left",
-    "matmul_right",
-    "unstack",
-    "unconcatenate",
-    "spread",
-    "copy",
-    "add",
-    "unreduce_prod",
-    "unreduce_extreme",
-}
 
 
 def stage(fn, ctx):
@@ -52,6 +39,29 @@ def stage(fn, ctx):
     )
     fn.adjoint = inits + body
     return fn
+
+
+_SKIPPED = (gast.If, gast.For, gast.While, gast.Break, gast.Continue)
+
+
+class _Zeros:
+    """The reaching definitions before one statement, asked per adjoint: is it zero on
+    every path; and ``need``: its zero definitions must become arrays."""
+
+    def __init__(self, fact, needed):
+        self.fact, self.needed = fact, needed
+
+    def zero(self, n):
+        return all(kind == "zero" for kind, _ in self.fact.get(n, ()))
+
+    def any_zero(self, names):
+        return any(self.zero(n) for n in names)
+
+    def need(self, *names):
+        for n in names:
+            for kind, where in self.fact.get(n, ()):
+                if kind == "zero":
+                    self.needed.add((n, where))
 
 
 def _join(facts):
@@ -148,99 +158,90 @@ class _Adjoints:
         return graph, before
 
     def step(self, body):
+        """One round: decide, from where each adjoint may be zero, what each statement
+        becomes. Returns ``(changed, body, needed)``; ``needed`` are the zero markers
+        (or ENTRY) that must become arrays."""
         graph, before = self.reaching(body)
-        edits = {}  # id(stmt) -> ("delete" | "replace", [stmts]) ; insertions before
-        needed = set()  # ids of zero markers (or ENTRY) that must become arrays
-
-        def defs(fact, n):
-            return [(n, kind, where) for kind, where in fact.get(n, ())]
-
-        def all_zero(fact, n):
-            return all(f[1] == "zero" for f in defs(fact, n))
-
-        def need(fact, n):
-            for f in defs(fact, n):
-                if f[1] == "zero":
-                    needed.add((n, f[2]))
-
+        edits = {}  # id(stmt) -> the statements that replace it
+        needed = set()
         for node in graph.nodes:
             s = node.stmt
-            if s is None or isinstance(
-                s, (gast.If, gast.For, gast.While, gast.Break, gast.Continue)
-            ):
+            if s is None or isinstance(s, _SKIPPED) or _is_zero_marker(s):
                 continue
-            fact = before[node]
-            if _is_zero_marker(s):
-                continue
-            base = in_place_base(s)
-            pop = _pop_base(header(s))
-            value = s.value if isinstance(s, gast.Assign) else s
-            incoming = [n for n in loads(value) if n in self.names]
+            at = _Zeros(before[node], needed)
             if isinstance(s, gast.AugAssign):
-                target = s.target.id
-                incoming = [n for n in loads(s.value) if n in self.names and n != pop]
-                if any(all_zero(fact, n) for n in incoming):
-                    edits[id(s)] = []
-                    continue
-                for n in incoming:
-                    need(fact, n)
-                pre = []
-                if pop and all_zero(fact, pop):
-                    pre.append(assign(pop, self.zeros_like(pop), s))
-                elif pop:
-                    need(fact, pop)
-                if target in self.names and all_zero(fact, target):
-                    edits[id(s)] = pre + [self.first_write(s)]
-                elif target in self.names:
-                    need(fact, target)
-                    if pre:
-                        edits[id(s)] = pre + [s]
-                elif pre:
-                    edits[id(s)] = pre + [s]
-                continue
-            if base is not None and base in self.names:
-                incoming = [n for n in loads(s) if n in self.names and n != base]
-                is_clear = isinstance(s, gast.Assign)
-                if is_clear and all_zero(fact, base):
-                    edits[id(s)] = []
-                    continue
-                if any(all_zero(fact, n) for n in incoming):
-                    edits[id(s)] = []
-                    continue
-                for n in incoming:
-                    need(fact, n)
-                if all_zero(fact, base):
-                    edits[id(s)] = [assign(base, self.zeros_like(base), s), s]
-                else:
-                    need(fact, base)
-                continue
-            if isinstance(s, gast.Return):
-                repl = {}
-                for n in loads(s):
-                    if n in self.names:
-                        if all_zero(fact, n):
-                            repl[n] = self.zeros_like(n)
-                        else:
-                            need(fact, n)
-                if repl:
-                    edits[id(s)] = [_replace_names(s, repl)]
-                continue
-            if isinstance(s, gast.Assign) and incoming:
-                if any(all_zero(fact, n) for n in incoming):
-                    targets = [t for t in stores(s) if t in self.names]
-                    edits[id(s)] = [
-                        gast.copy_location(_zero(t, self.primal_of), s) for t in targets
-                    ]
-                    continue
-                for n in incoming:
-                    need(fact, n)
-                continue
-            for n in loads(s):
-                if n in self.names:
-                    need(fact, n)
+                new = self.accumulation(s, at)
+            elif in_place_base(s) in self.names:
+                new = self.in_place_update(s, at)
+            elif isinstance(s, gast.Return):
+                new = self.returned(s, at)
+            elif isinstance(s, gast.Assign):
+                new = self.assignment(s, at)
+            else:
+                new = self.other(s, at)
+            if new is not None:
+                edits[id(s)] = new
         if not edits:
             return False, body, needed
         return True, apply_edits(body, edits), needed
+
+    def incoming(self, node, skip=None):
+        return [n for n in loads(node) if n in self.names and n != skip]
+
+    def accumulation(self, s, at):
+        """``t += e``: dropped when ``e`` is zero; a first write when ``t`` is zero."""
+        pop = _pop_base(header(s))
+        incoming = self.incoming(s.value, skip=pop)
+        if at.any_zero(incoming):
+            return []
+        at.need(*incoming)
+        pre = []
+        if pop and at.zero(pop):  # the list popped from is made first
+            pre.append(assign(pop, self.zeros_like(pop), s))
+        elif pop:
+            at.need(pop)
+        target = s.target.id
+        if target in self.names and at.zero(target):
+            return pre + [self.first_write(s)]
+        if target in self.names:
+            at.need(target)
+        return pre + [s] if pre else None
+
+    def in_place_update(self, s, at):
+        """``ops.add_at(buf, ...)``, ``buf[i] = 0``, ``buf.pop()``: the buffer must exist."""
+        base = in_place_base(s)
+        incoming = self.incoming(s, skip=base)
+        if isinstance(s, gast.Assign) and at.zero(base):
+            return []  # clearing a slot of a zero
+        if at.any_zero(incoming):
+            return []
+        at.need(*incoming)
+        if at.zero(base):
+            return [assign(base, self.zeros_like(base), s), s]
+        at.need(base)
+        return None
+
+    def returned(self, s, at):
+        """The return: a zero gradient becomes an array shaped like its argument."""
+        repl = {}
+        for n in self.incoming(s):
+            if at.zero(n):
+                repl[n] = self.zeros_like(n)
+            else:
+                at.need(n)
+        return [_replace_names(s, repl)] if repl else None
+
+    def assignment(self, s, at):
+        """``t = f(adjoints)``: zero where an operand is (every adjoint rule is linear)."""
+        incoming = self.incoming(s.value)
+        if at.any_zero(incoming):
+            targets = [t for t in stores(s) if t in self.names]
+            return [gast.copy_location(_zero(t, self.primal_of), s) for t in targets]
+        at.need(*incoming)
+        return None
+
+    def other(self, s, at):
+        at.need(*self.incoming(s))
 
     def first_write(self, s):
         value = s.value
@@ -296,13 +297,10 @@ class _Adjoints:
         return inits, convert(body)
 
 
-_FRESH_FROM_ADJOINT = {"matmul_left", "matmul_right"}
-
-
 def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
     """Adjoints that own their array: every write is a materialized zero or an
-    accumulation, and every read makes a new array (arithmetic, a matrix product), so
-    no other name can see the buffer. Such an adjoint may accumulate in place."""
+    accumulation, and every read makes a new array (arithmetic, a helper declared
+    ``fresh`` such as a matrix product), so no other name can see the buffer. Such an adjoint may accumulate in place."""
     writes = {n: ["zeros"] for n in zeroed_on_entry}
     safe_reads, all_reads = {}, {}
     parents = {}
@@ -331,7 +329,7 @@ def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
                 isinstance(parent, gast.Call)
                 and isinstance(parent.func, gast.Attribute)
                 and getattr(parent.func.value, "id", None) == ops_name
-                and parent.func.attr in _FRESH_FROM_ADJOINT
+                and getattr(helper_of(parent.func.attr), "fresh", False)
             )
             if fresh or isinstance(stmt, gast.Return):
                 safe_reads[node.id] = safe_reads.get(node.id, 0) + 1
@@ -353,14 +351,17 @@ def _zero(target, primal_of):
 
 
 def _is_fresh(value, ops_name):
+    """Whether ``value`` is a new array that no other name holds: arithmetic, a helper
+    declared ``fresh``, or one declared ``passes`` applied to such a value."""
     if isinstance(value, (gast.BinOp, gast.UnaryOp)):
         return True
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
         if getattr(value.func.value, "id", None) != ops_name:
             return False
-        if value.func.attr == "unbroadcast":  # returns its argument or a new sum
+        declared = helper_of(value.func.attr)
+        if declared is not None and declared.passes:  # its argument, or a new array
             return bool(value.args) and _is_fresh(value.args[0], ops_name)
-        return value.func.attr in FRESH_OPS
+        return declared is not None and declared.fresh
     return False
 
 
