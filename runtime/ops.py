@@ -2,14 +2,39 @@
 
 They only create arrays from existing arrays (``zeros_like``, ``broadcast_to``),
 so cupy and other NEP-18 arrays flow through unchanged, and they keep dtypes.
+Each declares, with ``@helper``, what the compiler may assume of it.
 """
 
 import math
 import numbers
+from collections import namedtuple
 
 import numpy as np
 
+Helper = namedtuple("Helper", "fresh passes shares linear shape_args specialized")
 
+
+def helper(fresh=False, passes=False, shares=False, linear=False, shape_args=(), specialized=False):
+    """Declare what the compiler may assume of the helper below; exactly one of:
+    ``fresh``, its result shares memory with no argument and nothing else holds it;
+    ``passes``, it may return its first argument itself or a writable view of it;
+    ``shares``, it may return a read-only array or one an argument also reaches.
+    ``linear``: linear in its first argument, with an array or number result (a sign
+    may move through it); ``shape_args``: positions of arguments read only for their
+    shape, dtype and array module (a recorded shape may stand for them);
+    ``specialized``: the shape specializer rewrites its calls."""
+    if fresh + passes + shares != 1:
+        raise ValueError("a helper is exactly one of fresh, passes and shares")
+    declared = Helper(fresh, passes, shares, linear, tuple(shape_args), specialized)
+
+    def declare(fn):
+        fn.declared = declared
+        return fn
+
+    return declare
+
+
+@helper(fresh=True)
 def seed(out):
     """The cotangent 1.0 of a real scalar output; a clear error for anything else."""
     if isinstance(out, (list, tuple, dict)) or getattr(out, "ndim", 0) != 0:
@@ -34,6 +59,7 @@ def seed(out):
     return np.ones_like(out)  # a 0-d array, possibly of another array module
 
 
+@helper(passes=True)
 def cotangent(dout, out):
     """``dout``, checked to be shaped like the output ``out`` of the function a vjp is
     taken of (a wrong shape would broadcast into a wrong gradient)."""
@@ -57,6 +83,7 @@ def cotangent(dout, out):
     return dout
 
 
+@helper(passes=True)
 def owned(value, *args):
     """``value`` (a gradient, or a tuple, list or dict of them) with every array that
     is read-only, a view, an argument, or already returned once replaced by a copy:
@@ -119,6 +146,7 @@ class _Unset:
 UNSET = _Unset()
 
 
+@helper(passes=True, linear=True, shape_args=(1,), specialized=True)
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
     if isinstance(x, float):  # a Python or numpy float operand
@@ -160,6 +188,7 @@ def _on_arrays(adjoint, g, x, y, mine):
     return unarray(out, mine) if isinstance(mine, (list, tuple)) else out
 
 
+@helper(fresh=True, linear=True, specialized=True)
 def matmul_left(g, x, y):
     """Adjoint of ``x`` in ``x @ y``."""
     try:
@@ -179,6 +208,7 @@ def matmul_left(g, x, y):
     return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
 
 
+@helper(fresh=True, linear=True, specialized=True)
 def matmul_right(g, x, y):
     """Adjoint of ``y`` in ``x @ y``."""
     try:
@@ -204,6 +234,7 @@ def _axes(ndim, axis):
     return tuple(a % ndim for a in axis)
 
 
+@helper(shares=True, linear=True, shape_args=(1,), specialized=True)
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction back to the shape of its input."""
     if isinstance(x, list) or type(x) is tuple and not all(type(n) is int for n in x):
@@ -240,6 +271,7 @@ def unreduce(g, x, axis=None, keepdims=False):
 _SMALL = 1 << 16
 
 
+@helper(shares=True, linear=True, shape_args=(1,), specialized=True)
 def unmean(g, x, axis=None, keepdims=False):
     """Adjoint of a mean: the adjoint of the sum, divided by the count.
 
@@ -278,11 +310,13 @@ def _broadcast_shapes(shapes):
     return tuple(out)
 
 
+@helper(shares=True)
 def broadcast_like(*arrays):
     """The shape, dtype and array module that ``arrays`` broadcast together would have."""
     return _BroadcastLike(arrays)
 
 
+@helper(fresh=True, shape_args=(0,))
 def reduced_size(x, axis=None):
     """How many elements each output of a reduction over ``axis`` combines."""
     shape = _shape(x)
@@ -292,6 +326,7 @@ def reduced_size(x, axis=None):
     return n
 
 
+@helper(fresh=True)
 def unreduce_extreme(g, y, x, axis=None, keepdims=False):
     """Adjoint of max/min: split evenly between the elements that attain it."""
     hit = x == unreduce(y, x, axis, keepdims)
@@ -302,6 +337,7 @@ def unreduce_extreme(g, y, x, axis=None, keepdims=False):
     return unreduce(g, x, axis, keepdims) * share
 
 
+@helper(fresh=True)
 def unreduce_prod(g, x, axis=None, keepdims=False):
     """Adjoint of prod: the product of the other elements, exact when some are zero."""
     ndim = np.ndim(x)
@@ -317,6 +353,7 @@ def unreduce_prod(g, x, axis=None, keepdims=False):
     return unreduce(g, x, axis, keepdims) * others
 
 
+@helper(passes=True)
 def untranspose(g, axes=None):
     if axes is None or axes == ():
         return np.transpose(g)
@@ -325,6 +362,7 @@ def untranspose(g, axes=None):
     return np.transpose(g, np.argsort(axes))
 
 
+@helper(passes=True)
 def cast_like(g, x):
     dtype = getattr(x, "dtype", None)
     if dtype is None:
@@ -332,6 +370,7 @@ def cast_like(g, x):
     return g.astype(dtype, copy=False) if hasattr(g, "astype") else np.asarray(g, dtype)
 
 
+@helper(fresh=True)
 def winner(a, b):
     """1 where ``a`` beats ``b``, 0.5 on ties, else 0 (the adjoint weight of max)."""
     dtype = np.result_type(a, b)
@@ -341,6 +380,7 @@ def winner(a, b):
     return weight.astype(dtype, copy=False) if hasattr(weight, "astype") else weight
 
 
+@helper(fresh=True)
 def pow_slope(x, y):
     """``y * x ** (y - 1)``: the derivative of ``x ** y`` by ``x``.
 
@@ -359,6 +399,7 @@ def pow_slope(x, y):
     return np.where(zero, 0, y * x ** np.where(zero, 1, y - 1))
 
 
+@helper(fresh=True)
 def pow_log(z, x):
     """``z * log(x)`` for ``z = x ** y``: the derivative of the power by its exponent.
 
@@ -374,6 +415,7 @@ def pow_log(z, x):
     return z * np.log(np.where(x == 0, 1, x))
 
 
+@helper(fresh=True)
 def hypot_slope(x, z):
     """``x / z``: the derivative of ``z = hypot(x, y)`` by ``x``; 0 at the origin (where
     ``z`` is 0, hence ``x`` too), as JAX gives, instead of ``0 / 0``."""
@@ -382,6 +424,7 @@ def hypot_slope(x, z):
     return x / np.where(z == 0, 1, z)
 
 
+@helper(passes=True)
 def unvstack(g, arrays):
     """Adjoint of ``np.vstack``: 1-D inputs were stacked as rows."""
     out, start = [], 0
@@ -396,6 +439,7 @@ def _dot_is_matmul(x, y):
     return np.ndim(x) <= 2 and np.ndim(y) <= 2 or np.ndim(y) == 1
 
 
+@helper(fresh=True)
 def dot_left(g, x, y):
     """Adjoint of ``x`` in ``np.dot(x, y)``."""
     if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
@@ -409,6 +453,7 @@ def dot_left(g, x, y):
     return np.tensordot(g, y, axes=(list(range(a - 1, a + b - 2)), list(range(b - 2)) + [b - 1]))
 
 
+@helper(fresh=True)
 def dot_right(g, x, y):
     """Adjoint of ``y`` in ``np.dot(x, y)``."""
     if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
@@ -422,10 +467,12 @@ def dot_right(g, x, y):
     return np.moveaxis(out, 0, -2)
 
 
+@helper(fresh=True)
 def select(condition, a, b):
     return np.where(condition, a, b)
 
 
+@helper(fresh=True)
 def inside(x, lo, hi):
     """1.0 where ``x`` lies within [lo, hi] (either bound may be None)."""
     mask = np.ones_like(x, dtype=bool)
@@ -441,6 +488,7 @@ def _is_basic(index):
     return all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer)) for p in parts)
 
 
+@helper(shares=True)
 def add_at(buf, index, g):
     """``buf[index] += g`` in place, summing repeated integer indices correctly."""
     if isinstance(buf, (list, dict)):
@@ -451,6 +499,7 @@ def add_at(buf, index, g):
         np.add.at(buf, index, g)
 
 
+@helper(shares=True)
 def add(a, b):
     """Sum of two adjoints that may be containers (lists, tuples, dicts) of arrays."""
     if a is None:
@@ -468,6 +517,7 @@ def add(a, b):
     return a + b
 
 
+@helper(fresh=True)
 def zeros_like(x):
     """A zero adjoint shaped like ``x``: arrays, Python numbers, and containers."""
     if isinstance(x, dict):
@@ -484,6 +534,7 @@ def zeros_like(x):
     return np.zeros_like(x)
 
 
+@helper(fresh=True)
 def copy(x):
     if isinstance(x, (list, tuple)):
         return [copy(v) for v in x]
@@ -492,6 +543,7 @@ def copy(x):
     return x.copy() if hasattr(x, "copy") else x
 
 
+@helper(passes=True)
 def unstack(g, arrays, axis=0):
     """Adjoint of ``np.stack(arrays, axis)``: one entry per stacked item; for an array
     (stacked along its first axis) the array of them."""
@@ -500,6 +552,7 @@ def unstack(g, arrays, axis=0):
     return [np.take(g, i, axis=axis) for i in range(len(arrays))]
 
 
+@helper(passes=True)
 def unconcatenate(g, arrays, axis=0):
     """Adjoint of ``np.concatenate(arrays, axis)``, in the structure of ``arrays``."""
     if not isinstance(arrays, (list, tuple)):  # the rows of an array, joined
@@ -516,17 +569,20 @@ def unconcatenate(g, arrays, axis=0):
     return [np.reshape(p, np.shape(a)) for p, a in zip(parts, arrays)]
 
 
+@helper(shares=True)
 def spread(g, items):
     """Adjoint of the builtin ``sum(items)``: every item receives ``g``."""
     return [unbroadcast(g, x) for x in items]
 
 
+@helper(passes=True)
 def unarray(g, a):
     if isinstance(a, (list, tuple)):
         return [unarray(g[i], x) for i, x in enumerate(a)]
     return cast_like(g, a) if np.ndim(a) else (float(g) if isinstance(a, float) else g)
 
 
+@helper(passes=True)
 def like(g, x):
     """``g`` in the container types of ``x``: tuples where ``x`` has tuples."""
     if isinstance(x, dict):
@@ -537,11 +593,13 @@ def like(g, x):
     return g
 
 
+@helper(passes=True)
 def mT(a):
     """The matrix transpose of the last two axes."""
     return np.swapaxes(a, -1, -2)
 
 
+@helper(fresh=True)
 def unvar(g, a, axis=None, ddof=0, keepdims=False):
     """Adjoint of ``np.var``.
 
@@ -552,6 +610,7 @@ def unvar(g, a, axis=None, ddof=0, keepdims=False):
     return unreduce(g, a, axis, keepdims) * centered * (2.0 / n if n > 0 else math.nan)
 
 
+@helper(fresh=True)
 def uncumsum(g, a, axis=None):
     """Adjoint of ``np.cumsum``: a reversed cumulative sum."""
     if axis is None:
@@ -560,6 +619,7 @@ def uncumsum(g, a, axis=None):
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
 
+@helper(fresh=True)
 def unnorm(g, y, x, ord=None, axis=None, keepdims=False):
     """Adjoint of ``np.linalg.norm`` for the 2-norm of vectors and Frobenius norm."""
     vector = axis is None and np.ndim(x) == 1 or isinstance(axis, int)
@@ -580,6 +640,7 @@ def _per_matrix(v):
     return v[..., None, None] if getattr(v, "ndim", 0) else v
 
 
+@helper(fresh=True)
 def undet(g, y, a):
     """Adjoint of ``np.linalg.det``: ``g`` times the cofactor matrix (the transposed
     adjugate) of each matrix of ``a``.
@@ -608,6 +669,7 @@ def _well_conditioned(a, inv):
     return bool(np.all(cond < limit))  # False for a nan or inf estimate
 
 
+@helper(fresh=True)
 def svd_cofactors(a):
     """The cofactor matrix of each matrix of ``a`` without inverting it, so exact for
     singular matrices: with ``a = u @ diag(s) @ vh``,
@@ -620,10 +682,12 @@ def svd_cofactors(a):
     return _per_matrix(sign) * ((u * (before * after)[..., None, :]) @ vh)
 
 
+@helper(fresh=True)
 def solve_rhs_adjoint(g, a, b):
     return np.linalg.solve(mT(a), g)
 
 
+@helper(fresh=True)
 def solve_matrix_adjoint(g, a, b, x):
     gb = np.linalg.solve(mT(a), g)
     if np.ndim(b) == 1:
@@ -631,6 +695,7 @@ def solve_matrix_adjoint(g, a, b, x):
     return -(gb @ mT(x))
 
 
+@helper(fresh=True)
 def untrace(g, a, offset=0, axis1=0, axis2=1):
     """Adjoint of ``np.trace``: ``g`` on the chosen diagonal of each matrix."""
     shape = _shape(a)
@@ -648,6 +713,7 @@ def untrace(g, a, offset=0, axis1=0, axis2=1):
     return np.moveaxis(out, (-2, -1), (a1, a2))
 
 
+@helper(shares=True)
 def undiag(g, v, k=0):
     if np.ndim(v) == 1:
         return np.diag(g, k)
@@ -659,11 +725,13 @@ def undiag(g, v, k=0):
     return out
 
 
+@helper(fresh=True)
 def unroll(g, shift, axis=None):
     negative = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
     return np.roll(g, negative, axis)
 
 
+@helper(shares=True)
 def uneinsum(g, subscripts, operands, index):
     """Adjoint of operand ``index`` of ``np.einsum(subscripts, *operands)``: an einsum of
     the output's adjoint with the other operands, broadcast over indices that only this
@@ -697,6 +765,23 @@ def uneinsum(g, subscripts, operands, index):
     return grad
 
 
+@helper(fresh=True, linear=True)
+def untake(g, a, indices, axis=None, mode="raise"):
+    """Adjoint of ``np.take(a, indices, axis, mode=mode)``: ``g`` added into zeros shaped
+    like ``a`` at the places taken (an index taken twice receives both)."""
+    out = zeros_like(a)
+    flat = out.reshape(-1) if axis is None else out  # a view: out is new and contiguous
+    n = flat.shape[0 if axis is None else axis]
+    if mode == "wrap":
+        indices = np.mod(indices, n)
+    elif mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    where = indices if axis is None else (slice(None),) * (axis % out.ndim) + (indices,)
+    np.add.at(flat, where, g)
+    return out
+
+
+@helper(fresh=True)
 def filled(like_array, g, shape, dtype):
     """A new array of ``shape`` and ``dtype`` holding ``g`` broadcast, in the array
     module of ``like_array`` (a lazy adjoint of a shape-specialized gradient made whole)."""
@@ -705,6 +790,7 @@ def filled(like_array, g, shape, dtype):
     return out
 
 
+@helper(passes=True)
 def head(g, x):
     """Adjoint of the left operand ``x`` of a concatenation ``x + y`` of lists or tuples:
     the entries of its items, which come first."""
@@ -712,12 +798,14 @@ def head(g, x):
     return list(g[: len(x)])
 
 
+@helper(passes=True)
 def tail(g, y):
     """Adjoint of the right operand ``y`` of a concatenation ``x + y``: the last entries."""
     _require_sequence(y, "+")
     return list(g[len(g) - len(y) :])
 
 
+@helper(passes=True)
 def unrepeat(g, x):
     """Adjoint of ``x * n`` for a list or tuple ``x``: each item gets the sum of the
     entries of its ``n`` copies."""

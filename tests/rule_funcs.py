@@ -693,6 +693,18 @@ def sh_builtin_float(x, c):
     return float(x) * c
 
 
+def sh_take(x, indices, axis, c):
+    return np.sum(np.take(x, indices, axis=axis) * c)
+
+
+def sh_take_wrap(x, indices, c):
+    return np.sum(np.take(x, indices, axis=0, mode="wrap") * c)
+
+
+def sh_take_method(x, indices, c):
+    return np.sum(x.take(indices) * c)
+
+
 # --------------------------------------------------------------------------
 # Linear algebra
 

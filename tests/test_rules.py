@@ -42,7 +42,8 @@ import rule_funcs as rf
 from variants import call_twice
 
 from transpile import TranspileError, grad, vjp
-from transpile.rules import arith, build_registry, elementwise, linalg, reductions, shape
+from transpile.rules import FAMILIES, build_registry, declarations
+from transpile.rules.declare import Kind
 
 # --------------------------------------------------------------------------
 # Input domains. ``shape=None`` gives a Python float, ``()`` a 0-d array.
@@ -671,6 +672,18 @@ for k in [0, 1, -1]:
     row(rf.sh_triu, normal((3, 4)), k, targets=[np.triu])
     row(rf.sh_tril, normal((4, 3)), k, targets=[np.tril])
 
+# np.take: repeated and negative indices add up in the adjoint
+TAKE = np.array([0, 2, 2, -1])
+for s, indices, axis in [
+    ((4, 3), TAKE, 0),
+    ((3, 4), np.array([[0, 1], [3, 3]]), 1),
+    ((2, 3), np.array([5, 0, 5]), None),
+    ((2, 3), TAKE, -1),
+]:
+    row(rf.sh_take, normal(s), Const(indices), axis, targets=[np.take], f32=axis == 0)
+row(rf.sh_take_wrap, normal((3, 2)), Const(np.array([4, -1, 0])), targets=[np.take])
+row(rf.sh_take_method, normal((2, 3)), Const(np.array([[0, 5], [5, 3]])), targets=["take"])
+
 DOT_ND = None  # fixed; the rows stay as regression tests
 DOT_SCALAR = None  # fixed; the rows stay as regression tests
 for sx, sy, bug, bug_wrt in [
@@ -939,20 +952,24 @@ def test_unsupported_norm_raises(func, specs):
 
 def _registered():
     """(callables, method names, attribute names, binary ops, unary ops) of the registry,
-    cross-checked against the family tables it is built from."""
+    cross-checked against the rule declarations of the family modules it is built from."""
     reg = build_registry()
     funcs = list(reg.keepalive)
     assert {id(f) for f in funcs} == set(reg.functions)
-    table_funcs = [obj for obj, _ in arith.FUNCTIONS]
-    methods, attributes = set(), set()
-    for family in (elementwise, reductions, shape, linalg):
-        table_funcs += [obj for obj, _ in getattr(family, "REVERSE", [])]
-        methods |= set(getattr(family, "METHODS", {}))
-        attributes |= set(getattr(family, "ATTRIBUTES", {}))
+    table_funcs, methods, attributes, operators = [], set(), set(), set()
+    for family in FAMILIES:
+        for decl, template in declarations(family):
+            if template is None:
+                assert decl.kind is not Kind.RULE
+                continue
+            table_funcs += decl.objects
+            methods |= set(decl.methods)
+            attributes |= set(decl.attributes)
+            operators |= set(decl.operators) if not decl.sequences else set()
     assert {id(f) for f in table_funcs} == set(reg.functions)
     assert methods == set(reg.methods)
     assert attributes == set(reg.attributes)
-    assert set(arith.BINARY) == set(reg.binary) and set(arith.UNARY) == set(reg.unary)
+    assert operators == set(reg.binary) | set(reg.unary)
     return funcs, methods, attributes, set(reg.binary), set(reg.unary)
 
 

@@ -14,10 +14,11 @@ from transpile.nodes import descendants, header
 
 
 class Index:
-    def __init__(self, body):
-        self.writes = {}  # name -> [statement], in program order
+    def __init__(self, body, only=None):
+        self.writes = {}  # name -> [(Name node, statement)], in program order
         self.reads = {}  # name -> [(Name node, statement)], in program order
         self.position = {}  # id(statement) -> its number in program order
+        self.only = only  # index only these names (None: every name)
         self._walk(body)
 
     def _walk(self, stmts):
@@ -34,13 +35,18 @@ class Index:
         nodes = list(descendants(header(stmt)))
         if isinstance(stmt, gast.For):
             nodes += list(descendants(stmt.target))
+        only = self.only
         for n in nodes:
-            if isinstance(n, gast.Name):
+            if isinstance(n, gast.Name) and (only is None or n.id in only):
                 if isinstance(n.ctx, gast.Load):
                     self.reads.setdefault(n.id, []).append((n, stmt))
                 elif isinstance(n.ctx, gast.Store):
                     self.writes.setdefault(n.id, []).append((n, stmt))
-        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+        if (
+            isinstance(stmt, gast.AugAssign)
+            and isinstance(stmt.target, gast.Name)
+            and (only is None or stmt.target.id in only)
+        ):
             # an accumulation reads the name it writes
             self.reads.setdefault(stmt.target.id, []).append((stmt.target, stmt))
 
@@ -75,16 +81,14 @@ class Index:
     def move_reads(self, old_stmt, new_stmt):
         """The reads indexed under ``old_stmt`` now sit in ``new_stmt`` (its expression
         was moved there); ``old_stmt``'s writes are forgotten."""
-        for table in (self.reads, self.writes):
-            for n in list(table):
-                entries = table[n]
-                if any(st is old_stmt for _, st in entries):
-                    if table is self.reads:
-                        table[n] = [
-                            (node, new_stmt if st is old_stmt else st) for node, st in entries
-                        ]
-                    else:
-                        table[n] = [e for e in entries if e[1] is not old_stmt]
+        names = {n.id for n in descendants(old_stmt) if isinstance(n, gast.Name)}
+        for n in names:
+            if n in self.reads:
+                self.reads[n] = [
+                    (node, new_stmt if st is old_stmt else st) for node, st in self.reads[n]
+                ]
+            if n in self.writes:
+                self.writes[n] = [e for e in self.writes[n] if e[1] is not old_stmt]
 
     def written_after(self, name, stmt):
         """Whether ``name`` is written anywhere after ``stmt`` in program order."""

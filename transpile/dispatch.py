@@ -169,10 +169,12 @@ class Dispatcher:
         self.params = [a.id for a in spec.fdef.args.args]
         self.specializable = spec.static is not None
         self.static = [self.params.index(p) for p in spec.static or () if p in self.params]
-        self.body = clone(spec.fdef.body) if self.specializable else None
+        # the one-operation-per-line body, made for this entry alone (``inline``'s copy)
+        self.body = spec.fdef.body if self.specializable else None
         if self.specializable:
             probe.number_sites(self.body, spec.names["ops"])
         self.variants = {}  # signature -> (function, source)
+        self.pending = {}  # signature -> what its first call observed, until it comes back
         self.routes = {}  # signature -> compiled route
         self.replaced = None  # the entry of a fresh transpilation, once a name was rebound
         self.for_sequences = {}  # parameters passed lists or tuples -> that transpilation
@@ -307,7 +309,7 @@ class Dispatcher:
             return self.sequence_entry(sequences | self.spec.sequences)(*args)
         key = self.signature(args) if self.specializable else None
         if key is not None:
-            found = self.variants.get(key)
+            found = self.variants.get(key) or self.built(key)
             if found is not None:  # its arguments were checked when it was made
                 self.install(self.specialized_route(key, found[0]))
                 return self.shaped_as_arguments(found[0](*args), args)
@@ -379,14 +381,26 @@ class Dispatcher:
 
     # -- building a variant --
     def first_call(self, key, args):
+        """Run the probe; what it observes makes the variant when the signature comes
+        back (a gradient called once with a signature never pays for a variant)."""
         sites, seen = {}, {}
         self.local.observed = (sites, seen)
         try:
             result = self.probe_function()(*args)
         finally:
             self.local.observed = None
+        metas = {p: probe.meta(a) for p, a in zip(self.params, args)}
+        self.pending.setdefault(key, (metas, sites, seen))
+        return self.shaped_as_arguments(result, args)
+
+    def built(self, key):
+        """The variant for ``key``, made now from its first call's observations (None if
+        that signature was never seen)."""
+        observed = self.pending.get(key)
+        if observed is None:
+            return None
         try:
-            variant = self.build(key, args, sites, seen)
+            variant = self.build(key, *observed)
         except specialize.Unspecializable:
             variant = (self.generic, None)
         except Exception as error:  # noqa: BLE001  (a bug here must not cost a result)
@@ -395,13 +409,11 @@ class Dispatcher:
                 f"({type(error).__name__}: {error}); it runs the generic gradient. "
                 "Please report this with the function.",
                 SpecializationWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
             variant = (self.generic, None)
-        self.variants.setdefault(key, variant)
-        variant = self.variants[key]
-        self.install(self.specialized_route(key, variant[0]))
-        return self.shaped_as_arguments(result, args)
+        self.pending.pop(key, None)
+        return self.variants.setdefault(key, variant)
 
     def probe_function(self):
         if self.probe_fn is None:
@@ -432,8 +444,7 @@ class Dispatcher:
         if observed is not None:
             observed[1].setdefault(index, probe.meta(value))
 
-    def build(self, key, args, sites, seen):
-        metas = {p: probe.meta(a) for p, a in zip(self.params, args)}
+    def build(self, key, metas, sites, seen):
         names = self.spec.names
         body = self.body[:-1] + [ownership.unguarded(self.body[-1], names["ops"])]
         body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
@@ -469,10 +480,11 @@ class Dispatcher:
         key = self.signature(args) if self.specializable else None
         if key is None:
             return None
-        if key not in self.variants:
+        if key not in self.variants and key not in self.pending:
             arguments.check(args, self.params, self.spec.wrt, self.fname)
             self.first_call(key, args)
-        return self.variants[key][1]
+        found = self.variants.get(key) or self.built(key)
+        return found[1]
 
     def current(self):
         """The dispatcher of the gradient calls run now (after a rebuild, the new one)."""

@@ -6,48 +6,48 @@ holds when every operation is one whose output shape follows from its input
 shapes (elementwise math, reductions with constant axes, matrix products,
 reshapes, ...) and every argument that sets a shape, an axis or an index is a
 constant, a shape, or an integer parameter (whose value becomes part of the
-signature). ``eligible`` checks this at transpile time, conservatively: an
-unlisted function or a value-dependent index makes the body ineligible, and the
-gradient simply stays generic.
+signature). Which arguments are data and which static follows from the shape each
+function's rule declares (``rules.declare.Shape``). ``eligible`` checks this at
+transpile time, conservatively: an undeclared function, one declared VARIES, or a
+value-dependent index makes the body ineligible, and the gradient simply stays
+generic.
 """
 
 import gast
 import numpy as np
 
-import runtime
+from transpile.rules import registry
+from transpile.rules.declare import Shape
 
-_SHAPE_ATTRS = ("shape", "ndim", "size")
-_DATA_ATTRS = ("T", "real", "imag", "dtype") + _SHAPE_ATTRS
+# How a call's positional arguments split into data (arrays, whose shapes are part of
+# the signature) and static values (constants, shapes, integer parameters), by the
+# declared shape of its result: data first, then static.
+_SPLITS = {
+    Shape.ELEMENTWISE: lambda args: (args, []),
+    Shape.ALL_DATA: lambda args: (args, []),
+    Shape.STATIC_RESULT: lambda args: (args, []),
+    Shape.FIRST_DATA: lambda args: (args[:1], args[1:]),
+    Shape.SEQUENCE_FIRST: lambda args: (args[:1], args[1:]),
+    Shape.TWO_DATA: lambda args: (args[:2], args[2:]),
+    Shape.SUBSCRIPTS_FIRST: lambda args: (args[1:], args[:1]),
+    Shape.FILL: lambda args: (args[1:], args[:1]),
+    Shape.STATIC: lambda args: ([], args),
+}
 
 
-def _numpy_functions(names):
-    """The ids of the numpy functions named in a space-separated string."""
-    out = set()
-    for n in names.split():
-        obj = np
-        for part in n.split("."):
-            obj = getattr(obj, part, None)
-        if obj is not None:
-            out.add(id(obj))
-    return frozenset(out)
+def _attribute_shape(attr):
+    """The declared ``Shape`` of an attribute (``x.T``, ``x.shape``); VARIES if undeclared."""
+    declaration = registry().attribute_declaration(attr)
+    return Shape.VARIES if declaration is None else declaration.shape
 
 
-# numpy functions whose output shape follows from their input shapes, by which
-# positional arguments are arrays (the others must be static: constants, shapes,
-# integer parameters)
-_ALL_DATA = _numpy_functions(
-    "dot vdot outer inner where clip zeros_like ones_like full_like empty_like copy "
-    "linalg.inv linalg.det linalg.solve"
-)
-_FIRST_DATA = _numpy_functions(
-    "sum mean max min amax amin prod std var cumsum argmax argmin reshape transpose "
-    "swapaxes moveaxis squeeze expand_dims broadcast_to flip roll triu tril diag trace "
-    "ravel linalg.norm"
-)
-_TWO_DATA = _numpy_functions("tensordot")
-_LIST_FIRST = _numpy_functions("stack concatenate vstack hstack")
-_STATIC_RESULT = _numpy_functions("shape ndim size") | {id(len)}
-_BUILTIN_DATA = {id(abs), id(float), id(max), id(min), id(pow), id(runtime.stop_gradient)}
+def _declared_shape(obj):
+    """The declared ``Shape`` of a callable's result; a ufunc without a declaration is
+    elementwise; anything else undeclared is VARIES."""
+    declaration = registry().declaration(obj)
+    if declaration is not None:
+        return declaration.shape
+    return Shape.ELEMENTWISE if isinstance(obj, np.ufunc) else Shape.VARIES
 
 
 class _Ineligible(Exception):
@@ -125,7 +125,7 @@ class _Eligibility:
                 return self.static[node.id]
             return frozenset([node.id]) if node.id in self.params else None
         if isinstance(node, gast.Attribute):
-            return frozenset() if node.attr in _SHAPE_ATTRS else None
+            return frozenset() if _attribute_shape(node.attr) is Shape.STATIC_RESULT else None
         if isinstance(node, (gast.Tuple, gast.List)):
             parts = [self.static_deps(e) for e in node.elts]
             return None if None in parts else frozenset().union(*parts)
@@ -140,7 +140,10 @@ class _Eligibility:
         if isinstance(node, gast.Subscript):
             value, index = self.static_deps(node.value), self.static_deps(node.slice)
             return None if value is None or index is None else value | index
-        if isinstance(node, gast.Call) and id(self.resolve(node.func)) in _STATIC_RESULT:
+        if (
+            isinstance(node, gast.Call)
+            and _declared_shape(self.resolve(node.func)) is Shape.STATIC_RESULT
+        ):
             return frozenset()
         return None
 
@@ -166,7 +169,7 @@ class _Eligibility:
             for e in node.elts:
                 self.data(e)
         elif isinstance(node, gast.Attribute):
-            if node.attr not in _DATA_ATTRS:
+            if _attribute_shape(node.attr) is Shape.VARIES:
                 raise _Ineligible
             self.data(node.value)
         elif isinstance(node, gast.Subscript):
@@ -184,21 +187,12 @@ class _Eligibility:
             data, static = node.args, []
         else:
             obj = self.resolve(f)
-            key = id(obj)
             if obj is np.where and len(node.args) != 3:
                 raise _Ineligible  # np.where(condition) lists indices: data-dependent shape
-            if isinstance(obj, np.ufunc) or key in _ALL_DATA or key in _BUILTIN_DATA:
-                data, static = node.args, []
-            elif key in _FIRST_DATA or key in _LIST_FIRST:
-                data, static = node.args[:1], node.args[1:]
-            elif key in _TWO_DATA:
-                data, static = node.args[:2], node.args[2:]
-            elif obj is np.einsum:
-                data, static = node.args[1:], node.args[:1]
-            elif key in _STATIC_RESULT:
-                data, static = node.args, []
-            else:
+            split = _SPLITS.get(_declared_shape(obj))
+            if split is None:
                 raise _Ineligible
+            data, static = split(list(node.args))
         for a in data:
             if isinstance(a, gast.Starred):
                 raise _Ineligible

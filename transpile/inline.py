@@ -16,6 +16,7 @@ from transpile import defuse
 from transpile.nodes import clone, descendants
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
+_REACH = 6  # statements: a value is inlined or folded only into one this close
 _IMPURE_METHODS = {"pop", "push", "append", "fill", "sort"}
 
 
@@ -32,8 +33,7 @@ def stage(fn, ctx):
 def compact(body, names, namer, renumber=True):
     """``body`` with its single-use temporaries inlined, updates folded into the
     definition before them, and (with ``renumber``) the temporaries left renumbered."""
-    index = defuse.Index(body)
-    index.temporaries = namer.temporaries
+    index = defuse.Index(body, only=namer.temporaries)
     _inline_block(body, index, names)
     _fold_updates(body, names)
     return _renumber(body, namer) if renumber else body
@@ -70,7 +70,7 @@ def _update_of(stmts, i, names):
         return None
     a = s.targets[0].id
     read = set(_names(s.value))
-    for j in range(i + 1, len(stmts)):
+    for j in range(i + 1, min(len(stmts), i + 1 + _REACH)):
         later = stmts[j]
         if isinstance(later, (gast.If, gast.For, gast.While)):
             return None
@@ -115,13 +115,14 @@ def _try_inline(stmts, i, index, names):
     if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
         return False
     target = s.targets[0]
-    if not (isinstance(target, gast.Name) and target.id in index.temporaries):
+    if not (isinstance(target, gast.Name) and target.id in index.only):
         return False
     t = target.id
     if index.write_count(t) != 1 or index.read_count(t) != 1 or not _pure(s.value, names):
         return False
     node, reader = index.reads[t][0]
-    j = next((k for k in range(i + 1, len(stmts)) if stmts[k] is reader), None)
+    nearby = range(i + 1, min(len(stmts), i + 1 + _REACH))
+    j = next((k for k in nearby if stmts[k] is reader), None)
     if j is None or isinstance(reader, (gast.If, gast.For, gast.While)):
         return False  # in another block, or a loop or branch header
     read = {n for n in _names(s.value)}

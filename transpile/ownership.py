@@ -12,54 +12,11 @@ which copies exactly the leaves that need it at run time.
 """
 
 import gast
+import numpy as np
 
 from transpile.nodes import all_stmts, clone, descendants, name
-
-# helpers of ``ops`` whose result is a new array made from their first argument's data
-_OPS_FRESH = frozenset(
-    [
-        "zeros_like",
-        "matmul_left",
-        "matmul_right",
-        "dot_left",
-        "dot_right",
-        "unreduce_prod",
-        "unreduce_extreme",
-        "unvar",
-        "uncumsum",
-        "unnorm",
-        "undet",
-        "untrace",
-        "undiag",
-        "unroll",
-        "solve_rhs_adjoint",
-        "solve_matrix_adjoint",
-        "copy",
-        "filled",
-    ]
-)
-# ... and those that may return their first argument itself, or a view of it
-_OPS_PASS = frozenset(("unbroadcast", "cast_like", "untranspose", "like", "unarray"))
-# numpy functions and methods that return a view of their first argument
-_VIEWS = frozenset(
-    [
-        "reshape",
-        "transpose",
-        "ravel",
-        "squeeze",
-        "expand_dims",
-        "flip",
-        "broadcast_to",
-        "moveaxis",
-        "swapaxes",
-        "asarray",
-        "atleast_1d",
-        "atleast_2d",
-        "atleast_3d",
-        "diagonal",
-        "view",
-    ]
-)
+from transpile.rules import registry
+from transpile.rules.declare import helper_of
 
 
 def stage(fn, ctx):
@@ -163,8 +120,8 @@ def _passed_through(value, ops_name, np_name):
     """``_FRESH`` for an allocation, the operand node a pass-through hands on, or None."""
     if isinstance(value, gast.Name):
         return value
-    if isinstance(value, gast.Attribute) and value.attr == "T":
-        return value.value
+    if isinstance(value, gast.Attribute):  # x.T
+        return _handed_on(registry().attribute_declaration(value.attr), value.value)
     if isinstance(value, gast.Subscript):
         return value.value
     if not isinstance(value, gast.Call) or not isinstance(value.func, gast.Attribute):
@@ -174,18 +131,32 @@ def _passed_through(value, ops_name, np_name):
             return k.value
     f = value.func
     root = f.value
+    chain = [f.attr]
     while isinstance(root, gast.Attribute):  # np.add.reduce: the chain's root
+        chain.append(root.attr)
         root = root.value
     owner = getattr(root, "id", None)
     first = value.args[0] if value.args else None
     if owner == ops_name:
-        if f.attr in _OPS_FRESH:
-            return _FRESH
-        if f.attr in _OPS_PASS:
-            return first
-        return None
+        return _handed_on(helper_of(f.attr), first)
     if owner == np_name:
-        return first if f.attr in _VIEWS else _FRESH
-    if isinstance(f.value, gast.Name) and f.attr in _VIEWS:  # a method: g.reshape(...)
-        return f.value
+        obj = np
+        for attr in reversed(chain):
+            obj = getattr(obj, attr, None)
+        if isinstance(obj, np.ufunc) or isinstance(getattr(obj, "__self__", None), np.ufunc):
+            return _FRESH  # a ufunc, or a ufunc's reduce: a new array (out= is above)
+        if isinstance(obj, type) and issubclass(obj, np.generic):
+            return _FRESH  # np.float64(g): a number
+        return _handed_on(registry().declaration(obj), first)
+    if isinstance(f.value, gast.Name):  # a method: g.reshape(...)
+        return _handed_on(registry().method_declaration(f.attr), f.value)
     return None
+
+
+def _handed_on(declaration, first):
+    """What a call declared so hands on: ``_FRESH`` for a new array, its first argument
+    (``first``) where it may pass that through, None where it may share memory another
+    way or is not declared."""
+    if declaration is None or declaration.shares:
+        return None
+    return first if declaration.passes else _FRESH

@@ -10,8 +10,7 @@ to what the rewrite needs: kind, shape, dtype and type.
 import gast
 
 from transpile.nodes import clone, const, descendants, name
-
-SITE_HELPERS = ("unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right")
+from transpile.rules.declare import helper_of
 
 
 def meta(value):
@@ -41,12 +40,15 @@ def number_sites(body, ops_name):
 
 
 def helper_name(node, ops_name):
+    """The name of the helper a call calls if the specializer rewrites it (its declaration
+    says ``specialized``), else None."""
     if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Attribute):
         return None
     f = node.func
-    if getattr(f.value, "id", None) == ops_name and f.attr in SITE_HELPERS and not node.keywords:
-        return f.attr
-    return None
+    if getattr(f.value, "id", None) != ops_name or node.keywords:
+        return None
+    declared = helper_of(f.attr)
+    return f.attr if declared is not None and declared.specialized else None
 
 
 def probe_body(body, ops_name, probe_name, seen_name):

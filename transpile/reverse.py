@@ -23,23 +23,9 @@ from transpile import callees, composites, scalars, shapes
 from transpile.errors import at
 from transpile.ir import COMMENT, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
-from transpile.rules import blocked_operands
+from transpile.parse import MISSING
+from transpile.rules import blocked_operands, registry
 from transpile.template import expand
-
-FRESH_CALLS = {
-    "zeros",
-    "zeros_like",
-    "ones",
-    "ones_like",
-    "empty",
-    "empty_like",
-    "full",
-    "full_like",
-    "copy",
-    "array",
-    "eye",
-    "arange",
-}
 
 
 @dataclass
@@ -395,10 +381,12 @@ class _Reverse:
         target = s.targets[0].id
         v = s.value
         fresh = isinstance(v, (gast.BinOp, gast.UnaryOp))
-        if isinstance(v, gast.Call):
-            fn = v.func
-            fname = fn.attr if isinstance(fn, gast.Attribute) else getattr(fn, "id", "")
-            fresh = fname in FRESH_CALLS
+        if isinstance(v, gast.Call):  # an allocation or a copy: its declaration says fresh
+            obj = self.ctx.parsed.resolve(v.func)
+            declaration = registry().declaration(obj) if obj is not MISSING else None
+            if declaration is None and isinstance(v.func, gast.Attribute):  # x.copy()
+                declaration = registry().method_declaration(v.func.attr)
+            fresh = declaration is not None and declaration.fresh
         if isinstance(v, (gast.List, gast.Dict)):
             self.local_lists.add(target)
             fresh = True

@@ -9,7 +9,7 @@ import gast
 import runtime
 from transpile.nodes import descendants
 from transpile.parse import MISSING
-from transpile.rules import reductions
+from transpile.rules import registry
 
 
 def _is_scalar(node, scalars):
@@ -18,11 +18,15 @@ def _is_scalar(node, scalars):
     return isinstance(node, gast.Name) and node.id in scalars
 
 
+def _reduces(declaration):
+    return declaration is not None and declaration.reduces
+
+
 def scalar_names(tree, parsed):
     """Names that always hold a scalar: numbers, full reductions (``np.sum(x)``,
     ``x.mean()``) and arithmetic on scalars. A scalar operand cannot broadcast the
     other operand, so its partner's adjoint needs no ``unbroadcast``."""
-    reducers = {id(f) for f in reductions.FULL_REDUCERS}
+    rules = registry()
     values = {a.id: [None] for a in tree.args.args}  # a parameter may hold anything
     for n in descendants(tree):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
@@ -46,14 +50,14 @@ def scalar_names(tree, parsed):
             if obj is runtime.stop_gradient:
                 return all(_is_scalar(a, known) for a in v.args)
             full = len(v.args) == 1 and not v.keywords
-            if full and id(obj) in reducers:
+            if full and _reduces(rules.declaration(obj)):
                 return True
             if (
                 isinstance(v.func, gast.Attribute)
                 and not v.args
                 and not v.keywords
-                and v.func.attr in reductions.FULL_REDUCER_METHODS
-                and parsed.resolve(v.func) is MISSING
+                and _reduces(rules.method_declaration(v.func.attr))
+                and obj is MISSING
             ):
                 return True
         return False

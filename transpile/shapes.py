@@ -14,13 +14,10 @@ atom after each assignment; the facts hold within one execution of a block.
 
 import gast
 
-import runtime
 from transpile import deadcode
 from transpile.nodes import all_stmts, descendants, header, stores
-from transpile.rules import elementwise
-
-_ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod, gast.FloorDiv)
-_NOT_ELEMENTWISE = {"full", "full_like"}
+from transpile.rules import registry
+from transpile.rules.declare import ELEMENTWISE, helper_of
 
 
 def stage(fn, ctx):
@@ -39,7 +36,6 @@ def stage(fn, ctx):
 def shape_sets(tree, parsed, scalars):
     """``id(stmt) -> function(node) -> frozenset | None``: the shape set of an operand
     just before ``stmt`` runs (None for a value the analysis cannot describe)."""
-    elementwise_fns = {id(f) for f, t in elementwise.REVERSE if t.__name__ not in _NOT_ELEMENTWISE}
     facts = {}
 
     def block(stmts, env, gen):
@@ -47,7 +43,7 @@ def shape_sets(tree, parsed, scalars):
             facts[id(s)] = _Lookup(dict(env), dict(gen), scalars)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 t = s.targets[0].id
-                found = _value_set(s.value, facts[id(s)], parsed, elementwise_fns)
+                found = _value_set(s.value, facts[id(s)], parsed)
                 gen[t] = gen.get(t, 0) + 1
                 env[t] = found if found is not None else frozenset({(t, gen[t])})
             elif isinstance(s, (gast.If, gast.For, gast.While)):
@@ -91,32 +87,28 @@ def _is_number_or_none(v):
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
-def elementwise_operands(v, parsed, elementwise_fns=None):
-    """The operands of an elementwise operation (its result has their broadcast shape),
-    or None when ``v`` is not one."""
-    if elementwise_fns is None:
-        elementwise_fns = _elementwise_fns()
-    if isinstance(v, gast.BinOp) and isinstance(v.op, _ELEMENTWISE_OPS):
-        return [v.left, v.right]
-    if isinstance(v, gast.UnaryOp):
-        return [v.operand]
+def elementwise_operands(v, parsed):
+    """The operands of an elementwise operation (its result has their broadcast shape:
+    an operator or a function declared ELEMENTWISE), or None when ``v`` is not one."""
+    rules = registry()
+    if isinstance(v, (gast.BinOp, gast.UnaryOp)):
+        declaration = rules.operator_declaration(type(v.op))
+        if declaration is None or declaration.shape is not ELEMENTWISE:
+            return None
+        return [v.left, v.right] if isinstance(v, gast.BinOp) else [v.operand]
     if isinstance(v, gast.Compare):
         return [v.left, *v.comparators]
     if isinstance(v, gast.Call) and not v.keywords:
-        obj = parsed.resolve(v.func)
-        if id(obj) in elementwise_fns or obj is runtime.stop_gradient:
+        declaration = rules.declaration(parsed.resolve(v.func))
+        if declaration is not None and declaration.shape is ELEMENTWISE:
             return list(v.args)
     return None
 
 
-def _elementwise_fns():
-    return {id(f) for f, t in elementwise.REVERSE if t.__name__ not in _NOT_ELEMENTWISE}
-
-
-def _value_set(v, lookup, parsed, elementwise_fns):
+def _value_set(v, lookup, parsed):
     if isinstance(v, (gast.Constant, gast.Name)):
         return lookup(v)
-    operands = elementwise_operands(v, parsed, elementwise_fns)
+    operands = elementwise_operands(v, parsed)
     if operands is None:
         return None
     sets = [lookup(o) for o in operands]
@@ -142,11 +134,6 @@ def elide_unbroadcast(stmt, param, values, lookup):
     return stmt
 
 
-# ops helpers whose argument at this position is read only for its shape (and, for
-# the reductions, its dtype and array module)
-SHAPE_POSITIONS = {"unbroadcast": 1, "unreduce": 1, "unmean": 1, "reduced_size": 0}
-
-
 def classify_reads(stmts, ops_name, skip=lambda stmt: False):
     """``(shape_reads, other_reads)``: for each name read only for its shape, the
     ``(call, position)`` pairs reading it; and the names read anywhere else."""
@@ -156,11 +143,11 @@ def classify_reads(stmts, ops_name, skip=lambda stmt: False):
             continue
         shape_args = set()
         for node in descendants(header(stmt)):
-            position = _shape_position(node, ops_name)
-            if position is not None and isinstance(node.args[position], gast.Name):
+            for position in _shape_positions(node, ops_name):
                 arg = node.args[position]
-                shape_args.add(id(arg))
-                shape_reads.setdefault(arg.id, []).append((node, position))
+                if isinstance(arg, gast.Name):
+                    shape_args.add(id(arg))
+                    shape_reads.setdefault(arg.id, []).append((node, position))
         for node in descendants(header(stmt)):
             if (
                 isinstance(node, gast.Name)
@@ -185,13 +172,12 @@ def read_shapes_from_sources(body, parsed, ops_name, params=()):
     for stmt in all_stmts(body):
         for t in stores(stmt):
             counts[t] = counts.get(t, 0) + 1
-    fns = _elementwise_fns()
     sources = {}
     for stmt in body:  # top level only: written once, in order
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         t = stmt.targets[0].id
-        operands = elementwise_operands(stmt.value, parsed, fns)
+        operands = elementwise_operands(stmt.value, parsed)
         if counts.get(t) != 1 or operands is None:
             continue
         found = set()
@@ -230,16 +216,18 @@ def read_shapes_from_sources(body, parsed, ops_name, params=()):
     return body, changed
 
 
-def _shape_position(node, ops_name):
-    if (
+def _shape_positions(node, ops_name):
+    """The positions of a helper call's arguments read only for their shape (dtype and
+    array module): the helper's declared ``shape_args``."""
+    if not (
         isinstance(node, gast.Call)
         and isinstance(node.func, gast.Attribute)
         and getattr(node.func.value, "id", None) == ops_name
-        and node.func.attr in SHAPE_POSITIONS
-        and len(node.args) > SHAPE_POSITIONS[node.func.attr]
     ):
-        return SHAPE_POSITIONS[node.func.attr]
-    return None
+        return ()
+    declared = helper_of(node.func.attr)
+    positions = declared.shape_args if declared is not None else ()
+    return tuple(p for p in positions if p < len(node.args))
 
 
 def _name(n):

@@ -13,6 +13,7 @@ import gast
 from transpile import defuse
 from transpile.copies import propagate_copies
 from transpile.nodes import descendants, loads
+from transpile.rules.declare import helper_of
 
 
 def stage(fn, ctx):
@@ -21,9 +22,6 @@ def stage(fn, ctx):
     body = fold_negated_first_writes(body, fn.adjoint_names)
     fn.adjoint = propagate_copies(body, fn.adjoint_names)
     return fn
-
-
-_LINEAR_OPS = {"unbroadcast", "unreduce", "unmean", "matmul_left", "matmul_right"}
 
 
 def propagate_negations(body, adjoint_names, ops_name):
@@ -98,7 +96,8 @@ def _absorb_sign(value, t, ops_name):
 
 
 def _linear_in(node, t, ops_name):
-    """Whether ``node`` is linear in ``t`` through products and the linear helpers."""
+    """Whether ``node`` is linear in ``t`` through products and the helpers declared
+    ``linear`` (in their first argument)."""
     if _is_name(node, t):
         return True
     if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
@@ -109,7 +108,7 @@ def _linear_in(node, t, ops_name):
         isinstance(node, gast.Call)
         and isinstance(node.func, gast.Attribute)
         and getattr(node.func.value, "id", None) == ops_name
-        and node.func.attr in _LINEAR_OPS
+        and getattr(helper_of(node.func.attr), "linear", False)
         and node.args
     ):
         return _linear_in(node.args[0], t, ops_name) and not any(

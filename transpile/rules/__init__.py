@@ -1,10 +1,13 @@
 """The rule registry: what each right-hand side of a normalized statement means to
-differentiation.
+differentiation, and what the passes may assume of it.
 
-``build_registry()`` reads the rule tables of every family module; ``classify``
-maps one normalized right-hand side to a ``Match``: a template to expand, a
-non-differentiable operation, a user function to differentiate, or a special form
-(copy, subscript read, container display) that ``reverse`` emits itself.
+``build_registry()`` reads the declarations of every family module (``declare``:
+templates decorated with ``@rule``, and module-level ``nondiff``/``no_rule``
+declarations); ``classify`` maps one normalized right-hand side to a ``Match``: a
+template to expand, a non-differentiable operation, a user function to
+differentiate, or a special form (copy, subscript read, container display) that
+``reverse`` emits itself. ``Registry.declaration`` and its siblings give the
+properties a pass needs (``Declaration``: result shape, reductions, aliasing).
 """
 
 import inspect
@@ -14,15 +17,15 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-import runtime
 from transpile.kinds import is_sequence_op
 from transpile.nodes import descendants
 from transpile.parse import MISSING
 from transpile.rules import arith, elementwise, linalg, nondiff, reductions, shape
 from transpile.rules import sequences as sequence_rules
+from transpile.rules.declare import Declaration, Kind
 from transpile.template import parse_template
 
-_FAMILIES = (elementwise, reductions, shape, linalg)
+FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,29 @@ class Registry:
     binary: dict  # gast operator type -> Template
     unary: dict
     sequence: dict  # gast operator type -> Template, for + and * on lists and tuples
-    keepalive: list = field(default_factory=list, repr=False)
+    keepalive: list = field(default_factory=list, repr=False)  # the callables of functions
     number_power: object = None  # the power template for a number exponent (_power_form)
+    declared: dict = field(default_factory=dict, repr=False)  # (table, key) -> Declaration
+
+    def declaration(self, obj):
+        """The ``Declaration`` of a callable (of a cupy function: of its numpy twin), or None."""
+        return self.declared.get(("function", id(_numpy_twin(obj))))
+
+    def method_declaration(self, name: str):
+        """The ``Declaration`` of the method ``name`` (``x.sum()``), or None."""
+        return self.declared.get(("method", name))
+
+    def attribute_declaration(self, name: str):
+        """The ``Declaration`` of the attribute ``name`` (``x.T``), or None."""
+        return self.declared.get(("attribute", name))
+
+    def operator_declaration(self, op):
+        """The ``Declaration`` of an arithmetic operator (a gast operator class), or None."""
+        return self.declared.get(("operator", op))
+
+    def all_declarations(self):
+        """Every declaration, once each."""
+        return list({id(d): d for d in self.declared.values()}.values())
 
 
 _BUILT = []
@@ -49,35 +73,54 @@ def registry() -> Registry:
     return _BUILT[0]
 
 
-def build_registry() -> Registry:
-    functions, methods, attributes, keep = {}, {}, {}, []
-    cache = {}
+def declarations(family):
+    """``(Declaration, template function or None)`` for everything ``family`` declares:
+    its ``@rule`` templates and its module-level ``nondiff``/``no_rule`` tuples."""
+    out = []
+    for value in vars(family).values():
+        if inspect.isfunction(value) and value.__module__ == family.__name__:
+            out += [(decl, value) for decl in getattr(value, "declarations", ())]
+        elif isinstance(value, tuple) and value and all(isinstance(v, Declaration) for v in value):
+            out += [(decl, None) for decl in value]
+    return out
 
-    def tmpl(f):
-        if f not in cache:
-            cache[f] = parse_template(f)
-        return cache[f]
 
-    for obj, f in arith.FUNCTIONS:
-        functions[id(obj)] = tmpl(f)
-        keep.append(obj)
-    for family in _FAMILIES:
-        for obj, f in getattr(family, "REVERSE", []):
-            functions[id(obj)] = tmpl(f)
-            keep.append(obj)
-        for name, f in getattr(family, "METHODS", {}).items():
-            methods[name] = tmpl(f)
-        for name, f in getattr(family, "ATTRIBUTES", {}).items():
-            attributes[name] = tmpl(f)
+def _keys(decl):
+    keys = [("function", id(obj)) for obj in decl.objects]
+    keys += [("method", m) for m in decl.methods] + [("attribute", a) for a in decl.attributes]
+    keys += [("sequence" if decl.sequences else "operator", op) for op in decl.operators]
+    return keys
+
+
+def build_registry(families=FAMILIES) -> Registry:
+    """The registry of everything ``families`` declare; a name or callable declared
+    twice is an error."""
+    tables = {t: {} for t in ("function", "method", "attribute", "operator", "sequence")}
+    declared, keep, cache = {}, [], {}
+    for family in families:
+        for decl, template in declarations(family):
+            for key in _keys(decl):
+                if declared.get(key, decl) is not decl:
+                    raise ValueError(f"{family.__name__}: {key} is declared twice")
+                declared[key] = decl
+                if template is None:
+                    continue
+                if template not in cache:
+                    cache[template] = parse_template(template)
+                tables[key[0]][key[1]] = cache[template]
+            if template is not None:
+                keep += [obj for obj in decl.objects if all(obj is not k for k in keep)]
+    operators = tables["operator"]
     return Registry(
-        functions,
-        methods,
-        attributes,
-        {k: tmpl(f) for k, f in arith.BINARY.items()},
-        {k: tmpl(f) for k, f in arith.UNARY.items()},
-        {k: tmpl(f) for k, f in sequence_rules.SEQUENCE.items()},
+        tables["function"],
+        tables["method"],
+        tables["attribute"],
+        {op: t for op, t in operators.items() if issubclass(op, gast.operator)},
+        {op: t for op, t in operators.items() if issubclass(op, gast.unaryop)},
+        tables["sequence"],
         keep,
-        number_power=tmpl(arith.pow_number),
+        number_power=parse_template(arith.pow_number),
+        declared=declared,
     )
 
 
@@ -153,7 +196,7 @@ def classify(value, parsed, registry: Registry, sequences=frozenset()) -> Match:
     if isinstance(value, gast.Dict):
         return Match("display", tuple(value.values))
     if isinstance(value, gast.Attribute):
-        if value.attr in nondiff.ATTRIBUTES:
+        if _is_nondiff(registry.attribute_declaration(value.attr)):
             return Match("nondiff")
         obj = parsed.resolve(value)
         if obj is not MISSING:
@@ -174,7 +217,7 @@ def _classify_call(call, parsed, registry):
     obj = parsed.resolve(func)
     if obj is MISSING and isinstance(func, gast.Attribute):
         # a method on a value: x.sum(axis=0), hs.append(h)
-        if func.attr in nondiff.METHODS:
+        if _is_nondiff(registry.method_declaration(func.attr)):
             return Match("nondiff")
         tmpl = registry.methods.get(func.attr)
         if tmpl is None:
@@ -182,8 +225,6 @@ def _classify_call(call, parsed, registry):
         return _template(tmpl, call, [func.value] + list(call.args), keywords)
     if obj is MISSING:
         return Match("unknown", tuple(operands), why=f"{gast.unparse(func).strip()}")
-    if obj is runtime.stop_gradient:
-        return Match("nondiff")
     obj = _numpy_twin(obj)
     tmpl = registry.functions.get(id(obj))
     if tmpl is not None:
@@ -192,12 +233,16 @@ def _classify_call(call, parsed, registry):
         return _template(tmpl, call, list(call.args), keywords)
     if nondiff.is_random(obj):
         return Match("nondiff", tuple(operands), why="random")
-    if nondiff.is_nondiff(obj):
+    if _is_nondiff(registry.declaration(obj)):
         return Match("nondiff")
     if inspect.isfunction(obj) and not _is_library(obj):
         return Match("user", tuple(operands), callee=obj)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
     return Match("unknown", tuple(operands), why=f"{name}")
+
+
+def _is_nondiff(declaration):
+    return declaration is not None and declaration.kind is Kind.NONDIFF
 
 
 def _power_form(tmpl, exponent, registry):

@@ -1,79 +1,49 @@
 """Reductions with ``axis`` and ``keepdims``: the adjoint is broadcast back over the
-reduced axes by ``ops.unreduce``."""
+reduced axes by ``ops.unreduce``. ``reduces``: called with the array alone, the
+result is a scalar."""
 
 import numpy as np
 
 from runtime import ops
+from transpile.rules.declare import FIRST_DATA, rule
 from transpile.template import d
 
 
+@rule(np.sum, methods=("sum",), shape=FIRST_DATA, reduces=True)
 def sum_(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce(d[y], a, _axis, _keepdims)
 
 
+@rule(np.mean, methods=("mean",), shape=FIRST_DATA, reduces=True)
 def mean(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unmean(d[y], a, _axis, _keepdims)
 
 
+@rule(np.max, np.amax, np.min, np.amin, methods=("max", "min"), shape=FIRST_DATA, reduces=True)
 def max_(y, a, _axis=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce_extreme(d[y], y, a, _axis, _keepdims)
 
 
+@rule(np.prod, methods=("prod",), shape=FIRST_DATA, reduces=True)
 def prod(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce_prod(d[y], a, _axis, _keepdims)
 
 
+@rule(np.var, methods=("var",), shape=FIRST_DATA, reduces=True)
 def var(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
     d[a] += ops.unvar(d[y], a, _axis, _ddof, _keepdims)
 
 
+@rule(np.std, methods=("std",), shape=FIRST_DATA, reduces=True)
 def std(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
     d[a] += ops.unvar(d[y] / (2.0 * y), a, _axis, _ddof, _keepdims)
 
 
+@rule(np.cumsum, methods=("cumsum",), shape=FIRST_DATA)
 def cumsum(y, a, _axis=None, _dtype=None, _out=None):
     d[a] += ops.uncumsum(d[y], a, _axis)
 
 
+@rule(np.linalg.norm, shape=FIRST_DATA, reduces=True)
 def norm(y, x, _ord=None, _axis=None, _keepdims=False):
     d[x] += ops.unnorm(d[y], y, x, _ord, _axis, _keepdims)
-
-
-REVERSE = [
-    (np.var, var),
-    (np.std, std),
-    (np.cumsum, cumsum),
-    (np.linalg.norm, norm),
-    (np.sum, sum_),
-    (np.mean, mean),
-    (np.max, max_),
-    (np.amax, max_),
-    (np.min, max_),
-    (np.amin, max_),
-    (np.prod, prod),
-]
-METHODS = {
-    "sum": sum_,
-    "mean": mean,
-    "max": max_,
-    "min": max_,
-    "prod": prod,
-    "var": var,
-    "std": std,
-    "cumsum": cumsum,
-}
-
-# Called with the array alone, these reduce to a scalar (cumsum does not).
-FULL_REDUCERS = [
-    np.sum,
-    np.mean,
-    np.max,
-    np.amax,
-    np.min,
-    np.amin,
-    np.prod,
-    np.var,
-    np.std,
-    np.linalg.norm,
-]
-FULL_REDUCER_METHODS = {"sum", "mean", "max", "min", "prod", "var", "std"}

@@ -9,16 +9,16 @@ adds up the copies of each item of ``x * n``).
 import gast
 
 from runtime import ops
+from transpile.rules.declare import ALL_DATA, FIRST_DATA, rule
 from transpile.template import d
 
 
+@rule(operators=(gast.Add,), sequences=True, shape=ALL_DATA)
 def concat(z, x, y):
     d[x] += ops.head(d[z], x)
     d[y] += ops.tail(d[z], y)
 
 
+@rule(operators=(gast.Mult,), sequences=True, shape=FIRST_DATA)
 def repeat(z, x, _times):
     d[x] += ops.unrepeat(d[z], x)
-
-
-SEQUENCE = {gast.Add: concat, gast.Mult: repeat}

@@ -1,130 +1,147 @@
-"""Shape changes and copies: reshape, transpose, .T, copy, astype, stacking."""
+"""Shape changes, copies and gathers: reshape, transpose, .T, copy, astype, stacking, take."""
 
 import builtins
 
 import numpy as np
 
 from runtime import ops
+from transpile.rules.declare import (
+    ALL_DATA,
+    FIRST_DATA,
+    SEQUENCE_FIRST,
+    TWO_DATA,
+    no_rule,
+    rule,
+)
 from transpile.template import d
 
 
+@rule(
+    np.reshape,
+    np.squeeze,
+    np.expand_dims,
+    np.atleast_1d,
+    np.atleast_2d,
+    methods=("reshape", "squeeze"),
+    shape=FIRST_DATA,
+    passes=True,
+)
 def reshape(y, a, *_shape, **_kwargs):
     d[a] += np.reshape(d[y], np.shape(a))
 
 
+@rule(np.transpose, shape=FIRST_DATA, passes=True)
 def transpose(y, a, _axes=None):
     d[a] += ops.untranspose(d[y], _axes)
 
 
+@rule(methods=("transpose",), shape=FIRST_DATA, passes=True)
 def transpose_method(y, a, *_axes):
     d[a] += ops.untranspose(d[y], _axes)
 
 
+@rule(attributes=("T",), shape=FIRST_DATA, passes=True)
 def attr_T(y, a):
     d[a] += np.transpose(d[y])
 
 
+@rule(np.copy, methods=("copy",), shape=ALL_DATA, fresh=True)
+@rule(builtins.list, builtins.tuple, shape=ALL_DATA, passes=True)
 def copy(y, a, *_args, **_kwargs):
     d[a] += d[y]
 
 
+@rule(methods=("astype",), shape=FIRST_DATA, passes=True)  # astype(t, copy=False) may pass
 def astype(y, a, *_args, **_kwargs):
     d[a] += ops.cast_like(d[y], a)
 
 
+@rule(np.ravel, methods=("ravel",), shape=FIRST_DATA, passes=True)
+@rule(methods=("flatten",), shape=FIRST_DATA, fresh=True)
 def ravel(y, a, *_args, **_kwargs):
     d[a] += np.reshape(d[y], np.shape(a))
 
 
+@rule(np.dot, methods=("dot",), shape=ALL_DATA)
 def dot(z, x, y):
     d[x] += ops.dot_left(d[z], x, y)
     d[y] += ops.dot_right(d[z], x, y)
 
 
+@rule(np.matmul, shape=ALL_DATA)
 def matmul(z, x, y):
     d[x] += ops.matmul_left(d[z], x, y)
     d[y] += ops.matmul_right(d[z], x, y)
 
 
+@rule(np.vstack, shape=SEQUENCE_FIRST)
 def vstack(y, tup, **_kwargs):
     d[tup] += ops.unvstack(d[y], tup)
 
 
+@rule(np.stack, shape=SEQUENCE_FIRST)
 def stack(y, arrays, _axis=0, **_kwargs):
     d[arrays] += ops.unstack(d[y], arrays, _axis)
 
 
+@rule(np.concatenate, shape=SEQUENCE_FIRST)
 def concatenate(y, arrays, _axis=0, **_kwargs):
     d[arrays] += ops.unconcatenate(d[y], arrays, _axis)
 
 
+@rule(builtins.sum, shape=ALL_DATA)
 def sum_list(y, iterable, start=0):
     d[iterable] += ops.spread(d[y], iterable)
     d[start] += ops.unbroadcast(d[y], start)
 
 
+@rule(np.array, shape=ALL_DATA, fresh=True)
+@rule(np.asarray, shape=ALL_DATA, passes=True)
 def array(y, a, *_args, **_kwargs):
     d[a] += ops.unarray(d[y], a)
 
 
+@rule(builtins.float, shape=ALL_DATA)
 def float_(y, x):
     d[x] += ops.cast_like(d[y], x)
 
 
+@rule(np.broadcast_to, shape=FIRST_DATA, shares=True)  # a read-only view
 def broadcast_to(y, a, _shape, **_kwargs):
     d[a] += ops.unbroadcast(d[y], a)
 
 
+@rule(np.flip, shape=FIRST_DATA, passes=True)
 def flip(y, a, _axis=None):
     d[a] += np.flip(d[y], _axis)
 
 
+@rule(np.roll, shape=FIRST_DATA)
 def roll(y, a, _shift, _axis=None):
     d[a] += ops.unroll(d[y], _shift, _axis)
 
 
+@rule(np.triu, shape=FIRST_DATA)
 def triu(y, a, _k=0):
     d[a] += np.triu(d[y], _k)
 
 
+@rule(np.tril, shape=FIRST_DATA)
 def tril(y, a, _k=0):
     d[a] += np.tril(d[y], _k)
 
 
-REVERSE = [
-    (np.squeeze, reshape),
-    (np.expand_dims, reshape),
-    (np.atleast_1d, reshape),
-    (np.atleast_2d, reshape),
-    (np.broadcast_to, broadcast_to),
-    (np.flip, flip),
-    (np.roll, roll),
-    (np.triu, triu),
-    (np.tril, tril),
-    (np.reshape, reshape),
-    (np.transpose, transpose),
-    (np.copy, copy),
-    (np.ravel, ravel),
-    (np.dot, dot),
-    (np.matmul, matmul),
-    (np.stack, stack),
-    (np.vstack, vstack),
-    (np.concatenate, concatenate),
-    (np.array, array),
-    (np.asarray, array),
-    (builtins.sum, sum_list),
-    (builtins.list, copy),
-    (builtins.tuple, copy),
-    (builtins.float, float_),
-]
-METHODS = {
-    "reshape": reshape,
-    "transpose": transpose_method,
-    "copy": copy,
-    "astype": astype,
-    "ravel": ravel,
-    "flatten": ravel,
-    "dot": dot,
-    "squeeze": reshape,
-}
-ATTRIBUTES = {"T": attr_T}
+@rule(np.take, methods=("take",), shape=TWO_DATA)  # the shapes of a and indices fix y's
+def take(y, a, indices, _axis=None, _out=None, _mode="raise"):
+    d[a] += ops.untake(d[y], a, indices, _axis, _mode)
+
+
+# Shape functions without a rule yet: what the passes may assume where they are used
+# on values that are not differentiated.
+NO_RULE = (
+    no_rule(
+        np.swapaxes, np.moveaxis, np.atleast_3d, methods=("view",), shape=FIRST_DATA, passes=True
+    ),
+    no_rule(np.diagonal, methods=("diagonal",), shape=FIRST_DATA, shares=True),  # read-only
+    no_rule(np.hstack, shape=SEQUENCE_FIRST),
+)
