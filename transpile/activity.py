@@ -7,6 +7,7 @@ functions and integer operations end variedness, so nothing upstream of a
 stopped value gets an adjoint unless another route to the output needs it.
 """
 
+import functools
 from dataclasses import dataclass
 
 import gast
@@ -19,7 +20,7 @@ from transpile.rules import classify, registry
 @dataclass(frozen=True)
 class Activity:
     matches: dict  # id(stmt) -> Match, for assignments and call statements
-    varied_before: dict  # id(stmt) -> frozenset of names
+    varied_before: dict  # id(stmt) -> NameSet
     varied_after: dict
     useful_after: dict
 
@@ -96,45 +97,62 @@ def run(body, wrt_names, parsed, registry, sequences=frozenset()) -> Activity:
         s = node.stmt
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             matches[id(s)] = classify(s.value, parsed, registry, sequences)
-    uses = {
-        id(n.stmt): diff_uses(n.stmt, matches.get(id(n.stmt)))
-        for n in graph.nodes
-        if n.stmt is not None
-    }
+    bits = cfg.Bits()  # name sets as integers: a long function costs no more per statement
+    effects = {}  # node -> (kind, target's bit, bits of the names it differentiates)
+    for node in graph.nodes:
+        s = node.stmt
+        if s is None:
+            continue
+        if isinstance(s, gast.For):
+            effects[node] = ("loop", bits.bit(s.target.id), 0)
+        elif isinstance(s, gast.Return):
+            names = {n.id for n in descendants(s.value) if isinstance(n, gast.Name)}
+            effects[node] = ("return", 0, bits.of(names))
+        else:
+            target = _defined(s)
+            if target is not None:
+                kind = "weak" if _is_weak(s) else "strong"
+                uses = bits.of(diff_uses(s, matches.get(id(s))))
+                effects[node] = (kind, bits.bit(target), uses)
 
     def varied(node, fact):
-        s = node.stmt
-        if s is None:
+        kind, target, uses = effects.get(node, (None, 0, 0))
+        if kind == "loop":
+            return fact & ~target
+        if kind not in ("weak", "strong"):
             return fact
-        if isinstance(s, gast.For):
-            return fact - {s.target.id}
-        target = _defined(s)
-        if target is None:
-            return fact
-        hit = bool(uses[id(s)] & fact)
-        if _is_weak(s):
-            return fact | {target} if hit else fact
-        return fact | {target} if hit else fact - {target}
+        if uses & fact:
+            return fact | target
+        return fact if kind == "weak" else fact & ~target
 
     def useful(node, fact):
-        s = node.stmt
-        if s is None:
+        kind, target, uses = effects.get(node, (None, 0, 0))
+        if kind == "return":
+            return fact | uses
+        if kind not in ("weak", "strong") or not target & fact:
             return fact
-        if isinstance(s, gast.Return):
-            return fact | {n.id for n in descendants(s.value) if isinstance(n, gast.Name)}
-        target = _defined(s)
-        if target is None or target not in fact:
-            return fact
-        if _is_weak(s):
-            return fact | uses[id(s)]
-        return (fact - {target}) | uses[id(s)]
+        if kind == "weak":
+            return fact | uses
+        return (fact & ~target) | uses
 
-    v_before, v_after = cfg.solve(graph, varied, forward=True, boundary=frozenset(wrt_names))
-    _, u_after = cfg.solve(graph, useful, forward=False)
+    solve = functools.partial(cfg.solve, graph, init=0, join=cfg.union)
+    v_before, v_after = solve(varied, forward=True, boundary=bits.of(wrt_names))
+    _, u_after = solve(useful, forward=False, boundary=0)
     key = {n: id(n.stmt) for n in graph.nodes if n.stmt is not None}
-    return Activity(
-        matches,
-        {key[n]: v for n, v in v_before.items() if n in key},
-        {key[n]: v for n, v in v_after.items() if n in key},
-        {key[n]: v for n, v in u_after.items() if n in key},
-    )
+
+    def sets(facts):
+        return {key[n]: NameSet(v, bits) for n, v in facts.items() if n in key}
+
+    return Activity(matches, sets(v_before), sets(v_after), sets(u_after))
+
+
+class NameSet:
+    """A set of names held as ``cfg.Bits``: what the facts are asked is membership."""
+
+    __slots__ = ("bits", "mask")
+
+    def __init__(self, mask, bits):
+        self.mask, self.bits = mask, bits
+
+    def __contains__(self, name):
+        return self.bits.has(self.mask, name)

@@ -29,46 +29,55 @@ def dead_code(body, is_pure, live_out=()):
 
     One backward dataflow solve of *strong* liveness: a removable statement whose
     targets are dead does not make its operands live, so a chain of values feeding
-    only dead ones dies in the same solve (no repeated rounds)."""
+    only dead ones dies in the same solve (no repeated rounds). Live sets are ``Bits``.
+    """
     graph = cfg.build(body)
-    removable = {}
+    bits = cfg.Bits()
+    effects = {}  # node -> (names it kills, names it reads, its targets if removable)
     for node in graph.nodes:
         s = node.stmt
-        if isinstance(s, (gast.Assign, gast.AugAssign)):
-            written = stores(s)
-            if (
-                written
-                and not (
-                    isinstance(s, gast.Assign)
-                    and not all(isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets)
-                )
-                and is_pure(s.value)
-            ):
-                removable[id(s)] = frozenset(written)
-
-    def transfer(node, fact):
-        s = node.stmt
         if s is None:
-            return fact
+            continue
         h = header(s)
         if isinstance(s, gast.For):
-            fact = fact - set(stores(s))
-            return fact | set(loads(h))
-        if h is not s:
-            return fact | set(loads(h))
-        written = removable.get(id(s))
+            effects[node] = (bits.of(stores(s)), bits.of(loads(h)), None)
+        elif h is not s:
+            effects[node] = (0, bits.of(loads(h)), None)
+        else:
+            written = stores(s)
+            kills = 0 if isinstance(s, gast.AugAssign) else bits.of(written)
+            removable = written and _removable(s, is_pure)
+            effects[node] = (kills, bits.of(loads(s)), bits.of(written) if removable else None)
+
+    def transfer(node, fact):
+        found = effects.get(node)
+        if found is None:
+            return fact
+        kills, reads, written = found
         if written is not None and not written & fact:
             return fact  # dead: its reads keep nothing alive
-        kept = fact - set(stores(s)) if not isinstance(s, gast.AugAssign) else fact
-        return kept | set(loads(s))
+        return (fact & ~kills) | reads
 
-    _, after = cfg.solve(graph, transfer, forward=False, boundary=frozenset(live_out))
+    _, after = cfg.solve(
+        graph, transfer, forward=False, boundary=bits.of(live_out), init=0, join=cfg.union
+    )
     edits = {
         id(node.stmt): []
-        for node in graph.nodes
-        if id(node.stmt) in removable and not removable[id(node.stmt)] & after[node]
+        for node, (_, _, written) in effects.items()
+        if written is not None and not written & after[node]
     }
     return apply_edits(body, edits) if edits else body
+
+
+def _removable(s, is_pure):
+    """An assignment to names (or tuples of them) of a value with no effect."""
+    if not isinstance(s, (gast.Assign, gast.AugAssign)):
+        return False
+    if isinstance(s, gast.Assign) and not all(
+        isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets
+    ):
+        return False
+    return is_pure(s.value)
 
 
 def purity(parsed, names):

@@ -47,18 +47,27 @@ def _fold_updates(stmts, names):
             inner = getattr(s, field, None)
             if inner and isinstance(s, (gast.If, gast.For, gast.While)):
                 _fold_updates(inner, names)
+    cache = {}
+
+    def names_of(stmt):  # the Name nodes of a statement, walked once while it is unchanged
+        found = cache.get(id(stmt))
+        if found is None:
+            found = cache[id(stmt)] = [n for n in descendants(stmt) if isinstance(n, gast.Name)]
+        return found
+
     i = 0
     while i < len(stmts):
-        j = _update_of(stmts, i, names)
+        j = _update_of(stmts, i, names, names_of)
         if j is None:
             i += 1
             continue
         update = stmts[j].value
         update.left = stmts[i].value
+        cache.pop(id(stmts[j]), None)  # it has new nodes now
         del stmts[i]
 
 
-def _update_of(stmts, i, names):
+def _update_of(stmts, i, names, names_of):
     """The position of the update folding into ``stmts[i]``, or None."""
     s = stmts[i]
     if not (
@@ -74,7 +83,7 @@ def _update_of(stmts, i, names):
         later = stmts[j]
         if isinstance(later, (gast.If, gast.For, gast.While)):
             return None
-        names_in = [n for n in descendants(later) if isinstance(n, gast.Name)]
+        names_in = names_of(later)
         if any(n.id == a for n in names_in):
             v = getattr(later, "value", None)
             fits = (

@@ -218,23 +218,23 @@ def _matmul_derived(stmts, np_name, params=()):
         else:
             for t in stores(s):
                 defs.setdefault(t, []).append(None)
+    derived = _matmul_operands(stmts)
+    changed = True
+    while changed:
+        changed = False
+        for n, values in defs.items():
+            if n not in derived and all(
+                v is not None and _array_from(v, derived, np_name) for v in values
+            ):
+                derived.add(n)
+                changed = True
+    return derived
 
-    def is_array(v, derived):
-        if isinstance(v, gast.BinOp):
-            return isinstance(v.op, gast.MatMult) or any(
-                isinstance(o, gast.Name) and o.id in derived for o in (v.left, v.right)
-            )
-        if isinstance(v, gast.UnaryOp):
-            return isinstance(v.operand, gast.Name) and v.operand.id in derived
-        numpy_call = (
-            isinstance(v, gast.Call)
-            and isinstance(v.func, gast.Attribute)
-            and getattr(v.func.value, "id", None) == np_name
-        )
-        return numpy_call and any(isinstance(a, gast.Name) and a.id in derived for a in v.args)
 
-    # an operand of `@` holds arrays: a Python number there would have raised already
-    derived = {
+def _matmul_operands(stmts):
+    """The names used as an operand of ``@``: they hold arrays, since a Python number
+    there would have raised already."""
+    return {
         o.id
         for s in all_stmts(stmts)
         for n in descendants(s)
@@ -242,14 +242,23 @@ def _matmul_derived(stmts, np_name, params=()):
         for o in (n.left, n.right)
         if isinstance(o, gast.Name)
     }
-    changed = True
-    while changed:
-        changed = False
-        for n, values in defs.items():
-            if n not in derived and all(v is not None and is_array(v, derived) for v in values):
-                derived.add(n)
-                changed = True
-    return derived
+
+
+def _array_from(v, derived, np_name):
+    """Whether ``v`` surely makes an array: a matrix product, or arithmetic or a numpy
+    call on a name in ``derived``."""
+    if isinstance(v, gast.BinOp):
+        return isinstance(v.op, gast.MatMult) or any(
+            isinstance(o, gast.Name) and o.id in derived for o in (v.left, v.right)
+        )
+    if isinstance(v, gast.UnaryOp):
+        return isinstance(v.operand, gast.Name) and v.operand.id in derived
+    numpy_call = (
+        isinstance(v, gast.Call)
+        and isinstance(v.func, gast.Attribute)
+        and getattr(v.func.value, "id", None) == np_name
+    )
+    return numpy_call and any(isinstance(a, gast.Name) and a.id in derived for a in v.args)
 
 
 def _is_restore(s):
@@ -297,6 +306,8 @@ def _needed_with(adjoint, adjoint_names, views):
     """
     needed, restored = set(), set()
     for s in adjoint:
+        if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
+            continue  # nothing restored yet, and no restore here: no read can need one
         markers = {m.value.args[0].id for m in all_stmts([s]) if _is_restore(m)}
         reads = free_loads([s], adjoint_names)
         for n in list(reads):

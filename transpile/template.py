@@ -98,7 +98,7 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
             target = adjoint_of(node)
             if target is None:
                 continue
-            value = _substitute(clone(stmt.value), these, adjoint_of, runtime_names)
+            value = _substitute(stmt.value, these, adjoint_of, runtime_names)
             if value is None:
                 continue
             new = gast.AugAssign(
@@ -110,33 +110,34 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
     return out
 
 
-class _Substituter(gast.NodeTransformer):
-    def __init__(self, values, adjoint_of, runtime_names):
-        self.values = values
-        self.adjoint_of = adjoint_of
-        self.runtime_names = runtime_names
-        self.zero = False
+def _substitute(node, values, adjoint_of, runtime_names):
+    """A copy of the template expression ``node`` with operands, adjoints (``d[x]``)
+    and runtime module names put in; None when an adjoint it reads is zero."""
+    zero = []
 
-    def visit_Subscript(self, node):
-        if isinstance(node.value, gast.Name) and node.value.id == "d":
-            adj = self.adjoint_of(self.values[node.slice.id])
+    def put(n):
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "d":
+            adj = adjoint_of(values[n.slice.id])
             if adj is None:
-                self.zero = True
+                zero.append(n)
                 return gast.Constant(value=0.0, kind=None)
             return gast.Name(id=adj, ctx=gast.Load(), annotation=None, type_comment=None)
-        return self.generic_visit(node)
+        if isinstance(n, gast.Name):
+            if n.id in values:
+                return clone(values[n.id])
+            if n.id in runtime_names:
+                return gast.Name(
+                    id=runtime_names[n.id], ctx=gast.Load(), annotation=None, type_comment=None
+                )
+            return clone(n)
+        new = n.__class__.__new__(n.__class__)
+        for key, value in n.__dict__.items():
+            if isinstance(value, gast.AST):
+                value = put(value)
+            elif value.__class__ is list:
+                value = [put(v) if isinstance(v, gast.AST) else v for v in value]
+            new.__dict__[key] = value
+        return new
 
-    def visit_Name(self, node):
-        if node.id in self.values:
-            return clone(self.values[node.id])
-        if node.id in self.runtime_names:
-            return gast.Name(
-                id=self.runtime_names[node.id], ctx=gast.Load(), annotation=None, type_comment=None
-            )
-        return node
-
-
-def _substitute(node, values, adjoint_of, runtime_names):
-    sub = _Substituter(values, adjoint_of, runtime_names)
-    node = sub.visit(node)
-    return None if sub.zero else node
+    result = put(node)
+    return None if zero else result

@@ -44,33 +44,42 @@ def stage(fn, ctx):
 _SKIPPED = (gast.If, gast.For, gast.While, gast.Break, gast.Continue)
 
 
+class _Definitions:
+    """Every definition of every adjoint, numbered as ``cfg.Bits``: the reaching
+    definitions before a statement are one integer."""
+
+    def __init__(self):
+        self.bits = cfg.Bits()  # items: (name, kind, where)
+        self.of_name = {}  # name -> mask of all its definitions
+        self.zeros = 0  # mask of the zero definitions
+
+    def define(self, n, kind, where) -> int:
+        bit = self.bits.bit((n, kind, where))
+        self.of_name[n] = self.of_name.get(n, 0) | bit
+        if kind == "zero":
+            self.zeros |= bit
+        return bit
+
+
 class _Zeros:
     """The reaching definitions before one statement, asked per adjoint: is it zero on
     every path; and ``need``: its zero definitions must become arrays."""
 
-    def __init__(self, fact, needed):
-        self.fact, self.needed = fact, needed
+    def __init__(self, fact, definitions, needed):
+        self.fact, self.defs, self.needed = fact, definitions, needed
 
     def zero(self, n):
-        return all(kind == "zero" for kind, _ in self.fact.get(n, ()))
+        reaching = self.fact & self.defs.of_name.get(n, 0)
+        return not reaching & ~self.defs.zeros
 
     def any_zero(self, names):
         return any(self.zero(n) for n in names)
 
     def need(self, *names):
         for n in names:
-            for kind, where in self.fact.get(n, ()):
-                if kind == "zero":
-                    self.needed.add((n, where))
-
-
-def _join(facts):
-    """Reaching definitions merged where paths meet: per name, the union."""
-    out = dict(facts[0])
-    for fact in facts[1:]:
-        for n, found in fact.items():
-            out[n] = out[n] | found if n in out else found
-    return out
+            zeros = self.fact & self.defs.of_name.get(n, 0) & self.defs.zeros
+            for _, _, where in self.defs.bits.items_in(zeros):
+                self.needed.add((n, where))
 
 
 def _is_zero_marker(stmt):
@@ -131,13 +140,18 @@ class _Adjoints:
         raise RuntimeError("adjoint optimization did not converge")
 
     def reaching(self, body):
+        """Reaching definitions of the adjoints before each statement, as ``Bits``."""
         graph = cfg.build(body)
         names = self.names
-
-        def transfer(node, fact):
+        definitions = _Definitions()
+        boundary = 0
+        for n in sorted(names):
+            boundary |= definitions.define(n, "value" if n in self.given else "zero", ENTRY)
+        effects = {}  # node -> (adjoints it defines, the definitions it makes)
+        for node in graph.nodes:
             s = node.stmt
             if s is None or isinstance(s, (gast.If, gast.While)):
-                return fact
+                continue
             defs = [n for n in stores(s) if n in names]
             base = in_place_base(s)
             if base in names:
@@ -145,30 +159,40 @@ class _Adjoints:
             pop = _pop_base(header(s))
             if pop in names:
                 defs.append(pop)
-            if not defs:
-                return fact
-            kind = "zero" if _is_zero_marker(s) else "value"
-            new = dict(fact)  # name -> frozenset of (kind, id of the defining statement)
+            if defs:
+                kind = "zero" if _is_zero_marker(s) else "value"
+                made = 0
+                for d in defs:
+                    made |= definitions.define(d, kind, id(s))
+                effects[node] = (defs, made)
+        kills = {node: 0 for node in effects}
+        for node, (defs, _) in effects.items():  # after every definition is numbered
             for d in defs:
-                new[d] = frozenset({(kind, id(s))})
-            return new
+                kills[node] |= definitions.of_name[d]
 
-        boundary = {n: frozenset({("value" if n in self.given else "zero", ENTRY)}) for n in names}
-        before, _ = cfg.solve(graph, transfer, forward=True, boundary=boundary, init={}, join=_join)
-        return graph, before
+        def transfer(node, fact):
+            found = effects.get(node)
+            if found is None:
+                return fact
+            return (fact & ~kills[node]) | found[1]
+
+        before, _ = cfg.solve(
+            graph, transfer, forward=True, boundary=boundary, init=0, join=cfg.union
+        )
+        return graph, before, definitions
 
     def step(self, body):
         """One round: decide, from where each adjoint may be zero, what each statement
         becomes. Returns ``(changed, body, needed)``; ``needed`` are the zero markers
         (or ENTRY) that must become arrays."""
-        graph, before = self.reaching(body)
+        graph, before, definitions = self.reaching(body)
         edits = {}  # id(stmt) -> the statements that replace it
         needed = set()
         for node in graph.nodes:
             s = node.stmt
             if s is None or isinstance(s, _SKIPPED) or _is_zero_marker(s):
                 continue
-            at = _Zeros(before[node], needed)
+            at = _Zeros(before[node], definitions, needed)
             if isinstance(s, gast.AugAssign):
                 new = self.accumulation(s, at)
             elif in_place_base(s) in self.names:
