@@ -11,9 +11,9 @@ inactive operand is dropped. Parameters whose name starts with ``_`` are options
 (axis, keepdims, a where-condition): never differentiated.
 """
 
+import functools
 import inspect
 import textwrap
-from dataclasses import dataclass
 
 import gast
 
@@ -31,13 +31,27 @@ d = _Adjoints()
 position = 0  # in a template over *operands: the index of the operand whose adjoint it is
 
 
-@dataclass(frozen=True)
 class Template:
-    name: str
-    signature: inspect.Signature
-    body: tuple  # gast statements
-    diff_params: frozenset  # parameters whose adjoint the body writes
-    option_params: frozenset  # parameters never differentiated
+    """A rule template: its signature at once, its body parsed on first use (most
+    programs use a handful of the rules, and reading a function's source costs)."""
+
+    def __init__(self, func):
+        self.func = func
+        self.name = func.__name__
+        self.signature = inspect.signature(func)
+        # parameters never differentiated
+        self.option_params = frozenset(p for p in self.signature.parameters if p.startswith("_"))
+
+    @functools.cached_property
+    def body(self) -> tuple:
+        """The template's statements (gast)."""
+        tree = gast.parse(textwrap.dedent(inspect.getsource(self.func))).body[0]
+        return tuple(tree.body)
+
+    @functools.cached_property
+    def diff_params(self) -> frozenset:
+        """The parameters whose adjoint the body writes."""
+        return frozenset(s.target.slice.id for s in self.body if isinstance(s, gast.AugAssign))
 
     def bind(self, result, args, keywords):
         """Map parameter names to operand nodes; raises TypeError when they do not fit."""
@@ -64,14 +78,7 @@ class Template:
 
 
 def parse_template(func) -> Template:
-    tree = gast.parse(textwrap.dedent(inspect.getsource(func))).body[0]
-    signature = inspect.signature(func)
-    diff = set()
-    for stmt in tree.body:
-        if isinstance(stmt, gast.AugAssign):
-            diff.add(stmt.target.slice.id)
-    options = {p for p in signature.parameters if p.startswith("_")}
-    return Template(func.__name__, signature, tuple(tree.body), frozenset(diff), frozenset(options))
+    return Template(func)
 
 
 def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
