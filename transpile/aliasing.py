@@ -19,46 +19,66 @@ def stage(fn, ctx):
 
 def run(tree, ctx) -> None:
     """Raise TranspileError for the first view that is read after its array was written."""
-    order = []  # (stmt, loops enclosing it), in program order
-
-    def walk(stmts, loops):
-        for s in stmts:
-            order.append((s, loops))
-            if isinstance(s, (gast.For, gast.While)):
-                walk(s.body, (*loops, id(s)))
-            elif isinstance(s, gast.If):
-                walk(s.body, loops)
-                walk(s.orelse, loops)
-
-    walk(tree.body, ())
-    writes = {}  # base -> [(position, loops)]
-    for pos, (s, loops) in enumerate(order):
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
-            writes.setdefault(s.targets[0].value.id, []).append((pos, loops))
+    order = _in_order(tree.body, ())
+    writes = _writes(order)
     views = {}  # view name -> (base, position, loops)
     for pos, (s, loops) in enumerate(order):
         for name in _reads(s):
-            if name not in views:
-                continue
-            base, made, made_loops = views[name]
-            for wpos, wloops in writes.get(base, []):
-                later = made < wpos < pos
-                around = set(wloops) - set(made_loops)  # loops around the write, not the view
-                if later or around & set(loops):
-                    raise at(
-                        ctx,
-                        s,
-                        f"{name!r} is a view of {base!r}, read after a write into {base!r}",
-                        f"take a copy where it is made: {name} = {base}[...].copy()",
-                    )
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            target = s.targets[0].id
-            views.pop(target, None)
-            v = s.value
-            if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
-                views[target] = (v.value.id, pos, loops)
-            elif isinstance(v, gast.Name) and v.id in views:
-                views[target] = views[v.id]
+            if name in views:
+                _check_read(ctx, s, name, views[name], writes, pos, loops)
+        _track_views(views, s, pos, loops)
+
+
+def _in_order(stmts, loops):
+    """``(stmt, ids of the loops enclosing it)`` for every statement, in program order."""
+    order = []
+    for s in stmts:
+        order.append((s, loops))
+        if isinstance(s, (gast.For, gast.While)):
+            order += _in_order(s.body, (*loops, id(s)))
+        elif isinstance(s, gast.If):
+            order += _in_order(s.body, loops)
+            order += _in_order(s.orelse, loops)
+    return order
+
+
+def _writes(order):
+    """base -> ``[(position, loops)]`` of each write into a slot of that array."""
+    writes = {}
+    for pos, (s, loops) in enumerate(order):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
+            writes.setdefault(s.targets[0].value.id, []).append((pos, loops))
+    return writes
+
+
+def _check_read(ctx, s, name, view, writes, pos, loops):
+    """Raise if the read of view ``name`` at ``pos`` comes after a write into its base:
+    later in program order, or in a loop that also encloses the read."""
+    base, made, made_loops = view
+    for wpos, wloops in writes.get(base, []):
+        later = made < wpos < pos
+        around = set(wloops) - set(made_loops)  # loops around the write, not the view
+        if later or around & set(loops):
+            raise at(
+                ctx,
+                s,
+                f"{name!r} is a view of {base!r}, read after a write into {base!r}",
+                f"take a copy where it is made: {name} = {base}[...].copy()",
+            )
+
+
+def _track_views(views, s, pos, loops):
+    """Update ``views`` for an assignment to a name: a subscript makes a view, a
+    name copies what it names, anything else ends the view."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        return
+    target = s.targets[0].id
+    views.pop(target, None)
+    v = s.value
+    if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
+        views[target] = (v.value.id, pos, loops)
+    elif isinstance(v, gast.Name) and v.id in views:
+        views[target] = views[v.id]
 
 
 def _reads(s):

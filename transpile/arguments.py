@@ -27,6 +27,13 @@ def _check_value(value, where, fname, differentiated):
         for k, v in enumerate(value):
             _check_value(v, f"{where}[{k}]", fname, differentiated)
         return
+    _check_any_leaf(value, where, fname)
+    if differentiated:
+        _check_differentiated_leaf(value, where, fname)
+
+
+def _check_any_leaf(value, where, fname):
+    """Refuse what no argument may be, differentiated or not: a matrix, a complex value."""
     if isinstance(value, np.matrix):
         raise TypeError(
             f"{fname}: argument {where} is an np.matrix, whose `*` is a matrix product; "
@@ -38,8 +45,11 @@ def _check_value(value, where, fname, differentiated):
             f"{fname}: argument {where} is complex ({_kind(value)}); complex inputs are not "
             "supported yet: pass the real and imaginary parts as separate real arguments"
         )
-    if not differentiated:
-        return
+
+
+def _check_differentiated_leaf(value, where, fname):
+    """Refuse a leaf with no real gradient: a boolean, a non-numeric array or object."""
+    dtype = getattr(value, "dtype", None)
     if isinstance(value, bool) or getattr(dtype, "kind", None) == "b":
         raise TypeError(f"{fname}: cannot differentiate with respect to {where}, a boolean")
     if dtype is not None and hasattr(value, "shape"):

@@ -50,13 +50,8 @@ def reuse_buffers(body, np_name, min_size=None):
     has the result's shape and dtype: numpy does this itself for the temporaries of
     a nested expression, which one-operation-per-line code names and so keeps."""
     min_size = REUSE_SIZE if min_size is None else min_size
-    loads, stores, made = {}, {}, {}
-    for i, s in enumerate(body):
-        for n in descendants(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                loads.setdefault(n.id, set()).add(i)
-            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                stores[n.id] = stores.get(n.id, 0) + 1
+    loads, stores = _name_uses(body)
+    made = {}  # name -> its array annotation, for arrays this body made fresh
     for i, s in enumerate(body):
         info = annotation(s, Annotation.ARRAY)
         if info is None or not isinstance(s, gast.Assign):
@@ -64,18 +59,39 @@ def reuse_buffers(body, np_name, min_size=None):
         target = s.targets[0].id
         value = s.value
         if math.prod(info[0]) >= min_size:
-            for operand in _elementwise_operands(value, np_name):
-                if (
-                    isinstance(operand, gast.Name)
-                    and made.get(operand.id) == info
-                    and loads.get(operand.id) == {i}
-                ):
-                    s.value = _with_out(value, operand.id, np_name)
-                    break
+            buffer = _spent_operand(value, np_name, info, made, loads, i)
+            if buffer is not None:
+                s.value = _with_out(value, buffer, np_name)
         fresh = isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_ufunc_call(value, np_name)
         if fresh and stores.get(target) == 1:
             made[target] = info
     return body
+
+
+def _name_uses(body):
+    """``(loads, stores)``: name -> the positions of the statements reading it, and
+    name -> how many times it is written."""
+    loads, stores = {}, {}
+    for i, s in enumerate(body):
+        for n in descendants(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                loads.setdefault(n.id, set()).add(i)
+            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+    return loads, stores
+
+
+def _spent_operand(value, np_name, info, made, loads, position):
+    """The first operand of elementwise ``value`` that this body made with the same
+    shape and dtype (``info``) and that only the statement at ``position`` reads."""
+    for operand in _elementwise_operands(value, np_name):
+        if (
+            isinstance(operand, gast.Name)
+            and made.get(operand.id) == info
+            and loads.get(operand.id) == {position}
+        ):
+            return operand.id
+    return None
 
 
 def _is_ufunc_call(node, np_name):

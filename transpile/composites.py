@@ -46,15 +46,9 @@ def definitions(tree):
 def log_sigmoid(value, defs, resolve):
     """``(z, p, sign)`` when ``value`` is ``np.log(p)`` (sign +1) or ``np.log(1 - p)``
     (sign -1) of a sigmoid ``p`` of ``z``; else None."""
-    if not (
-        isinstance(value, gast.Call)
-        and resolve(value.func) in (np.log, math.log)
-        and len(value.args) == 1
-        and not value.keywords
-        and isinstance(value.args[0], gast.Name)
-    ):
+    u = _call_argument(value, resolve, (np.log, math.log))
+    if u is None:
         return None
-    u = value.args[0].id
     z = _sigmoid_input(u, defs, resolve)
     if z is not None:
         return z, u, 1
@@ -72,39 +66,61 @@ def log_sigmoid(value, defs, resolve):
 
 
 def _sigmoid_input(p, defs, resolve):
-    """``z`` if ``p`` is bound to ``1 / (1 + exp(-z))`` through single-use temporaries."""
-    ratio = defs.get(p)
-    if not (
-        isinstance(ratio, gast.BinOp)
-        and isinstance(ratio.op, gast.Div)
-        and _is_one(ratio.left)
-        and isinstance(ratio.right, gast.Name)
+    """``z`` if ``p`` is bound to ``1 / (1 + exp(-z))`` through single-use temporaries.
+
+    Each step reads the definition of the name the step before found (``None``
+    once a step fails, which no later step matches)."""
+    total = _divisor_of_one(defs.get(p))
+    exp = _addend_to_one(defs.get(total))
+    negation = _call_argument(defs.get(exp), resolve, (np.exp, math.exp))
+    return _negated(defs.get(negation))
+
+
+def _divisor_of_one(value):
+    """``d`` if ``value`` is ``1 / d``."""
+    if (
+        isinstance(value, gast.BinOp)
+        and isinstance(value.op, gast.Div)
+        and _is_one(value.left)
+        and isinstance(value.right, gast.Name)
     ):
+        return value.right.id
+    return None
+
+
+def _addend_to_one(value):
+    """``e`` if ``value`` is ``1 + e`` or ``e + 1``."""
+    if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
         return None
-    total = defs.get(ratio.right.id)
-    if not (isinstance(total, gast.BinOp) and isinstance(total.op, gast.Add)):
-        return None
-    sides = [total.left, total.right]
+    sides = [value.left, value.right]
     ones = [s for s in sides if _is_one(s)]
     names = [s for s in sides if isinstance(s, gast.Name)]
     if len(ones) != 1 or len(names) != 1:
         return None
-    exp = defs.get(names[0].id)
-    if not (
-        isinstance(exp, gast.Call)
-        and resolve(exp.func) in (np.exp, math.exp)
-        and len(exp.args) == 1
-        and not exp.keywords
-        and isinstance(exp.args[0], gast.Name)
-    ):
-        return None
-    negation = defs.get(exp.args[0].id)
+    return names[0].id
+
+
+def _call_argument(value, resolve, functions):
+    """``x`` if ``value`` is ``f(x)`` for one of ``functions``, with no other argument."""
     if (
-        isinstance(negation, gast.UnaryOp)
-        and isinstance(negation.op, gast.USub)
-        and isinstance(negation.operand, gast.Name)
+        isinstance(value, gast.Call)
+        and resolve(value.func) in functions
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], gast.Name)
     ):
-        return negation.operand.id
+        return value.args[0].id
+    return None
+
+
+def _negated(value):
+    """``z`` if ``value`` is ``-z``."""
+    if (
+        isinstance(value, gast.UnaryOp)
+        and isinstance(value.op, gast.USub)
+        and isinstance(value.operand, gast.Name)
+    ):
+        return value.operand.id
     return None
 
 

@@ -118,34 +118,45 @@ class _Eligibility:
 
     def static_deps(self, node):
         """The parameters a shape-like value depends on, or None if it is data."""
-        if isinstance(node, gast.Constant):
-            return frozenset()
-        if isinstance(node, gast.Name):
-            if node.id in self.static:
-                return self.static[node.id]
-            return frozenset([node.id]) if node.id in self.params else None
-        if isinstance(node, gast.Attribute):
-            return frozenset() if _attribute_shape(node.attr) is Shape.STATIC_RESULT else None
-        if isinstance(node, (gast.Tuple, gast.List)):
-            parts = [self.static_deps(e) for e in node.elts]
-            return None if None in parts else frozenset().union(*parts)
-        if isinstance(node, gast.Slice):
-            parts = [self.static_deps(p) for p in (node.lower, node.upper, node.step) if p]
-            return None if None in parts else frozenset().union(*parts)
-        if isinstance(node, gast.UnaryOp):
-            return self.static_deps(node.operand)
-        if isinstance(node, gast.BinOp):
-            left, right = self.static_deps(node.left), self.static_deps(node.right)
-            return None if left is None or right is None else left | right
-        if isinstance(node, gast.Subscript):
-            value, index = self.static_deps(node.value), self.static_deps(node.slice)
-            return None if value is None or index is None else value | index
-        if (
-            isinstance(node, gast.Call)
-            and _declared_shape(self.resolve(node.func)) is Shape.STATIC_RESULT
-        ):
-            return frozenset()
-        return None
+        method = getattr(self, "_deps_" + type(node).__name__, None)
+        return None if method is None else method(node)
+
+    def _deps_of(self, nodes):
+        """The parameters all of ``nodes`` depend on, or None if one of them is data."""
+        parts = [self.static_deps(n) for n in nodes]
+        return None if None in parts else frozenset().union(*parts)
+
+    def _deps_Constant(self, node):
+        return frozenset()
+
+    def _deps_Name(self, node):
+        if node.id in self.static:
+            return self.static[node.id]
+        return frozenset([node.id]) if node.id in self.params else None
+
+    def _deps_Attribute(self, node):
+        return frozenset() if _attribute_shape(node.attr) is Shape.STATIC_RESULT else None
+
+    def _deps_Tuple(self, node):
+        return self._deps_of(node.elts)
+
+    _deps_List = _deps_Tuple
+
+    def _deps_Slice(self, node):
+        return self._deps_of([p for p in (node.lower, node.upper, node.step) if p])
+
+    def _deps_UnaryOp(self, node):
+        return self.static_deps(node.operand)
+
+    def _deps_BinOp(self, node):
+        return self._deps_of([node.left, node.right])
+
+    def _deps_Subscript(self, node):
+        return self._deps_of([node.value, node.slice])
+
+    def _deps_Call(self, node):
+        static = _declared_shape(self.resolve(node.func)) is Shape.STATIC_RESULT
+        return frozenset() if static else None
 
     def require_static(self, node):
         deps = self.static_deps(node)

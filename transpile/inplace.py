@@ -379,6 +379,32 @@ def _outside(obj):
     return obj[0] in ("free", "stale")
 
 
+def _summary_of(callee):
+    """``summary``'s tuple for an analysed user function (see ``_Analysis.summary``)."""
+    direct, items = callee.returned, callee.returned_items
+    same = frozenset(_param_of(o) for o in direct) - {None}
+    held = frozenset(_param_of(o) for o in items) - {None}
+    escapes = any(_outside(o) for o in direct | items)
+    fresh = [o for o in direct if o[0] in ("site", "old")]
+    holds = bool(held) or any(o[1] in callee.holders for o in fresh)
+    return (same, held, escapes, bool(fresh), holds, _stores_on_return(callee))
+
+
+def _stores_on_return(callee):
+    """parameter -> the parameters (``None``: a module-level value) whose objects it may
+    hold when an analysed user function returns, that it did not hold on entry."""
+    stores = {}
+    for end in callee.exit_states:
+        for p in callee.params:
+            inner = callee.elements(end.held.get(("param", p), EMPTY), end)
+            found = {_param_of(o) for o in inner} - {None, p}
+            if any(_outside(o) for o in inner):
+                found.add(None)
+            if found:
+                stores[p] = stores.get(p, frozenset()) | found
+    return stores
+
+
 def _own_nodes(stmt):
     """Ids of the nodes a statement evaluates itself (not those of its nested blocks)."""
     if isinstance(stmt, (gast.If, gast.While)):
@@ -1002,27 +1028,36 @@ class _Analysis:
 
     # calls -------------------------------------------------------------------------
     def expr_Call(self, e, st):
-        func = e.func
-        obj = self.resolve(func)
-        method_base = None
-        if isinstance(func, gast.Attribute):
-            owner = self.resolve(func.value)
-            if obj is MISSING or not (inspect.ismodule(owner) or inspect.isclass(owner)):
-                # a method of a value (a local, or a module-level array): not np.f
-                store = func.attr in _STORE_METHODS
-                method_base = (self.shallow if store else self.expr)(func.value, st)
-        elif obj is MISSING:
-            self.expr(func, st)
+        obj = self.resolve(e.func)
+        receiver = self.receiver(e.func, obj, st)
         evaluate = self.shallow if obj is len or obj is np.shape else self.expr
         args = [evaluate(a, st) for a in e.args]
         keywords = {k.arg: self.expr(k.value, st) for k in e.keywords}
         every = args + list(keywords.values())
         if "out" in keywords:
             return self.elements(keywords["out"], st)
-        if method_base is not None:
-            return self.method(e, func.attr, method_base, every, st)
+        if receiver is not None:
+            return self.method(e, e.func.attr, receiver, every, st)
         if obj is MISSING:
             return self.unknown_call(e, every, st)
+        return self.known_call(e, obj, args, keywords, every, st)
+
+    def receiver(self, func, obj, st):
+        """The objects of the value whose method ``func`` names, or None when ``func`` is
+        not a method of a value. An unknown callee is evaluated for its effects."""
+        if isinstance(func, gast.Attribute):
+            owner = self.resolve(func.value)
+            if obj is MISSING or not (inspect.ismodule(owner) or inspect.isclass(owner)):
+                # a method of a value (a local, or a module-level array): not np.f
+                store = func.attr in _STORE_METHODS
+                return (self.shallow if store else self.expr)(func.value, st)
+        elif obj is MISSING:
+            self.expr(func, st)
+        return None
+
+    def known_call(self, e, obj, args, keywords, every, st):
+        """A call of the function ``obj`` the callee resolves to: a builtin, a library
+        function, or a user function analysed for a summary."""
         if obj is stop_gradient:
             return args[0] if args else EMPTY
         if _is_builtin(obj):
@@ -1032,12 +1067,11 @@ class _Analysis:
             return EMPTY
         if library is not None:
             return self.library_call(e, obj, args, keywords, st)
-        if inspect.isfunction(obj):
-            summary = self.summary(obj)
-            if summary is not None:
-                by_node = {id(a): objs for a, objs in zip(e.args, args)}
-                by_node.update({id(k.value): keywords[k.arg] for k in e.keywords})
-                return self.user_call(e, obj, summary, by_node, every, st)
+        summary = self.summary(obj) if inspect.isfunction(obj) else None
+        if summary is not None:
+            by_node = {id(a): objs for a, objs in zip(e.args, args)}
+            by_node.update({id(k.value): keywords[k.arg] for k in e.keywords})
+            return self.user_call(e, obj, summary, by_node, every, st)
         return self.unknown_call(e, every, st)
 
     def everything(self, objs_list, st):
@@ -1130,22 +1164,7 @@ class _Analysis:
             callee.run()
         except Exception:  # noqa: BLE001 - no source, or not analysable: assume the worst
             return None
-        direct, items = callee.returned, callee.returned_items
-        same = frozenset(_param_of(o) for o in direct) - {None}
-        held = frozenset(_param_of(o) for o in items) - {None}
-        escapes = any(_outside(o) for o in direct | items)
-        fresh = [o for o in direct if o[0] in ("site", "old")]
-        holds = bool(held) or any(o[1] in callee.holders for o in fresh)
-        stores = {}
-        for end in callee.exit_states:
-            for p in callee.params:
-                inner = callee.elements(end.held.get(("param", p), EMPTY), end)
-                found = {_param_of(o) for o in inner} - {None, p}
-                if any(_outside(o) for o in inner):
-                    found.add(None)
-                if found:
-                    stores[p] = stores.get(p, frozenset()) | found
-        summary = (same, held, escapes, bool(fresh), holds, stores)
+        summary = _summary_of(callee)
         self.summaries[func] = summary
         return summary
 

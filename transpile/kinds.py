@@ -36,20 +36,38 @@ def stage(fn, ctx):
 
 def run(tree, parsed, known=frozenset()) -> Kinds:
     params = [a.id for a in tree.args.args]
+    bindings = _bindings(tree.body, params)
+    sequences = _sequences(bindings, known, parsed)
+    assumed = _used_as_numbers(tree.body, sequences)
+    return Kinds(frozenset(sequences), frozenset(assumed & set(params)))
+
+
+def _bindings(body, params):
+    """name -> the values bound to it: ``_PARAM`` for a parameter, ``None`` for an
+    element of an unpacking or a loop target (whose kind is unknown)."""
     bindings = {p: [_PARAM] for p in params}
-    for s in all_stmts(tree.body):
+    for s in all_stmts(body):
         if isinstance(s, gast.Assign):
             for t in s.targets:
                 if isinstance(t, gast.Name):
                     bindings.setdefault(t.id, []).append(s.value)
                 else:
-                    for n in descendants(t):
-                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                            bindings.setdefault(n.id, []).append(None)
+                    _bind_unknown(bindings, t, gast.Store)
         elif isinstance(s, gast.For):
-            for n in descendants(s.target):
-                if isinstance(n, gast.Name):
-                    bindings.setdefault(n.id, []).append(None)
+            _bind_unknown(bindings, s.target)
+    return bindings
+
+
+def _bind_unknown(bindings, target, ctx=None):
+    """Each name in ``target`` (only those in context ``ctx``, when given) gets a
+    binding of unknown kind."""
+    for n in descendants(target):
+        if isinstance(n, gast.Name) and (ctx is None or isinstance(n.ctx, ctx)):
+            bindings.setdefault(n.id, []).append(None)
+
+
+def _sequences(bindings, known, parsed):
+    """The names every binding of which is a sequence, to a fixed point."""
     sequences = set()
     changed = True
     while changed:  # a handful of rounds: each adds names bound from earlier ones
@@ -60,8 +78,13 @@ def run(tree, parsed, known=frozenset()) -> Kinds:
             ):
                 sequences.add(n)
                 changed = True
+    return sequences
+
+
+def _used_as_numbers(body, sequences):
+    """Names used as an operand of ``+`` or ``*`` that is arithmetic, not concatenation."""
     assumed = set()
-    for s in all_stmts(tree.body):
+    for s in all_stmts(body):
         v = getattr(s, "value", None)
         if (
             isinstance(v, gast.BinOp)
@@ -69,7 +92,7 @@ def run(tree, parsed, known=frozenset()) -> Kinds:
             and not is_sequence_op(v, sequences)
         ):
             assumed |= {o.id for o in (v.left, v.right) if isinstance(o, gast.Name)}
-    return Kinds(frozenset(sequences), frozenset(assumed & set(params)))
+    return assumed
 
 
 _PARAM = object()

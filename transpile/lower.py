@@ -62,61 +62,79 @@ class _Lowerer:
         return lowered + [gast.copy_location(ret, body[-1])]
 
     def block(self, stmts, in_loop):
+        """``stmts`` with every return lowered; a statement that may return takes
+        the statements after it into its own lowering, which ends the block here."""
         out = []
         for i, stmt in enumerate(stmts):
-            if isinstance(stmt, gast.Return):
-                value = stmt.value if stmt.value is not None else const(None)
-                out.append(
-                    gast.copy_location(
-                        gast.Assign(
-                            targets=[name(self.result, gast.Store())],
-                            value=value,
-                            type_comment=None,
-                        ),
-                        stmt,
-                    )
-                )
-                out.append(self._set_flag(stmt))
-                if in_loop:
-                    out.append(gast.copy_location(gast.Break(), stmt))
+            lowered, took_rest = self._statement(stmt, stmts[i + 1 :], in_loop)
+            out += lowered
+            if took_rest:
                 return out
-            if isinstance(stmt, gast.If):
-                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts([stmt]))
-                body_exits = _always_exits(stmt.body)
-                else_exits = _always_exits(stmt.orelse)
-                rest = stmts[i + 1 :] if returns_in else []
-                out.append(stmt)
-                # what follows runs only on the path that did not return: it joins the
-                # branch that may fall through, lowered together with it, so that a
-                # return nested deeper in that branch also skips it
-                if rest and body_exits and not else_exits:
-                    stmt.body = self.block(stmt.body, in_loop)
-                    stmt.orelse = self.block(stmt.orelse + rest, in_loop)
-                    return out
-                if rest and else_exits and not body_exits:
-                    stmt.body = self.block(stmt.body + rest, in_loop)
-                    stmt.orelse = self.block(stmt.orelse, in_loop)
-                    return out
-                stmt.body = self.block(stmt.body, in_loop)
-                stmt.orelse = self.block(stmt.orelse, in_loop)
-                if rest:
-                    if not (body_exits and else_exits):
-                        return out + self._guard(rest, in_loop, stmt)
-                    return out
-                continue
-            if isinstance(stmt, (gast.For, gast.While)):
-                returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts(stmt.body))
-                stmt.body = self.block(stmt.body, in_loop=True)
-                out.append(stmt)
-                if returns_in:
-                    rest = stmts[i + 1 :]
-                    if in_loop:
-                        out.append(self._break_if_flag(stmt))
-                    elif rest:
-                        return out + self._guard(rest, in_loop, stmt)
-                continue
-            out.append(stmt)
         return out
+
+    def _statement(self, stmt, rest, in_loop):
+        """``(statements, took_rest)``: ``stmt`` lowered, and whether what follows it
+        (``rest``) is now part of those statements, or unreachable."""
+        if isinstance(stmt, gast.Return):
+            return self._return(stmt, in_loop), True
+        if isinstance(stmt, gast.If):
+            return self._if(stmt, rest, in_loop)
+        if isinstance(stmt, (gast.For, gast.While)):
+            return self._loop(stmt, rest, in_loop)
+        return [stmt], False
+
+    def _return(self, stmt, in_loop):
+        """``return v`` ==> ``result = v; returned = True`` (and ``break`` in a loop)."""
+        value = stmt.value if stmt.value is not None else const(None)
+        out = [
+            gast.copy_location(
+                gast.Assign(
+                    targets=[name(self.result, gast.Store())], value=value, type_comment=None
+                ),
+                stmt,
+            ),
+            self._set_flag(stmt),
+        ]
+        if in_loop:
+            out.append(gast.copy_location(gast.Break(), stmt))
+        return out
+
+    def _if(self, stmt, rest, in_loop):
+        returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts([stmt]))
+        body_exits = _always_exits(stmt.body)
+        else_exits = _always_exits(stmt.orelse)
+        rest = rest if returns_in else []
+        # what follows runs only on the path that did not return: it joins the
+        # branch that may fall through, lowered together with it, so that a
+        # return nested deeper in that branch also skips it
+        if rest and body_exits and not else_exits:
+            stmt.body = self.block(stmt.body, in_loop)
+            stmt.orelse = self.block(stmt.orelse + rest, in_loop)
+            return [stmt], True
+        if rest and else_exits and not body_exits:
+            stmt.body = self.block(stmt.body + rest, in_loop)
+            stmt.orelse = self.block(stmt.orelse, in_loop)
+            return [stmt], True
+        stmt.body = self.block(stmt.body, in_loop)
+        stmt.orelse = self.block(stmt.orelse, in_loop)
+        if not rest:
+            return [stmt], False
+        if body_exits and else_exits:
+            return [stmt], True  # the rest is unreachable
+        return [stmt, *self._guard(rest, in_loop, stmt)], True
+
+    def _loop(self, stmt, rest, in_loop):
+        """A loop that may return breaks out of the enclosing loop too, or guards
+        what follows it with the flag."""
+        returns_in = any(isinstance(n, gast.Return) for n in _walk_stmts(stmt.body))
+        stmt.body = self.block(stmt.body, in_loop=True)
+        if not returns_in:
+            return [stmt], False
+        if in_loop:
+            return [stmt, self._break_if_flag(stmt)], False
+        if rest:
+            return [stmt, *self._guard(rest, in_loop, stmt)], True
+        return [stmt], False
 
     def _set_flag(self, origin):
         return gast.copy_location(

@@ -345,87 +345,91 @@ class _Normalizer:
     def expr(self, node, pre, top=False):
         """One operation whose operands are atoms (the right-hand side of a statement)."""
         node = self.fold_constant(node)
-        if is_atom(node):
+        if is_atom(node) or isinstance(node, _OPAQUE):
             return node
-        if isinstance(node, gast.BinOp):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise at(
+                self.parsed,
+                node,
+                f"{type(node).__name__} expressions are not supported",
+                "compute the value with arrays, lists, tuples or dicts, or outside the "
+                "differentiated function",
+            )
+        return method(node, pre)
+
+    def expr_BinOp(self, node, pre):
+        left, right = self.atom(node.left, pre), self.atom(node.right, pre)
+        return _loc(gast.BinOp(left=left, op=node.op, right=right), node)
+
+    def expr_UnaryOp(self, node, pre):
+        return _loc(gast.UnaryOp(op=node.op, operand=self.atom(node.operand, pre)), node)
+
+    def expr_Compare(self, node, pre):
+        left = self.atom(node.left, pre)
+        if len(node.ops) == 1:
             return _loc(
-                gast.BinOp(
-                    left=self.atom(node.left, pre), op=node.op, right=self.atom(node.right, pre)
+                gast.Compare(
+                    left=left, ops=node.ops, comparators=[self.atom(node.comparators[0], pre)]
                 ),
                 node,
             )
-        if isinstance(node, gast.UnaryOp):
-            return _loc(gast.UnaryOp(op=node.op, operand=self.atom(node.operand, pre)), node)
-        if isinstance(node, gast.Compare):
-            left = self.atom(node.left, pre)
-            if len(node.ops) == 1:
-                return _loc(
-                    gast.Compare(
-                        left=left, ops=node.ops, comparators=[self.atom(node.comparators[0], pre)]
-                    ),
-                    node,
-                )
-            # a < b < c  ==>  (a < b) & (b < c), evaluated eagerly
-            parts, prev = [], left
-            for op, comp in zip(node.ops, node.comparators):
-                right = self.atom(comp, pre)
-                parts.append(self.atom(gast.Compare(left=prev, ops=[op], comparators=[right]), pre))
-                prev = right
-            result = parts[0]
-            for p in parts[1:]:
-                result = self.atom(gast.BinOp(left=result, op=gast.BitAnd(), right=p), pre)
-            return result
-        if isinstance(node, gast.Call):
-            return self.call(node, pre)
-        if isinstance(node, gast.Attribute):
-            chain = self.parsed.resolve(node)
-            if chain is not MISSING and _is_name_chain(node):
-                return node  # a module attribute such as np.pi or np.newaxis
-            return _loc(
-                gast.Attribute(value=self.atom(node.value, pre), attr=node.attr, ctx=gast.Load()),
-                node,
-            )
-        if isinstance(node, gast.Subscript):
-            return _loc(
-                gast.Subscript(
-                    value=self.atom(node.value, pre),
-                    slice=self.index(node.slice, pre),
-                    ctx=gast.Load(),
-                ),
-                node,
-            )
-        if isinstance(node, (gast.Tuple, gast.List)):
-            cls = type(node)
-            return _loc(cls(elts=[self.atom(e, pre) for e in node.elts], ctx=gast.Load()), node)
-        if isinstance(node, gast.Dict):
-            if any(k is None for k in node.keys):
-                raise at(self.parsed, node, "dict unpacking (**) is not supported")
-            return _loc(
-                gast.Dict(
-                    keys=[self.atom(k, pre) for k in node.keys],
-                    values=[self.atom(v, pre) for v in node.values],
-                ),
-                node,
-            )
-        if isinstance(node, gast.IfExp):
-            t = self.namer.temp()
-            test = self.truth(node.test, pre)
-            body, orelse = [], []
-            body.append(assign(t, self.expr(node.body, body, top=True), node))
-            orelse.append(assign(t, self.expr(node.orelse, orelse, top=True), node))
-            pre.append(_loc(gast.If(test=test, body=body, orelse=orelse), node))
-            return name(t)
-        if isinstance(node, _OPAQUE):
-            return node
-        if isinstance(node, gast.Slice):
-            raise at(self.parsed, node, "a slice outside a subscript is not supported")
-        raise at(
-            self.parsed,
+        # a < b < c  ==>  (a < b) & (b < c), evaluated eagerly
+        parts, prev = [], left
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.atom(comp, pre)
+            parts.append(self.atom(gast.Compare(left=prev, ops=[op], comparators=[right]), pre))
+            prev = right
+        result = parts[0]
+        for p in parts[1:]:
+            result = self.atom(gast.BinOp(left=result, op=gast.BitAnd(), right=p), pre)
+        return result
+
+    def expr_Call(self, node, pre):
+        return self.call(node, pre)
+
+    def expr_Attribute(self, node, pre):
+        chain = self.parsed.resolve(node)
+        if chain is not MISSING and _is_name_chain(node):
+            return node  # a module attribute such as np.pi or np.newaxis
+        return _loc(
+            gast.Attribute(value=self.atom(node.value, pre), attr=node.attr, ctx=gast.Load()),
             node,
-            f"{type(node).__name__} expressions are not supported",
-            "compute the value with arrays, lists, tuples or dicts, or outside the "
-            "differentiated function",
         )
+
+    def expr_Subscript(self, node, pre):
+        value, index = self.atom(node.value, pre), self.index(node.slice, pre)
+        return _loc(gast.Subscript(value=value, slice=index, ctx=gast.Load()), node)
+
+    def expr_Tuple(self, node, pre):
+        cls = type(node)
+        return _loc(cls(elts=[self.atom(e, pre) for e in node.elts], ctx=gast.Load()), node)
+
+    expr_List = expr_Tuple
+
+    def expr_Dict(self, node, pre):
+        if any(k is None for k in node.keys):
+            raise at(self.parsed, node, "dict unpacking (**) is not supported")
+        return _loc(
+            gast.Dict(
+                keys=[self.atom(k, pre) for k in node.keys],
+                values=[self.atom(v, pre) for v in node.values],
+            ),
+            node,
+        )
+
+    def expr_IfExp(self, node, pre):
+        """``a if c else b`` becomes a branch assigning a temporary."""
+        t = self.namer.temp()
+        test = self.truth(node.test, pre)
+        body, orelse = [], []
+        body.append(assign(t, self.expr(node.body, body, top=True), node))
+        orelse.append(assign(t, self.expr(node.orelse, orelse, top=True), node))
+        pre.append(_loc(gast.If(test=test, body=body, orelse=orelse), node))
+        return name(t)
+
+    def expr_Slice(self, node, pre):
+        raise at(self.parsed, node, "a slice outside a subscript is not supported")
 
     def call(self, node, pre):
         func = node.func

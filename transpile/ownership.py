@@ -36,17 +36,7 @@ def guard_return(ret, body, ops_name, np_name, params):
     ``return ops.owned(value, *params)``."""
     leaves = _leaves(ret.value, ops_name)
     if leaves is not None:
-        defs = {}
-        for s in all_stmts(body):
-            if isinstance(s, gast.Assign):
-                for t in s.targets:
-                    for n in descendants(t):
-                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                            defs.setdefault(n.id, []).append(s.value if t is n else None)
-            elif isinstance(s, gast.For):
-                for n in descendants(s.target):
-                    if isinstance(n, gast.Name):
-                        defs.setdefault(n.id, []).append(None)
+        defs = _definitions(body)
         roots = [_roots(leaf, defs, set(params), ops_name, np_name, set()) for leaf in leaves]
         if None not in roots and sum(map(len, roots)) == len(frozenset().union(*roots)):
             return ret
@@ -56,6 +46,23 @@ def guard_return(ret, body, ops_name, np_name, params):
         keywords=[],
     )
     return gast.copy_location(gast.Return(value=value), ret)
+
+
+def _definitions(body):
+    """name -> the values assigned to it, ``None`` for a binding by unpacking or by
+    a loop (whose value cannot be followed)."""
+    defs = {}
+    for s in all_stmts(body):
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                for n in descendants(t):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        defs.setdefault(n.id, []).append(s.value if t is n else None)
+        elif isinstance(s, gast.For):
+            for n in descendants(s.target):
+                if isinstance(n, gast.Name):
+                    defs.setdefault(n.id, []).append(None)
+    return defs
 
 
 def unguarded(ret, ops_name):
@@ -124,33 +131,44 @@ def _passed_through(value, ops_name, np_name):
         return _handed_on(registry().attribute_declaration(value.attr), value.value)
     if isinstance(value, gast.Subscript):
         return value.value
-    if not isinstance(value, gast.Call) or not isinstance(value.func, gast.Attribute):
-        return None
-    for k in value.keywords:
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        return _call_passed_through(value, ops_name, np_name)
+    return None
+
+
+def _call_passed_through(call, ops_name, np_name):
+    """``_passed_through`` for a call of an attribute: an adjoint helper ``ops.f(x)``,
+    a numpy function ``np.f(x)`` (or ``np.add.reduce(x)``), a method ``x.f()``."""
+    for k in call.keywords:
         if k.arg == "out":  # np.add(a, b, out=a) hands back its buffer
             return k.value
-    f = value.func
+    f = call.func
     root = f.value
     chain = [f.attr]
     while isinstance(root, gast.Attribute):  # np.add.reduce: the chain's root
         chain.append(root.attr)
         root = root.value
     owner = getattr(root, "id", None)
-    first = value.args[0] if value.args else None
+    first = call.args[0] if call.args else None
     if owner == ops_name:
         return _handed_on(helper_of(f.attr), first)
     if owner == np_name:
-        obj = np
-        for attr in reversed(chain):
-            obj = getattr(obj, attr, None)
-        if isinstance(obj, np.ufunc) or isinstance(getattr(obj, "__self__", None), np.ufunc):
-            return _FRESH  # a ufunc, or a ufunc's reduce: a new array (out= is above)
-        if isinstance(obj, type) and issubclass(obj, np.generic):
-            return _FRESH  # np.float64(g): a number
-        return _handed_on(registry().declaration(obj), first)
+        return _numpy_passed_through(chain, first)
     if isinstance(f.value, gast.Name):  # a method: g.reshape(...)
         return _handed_on(registry().method_declaration(f.attr), f.value)
     return None
+
+
+def _numpy_passed_through(chain, first):
+    """``_passed_through`` for ``np.<chain>(first, ...)`` (``chain`` innermost first)."""
+    obj = np
+    for attr in reversed(chain):
+        obj = getattr(obj, attr, None)
+    if isinstance(obj, np.ufunc) or isinstance(getattr(obj, "__self__", None), np.ufunc):
+        return _FRESH  # a ufunc, or a ufunc's reduce: a new array (out= is above)
+    if isinstance(obj, type) and issubclass(obj, np.generic):
+        return _FRESH  # np.float64(g): a number
+    return _handed_on(registry().declaration(obj), first)
 
 
 def _handed_on(declaration, first):

@@ -27,7 +27,22 @@ def scalar_names(tree, parsed):
     ``x.mean()``) and arithmetic on scalars. A scalar operand cannot broadcast the
     other operand, so its partner's adjoint needs no ``unbroadcast``."""
     rules = registry()
-    values = {a.id: [None] for a in tree.args.args}  # a parameter may hold anything
+    values = _bindings(tree)
+    known = set(values)
+    changed = True
+    while changed:  # drop names bound to a value not (or no longer) known scalar
+        changed = False
+        for n in list(known):
+            if not all(_scalar_value(v, known, parsed, rules) for v in values[n]):
+                known.discard(n)
+                changed = True
+    return known
+
+
+def _bindings(tree):
+    """name -> the values bound to it; ``None`` for a parameter, an element of an
+    unpacking or a loop target, which may hold anything."""
+    values = {a.id: [None] for a in tree.args.args}
     for n in descendants(tree):
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)
@@ -35,39 +50,37 @@ def scalar_names(tree, parsed):
             for t in descendants(n.targets[0] if isinstance(n, gast.Assign) else n.target):
                 if isinstance(t, gast.Name):
                     values.setdefault(t.id, []).append(None)
+    return values
 
-    def scalar(v, known):
-        if v is None:
-            return False
-        if _is_scalar(v, known):
-            return True
-        if isinstance(v, gast.BinOp):
-            return _is_scalar(v.left, known) and _is_scalar(v.right, known)
-        if isinstance(v, gast.UnaryOp):
-            return _is_scalar(v.operand, known)
-        if isinstance(v, gast.Call):
-            obj = parsed.resolve(v.func)
-            if obj is runtime.stop_gradient:
-                return all(_is_scalar(a, known) for a in v.args)
-            full = len(v.args) == 1 and not v.keywords
-            if full and _reduces(rules.declaration(obj)):
-                return True
-            if (
-                isinstance(v.func, gast.Attribute)
-                and not v.args
-                and not v.keywords
-                and _reduces(rules.method_declaration(v.func.attr))
-                and obj is MISSING
-            ):
-                return True
+
+def _scalar_value(v, known, parsed, rules):
+    """Whether the bound value ``v`` is a scalar, given the names ``known`` to be."""
+    if v is None:
         return False
+    if _is_scalar(v, known):
+        return True
+    if isinstance(v, gast.BinOp):
+        return _is_scalar(v.left, known) and _is_scalar(v.right, known)
+    if isinstance(v, gast.UnaryOp):
+        return _is_scalar(v.operand, known)
+    if isinstance(v, gast.Call):
+        return _scalar_call(v, known, parsed, rules)
+    return False
 
-    known = set(values)
-    changed = True
-    while changed:
-        changed = False
-        for n in list(known):
-            if not all(scalar(v, known) for v in values[n]):
-                known.discard(n)
-                changed = True
-    return known
+
+def _scalar_call(v, known, parsed, rules):
+    """Whether a call gives a scalar: ``stop_gradient`` of scalars, or a full reduction
+    (``np.sum(x)``, ``x.mean()``)."""
+    obj = parsed.resolve(v.func)
+    if obj is runtime.stop_gradient:
+        return all(_is_scalar(a, known) for a in v.args)
+    full = len(v.args) == 1 and not v.keywords
+    if full and _reduces(rules.declaration(obj)):
+        return True
+    return (
+        isinstance(v.func, gast.Attribute)
+        and not v.args
+        and not v.keywords
+        and _reduces(rules.method_declaration(v.func.attr))
+        and obj is MISSING
+    )

@@ -168,10 +168,31 @@ def read_shapes_from_sources(body, parsed, ops_name, params=()):
     written once in the function (or a parameter never written), so it holds the
     same value wherever the adjoint reads it. Returns ``(body, changed)``.
     """
-    counts = {p: 1 for p in params}  # a parameter is written once on entry
+    sources = _elementwise_sources(body, parsed, _write_counts(body, params))
+    shape_reads, other_reads = classify_reads(body, ops_name)
+    changed = False
+    for n, reads in shape_reads.items():
+        if n in other_reads or n not in sources or sources[n] == {n} or not sources[n]:
+            continue
+        names = _source_names(n, sources, other_reads)
+        for call, position in reads:
+            call.args[position] = _shape_like(names, ops_name)
+        changed = True
+    return body, changed
+
+
+def _write_counts(body, params):
+    """name -> how many times it is written (a parameter once, on entry)."""
+    counts = {p: 1 for p in params}
     for stmt in all_stmts(body):
         for t in stores(stmt):
             counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+def _elementwise_sources(body, parsed, counts):
+    """name -> the names whose broadcast shape it has, for names written once at the
+    top level by an elementwise operation on names written once (or numbers)."""
     sources = {}
     for stmt in body:  # top level only: written once, in order
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
@@ -180,40 +201,45 @@ def read_shapes_from_sources(body, parsed, ops_name, params=()):
         operands = elementwise_operands(stmt.value, parsed)
         if counts.get(t) != 1 or operands is None:
             continue
-        found = set()
-        for o in operands:
-            if isinstance(o, gast.Constant):
-                continue
-            if not isinstance(o, gast.Name) or counts.get(o.id, 0) > 1:
-                found = None
-                break
-            found |= sources.get(o.id, {o.id})
+        found = _operand_sources(operands, sources, counts)
         if found is not None:
-            sources[t] = frozenset(found)
+            sources[t] = found
+    return sources
 
-    shape_reads, other_reads = classify_reads(body, ops_name)
-    changed = False
-    for n, reads in shape_reads.items():
-        if n in other_reads or n not in sources or sources[n] == {n} or not sources[n]:
+
+def _operand_sources(operands, sources, counts):
+    """The sources of the shape of an elementwise result, or None where an operand is
+    neither a number nor a name written once."""
+    found = set()
+    for o in operands:
+        if isinstance(o, gast.Constant):
             continue
-        names = sorted(sources[n])
-        # a value of the same sources that is computed anyway reads best (p for log(p))
-        twins = [t for t in sources if t != n and sources[t] == sources[n] and t in other_reads]
-        if twins and len(names) > 1:
-            names = twins[:1]
-        for call, position in reads:
-            if len(names) == 1:
-                call.args[position] = _name(names[0])
-            else:
-                call.args[position] = gast.Call(
-                    func=gast.Attribute(
-                        value=_name(ops_name), attr="broadcast_like", ctx=gast.Load()
-                    ),
-                    args=[_name(m) for m in names],
-                    keywords=[],
-                )
-        changed = True
-    return body, changed
+        if not isinstance(o, gast.Name) or counts.get(o.id, 0) > 1:
+            return None
+        found |= sources.get(o.id, {o.id})
+    return frozenset(found)
+
+
+def _source_names(n, sources, other_reads):
+    """The names to read ``n``'s shape from: its sources, or one value of the same
+    sources that is computed anyway (``p`` for ``log(p)``), which reads best."""
+    names = sorted(sources[n])
+    twins = [t for t in sources if t != n and sources[t] == sources[n] and t in other_reads]
+    if twins and len(names) > 1:
+        names = twins[:1]
+    return names
+
+
+def _shape_like(names, ops_name):
+    """A fresh node with the broadcast shape of ``names``: the name itself when there is
+    one, else ``ops.broadcast_like(*names)``."""
+    if len(names) == 1:
+        return _name(names[0])
+    return gast.Call(
+        func=gast.Attribute(value=_name(ops_name), attr="broadcast_like", ctx=gast.Load()),
+        args=[_name(m) for m in names],
+        keywords=[],
+    )
 
 
 def _shape_positions(node, ops_name):

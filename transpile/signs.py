@@ -73,24 +73,30 @@ def _absorb_sign(value, t, ops_name):
             return value.operand  # -(-E) is E
         return None
     if isinstance(value, gast.BinOp):
-        left, right = value.left, value.right
-        if isinstance(value.op, gast.Add):
-            if _is_name(right, t):  # a + (-E) is a - E
-                return gast.BinOp(left=left, op=gast.Sub(), right=right)
-            if _is_name(left, t):  # (-E) + b is b - E
-                return gast.BinOp(left=right, op=gast.Sub(), right=left)
-        if isinstance(value.op, gast.Sub) and _is_name(right, t):  # a - (-E) is a + E
-            return gast.BinOp(left=left, op=gast.Add(), right=right)
-        if isinstance(value.op, (gast.Mult, gast.Div)) and (
-            _contains(left, t)
-            and _linear_in(left, t, ops_name)
-            or isinstance(value.op, gast.Mult)
-            and _contains(right, t)
-            and _linear_in(right, t, ops_name)
-        ):
-            return gast.UnaryOp(op=gast.USub(), operand=value)
-        return None
+        return _absorb_sign_in_binop(value, t, ops_name)
     if _linear_in(value, t, ops_name):
+        return gast.UnaryOp(op=gast.USub(), operand=value)
+    return None
+
+
+def _absorb_sign_in_binop(value, t, ops_name):
+    """``_absorb_sign`` for ``a + b``, ``a - b`` (the sign flips the operator) and
+    ``a * b``, ``a / b`` (the sign moves out of the product)."""
+    left, right = value.left, value.right
+    if isinstance(value.op, gast.Add):
+        if _is_name(right, t):  # a + (-E) is a - E
+            return gast.BinOp(left=left, op=gast.Sub(), right=right)
+        if _is_name(left, t):  # (-E) + b is b - E
+            return gast.BinOp(left=right, op=gast.Sub(), right=left)
+    if isinstance(value.op, gast.Sub) and _is_name(right, t):  # a - (-E) is a + E
+        return gast.BinOp(left=left, op=gast.Add(), right=right)
+    if isinstance(value.op, (gast.Mult, gast.Div)) and (
+        _contains(left, t)
+        and _linear_in(left, t, ops_name)
+        or isinstance(value.op, gast.Mult)
+        and _contains(right, t)
+        and _linear_in(right, t, ops_name)
+    ):
         return gast.UnaryOp(op=gast.USub(), operand=value)
     return None
 
@@ -132,49 +138,71 @@ def fold_negated_first_writes(body, adjoint_names):
     ``d_t8`` is computed from, and no branch or loop may stand."""
     index = defuse.Index(body)
     top = {id(s): i for i, s in enumerate(body)}
-    compound_before = [0]
+    compound_before = [0]  # how many branches and loops stand before each position
     for s in body:
         compound_before.append(compound_before[-1] + isinstance(s, (gast.If, gast.For, gast.While)))
     dropped = set()
     for i, s in enumerate(body):
-        if not (
-            isinstance(s, gast.Assign)
-            and isinstance(s.targets[0], gast.Name)
-            and s.targets[0].id in adjoint_names
-            and isinstance(s.value, gast.UnaryOp)
-            and isinstance(s.value.op, gast.USub)
-        ):
+        t = _negated_adjoint(s, adjoint_names)
+        later = _next_use(index, s, t) if t is not None else None
+        if later is None:
             continue
-        t, negated = s.targets[0].id, s.value.operand
-        here = index.position[id(s)]
-        touching = [
-            st
-            for _, st in index.reads.get(t, []) + index.writes.get(t, [])
-            if st is not s and index.position[id(st)] > here
-        ]
-        if not touching:
-            continue
-        later = min(touching, key=lambda st: index.position[id(st)])
         j = top.get(id(later))
         if j is None or compound_before[j] != compound_before[i + 1]:
             continue  # in a branch or loop, or one stands between
-        there = index.position[id(later)]
-        if any(
-            here < index.position[id(w)] < there
-            for n in set(loads(negated))
-            for _, w in index.writes.get(n, ())
-        ):
+        negated = s.value.operand
+        if _written_between(index, loads(negated), s, later):
             continue  # what the negated value reads changes in between
-        v = getattr(later, "value", None)
-        if (
-            isinstance(later, gast.Assign)
-            and _is_name(later.targets[0], t)
-            and isinstance(v, gast.BinOp)
-            and isinstance(v.op, gast.Add)
-            and _is_name(v.left, t)
-            and not _contains(v.right, t)
-        ):
-            later.value = gast.BinOp(left=v.right, op=gast.Sub(), right=negated)
+        if _accumulates_onto(later, t):
+            later.value = gast.BinOp(left=later.value.right, op=gast.Sub(), right=negated)
             dropped.add(id(s))
             index.forget(s)
     return [s for s in body if id(s) not in dropped]
+
+
+def _negated_adjoint(s, adjoint_names):
+    """``t`` for ``t = -E`` where ``t`` is an adjoint, else None."""
+    if (
+        isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and s.targets[0].id in adjoint_names
+        and isinstance(s.value, gast.UnaryOp)
+        and isinstance(s.value.op, gast.USub)
+    ):
+        return s.targets[0].id
+    return None
+
+
+def _next_use(index, s, t):
+    """The first statement after ``s`` that reads or writes ``t``, or None."""
+    here = index.position[id(s)]
+    touching = [
+        st
+        for _, st in index.reads.get(t, []) + index.writes.get(t, [])
+        if st is not s and index.position[id(st)] > here
+    ]
+    if not touching:
+        return None
+    return min(touching, key=lambda st: index.position[id(st)])
+
+
+def _written_between(index, names, first, last):
+    """Whether one of ``names`` is written strictly between statements ``first`` and
+    ``last``."""
+    here, there = index.position[id(first)], index.position[id(last)]
+    return any(
+        here < index.position[id(w)] < there for n in set(names) for _, w in index.writes.get(n, ())
+    )
+
+
+def _accumulates_onto(s, t):
+    """Whether ``s`` is ``t = t + x`` with ``x`` not reading ``t``."""
+    v = getattr(s, "value", None)
+    return (
+        isinstance(s, gast.Assign)
+        and _is_name(s.targets[0], t)
+        and isinstance(v, gast.BinOp)
+        and isinstance(v.op, gast.Add)
+        and _is_name(v.left, t)
+        and not _contains(v.right, t)
+    )

@@ -154,34 +154,35 @@ class Specializer:
         t = s.targets[0].id
         m = self.seen.get(i)
         observed = m is not None and m[0] in ("array", "float", "int")
-        if not observed:
-            if v.true is not None and v.actual != v.true:
-                raise Unspecializable(f"{t}: a lazy value where the probe saw {m}")
-            v = Val(self.applied(v), None, None)
-        elif v.true is not None and v.true != m[1]:
-            raise Unspecializable(f"{t}: derived shape {v.true}, observed {m[1]}")
-        elif v.true is None:  # a call whose operands were checked concrete
-            v = v._replace(true=m[1], actual=m[1])
+        v = self.reconciled(v, t, m, observed)
         new = Facts(
             # what the value is, judged before t is rebound (the value may read t)
             python=self.is_python(v.node),
             numpy_typed=self.is_numpy(v.node),
             borrowed=v.borrowed and isinstance(v.node, gast.Name),
-            numpy_scalar=bool(
-                observed and m[0] == "array" and m[1] == () and issubclass(m[3], np.generic)
-            ),
+            numpy_scalar=_numpy_scalar_seen(m),
         )
         if observed:
-            new.true, new.actual, new.scale = m[1], v.actual, v.scale
-            new.dtype, new.seen_type = m[2], m[3]
-            new.constant = _number(v.node)
-            if v.actual == m[1] and m[3] is np.ndarray:
-                annotate(s, Annotation.ARRAY, (m[1], m[2]))  # what buffer reuse needs
+            _observe(new, v, m, s)
         self.facts[t] = new
         s.value = self.same_type(v.node, t) if v.scale == 1.0 else v.node
         if s.value is not v.node:
             new.python = False
         return s
+
+    def reconciled(self, v, t, m, observed):
+        """``v``, assigned to ``t``, checked against the probe's meta ``m`` of ``t``: its
+        shapes taken from ``m`` where the rewrite could not derive them, or made whole
+        and unknown where the probe did not see an array or a number."""
+        if not observed:
+            if v.true is not None and v.actual != v.true:
+                raise Unspecializable(f"{t}: a lazy value where the probe saw {m}")
+            return Val(self.applied(v), None, None)
+        if v.true is None:  # a call whose operands were checked concrete
+            return v._replace(true=m[1], actual=m[1])
+        if v.true != m[1]:
+            raise Unspecializable(f"{t}: derived shape {v.true}, observed {m[1]}")
+        return v
 
     def accumulation(self, s):
         """``t += value``: ``t`` must hold its own, true value first."""
@@ -307,36 +308,51 @@ class Specializer:
 
     # -- expressions --
     def expr(self, node):
-        if isinstance(node, gast.Name):
-            f = self.fact(node.id)
-            if f.constant is not None:
-                number = const(f.constant)
-                annotate(number, Annotation.NAME, node.id)  # to find what to materialize
-                node = number
-            return Val(node, f.true, f.actual, f.scale, f.borrowed)
-        if isinstance(node, gast.Constant):
-            if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-                return Val(node, (), ())
-            return Val(node, None, None)
-        if isinstance(node, gast.BinOp) and not isinstance(node.op, gast.MatMult):
-            return self.binop(node, self.expr(node.left), self.expr(node.right))
-        if isinstance(node, gast.UnaryOp):
-            v = self.expr(node.operand)
-            adjoint = isinstance(v.node, gast.Name) and v.node.id in self.adjoint_names
-            if isinstance(node.op, gast.USub) and v.true is not None and (v.scale != 1 or adjoint):
-                return Val(v.node, v.true, v.actual, -v.scale, v.borrowed or not adjoint)
-            node.operand = self.applied(v)
-            return self.elementwise(node, [v])
-        if isinstance(node, gast.Call):
-            kind = helper_name(node, self.ops)
-            if kind is not None and hasattr(node, "transpile_site"):
-                return getattr(self, kind)(node, self.sites.get(node.transpile_site))
-            if self.is_ufunc(node):
-                vals = [self.expr(a) for a in node.args]
-                node.args = [self.applied(v) for v in vals]
-                return self.elementwise(node, vals)
-        self.require_concrete(node)
+        """``node`` rewritten, as a ``Val``; a node with no rule of its own is left
+        generic, what it reads made whole first."""
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        v = method(node) if method is not None else None
+        return v if v is not None else self.generic(node)
+
+    def expr_Name(self, node):
+        f = self.fact(node.id)
+        if f.constant is not None:
+            number = const(f.constant)
+            annotate(number, Annotation.NAME, node.id)  # to find what to materialize
+            node = number
+        return Val(node, f.true, f.actual, f.scale, f.borrowed)
+
+    def expr_Constant(self, node):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return Val(node, (), ())
         return Val(node, None, None)
+
+    def expr_BinOp(self, node):
+        if isinstance(node.op, gast.MatMult):
+            return None
+        return self.binop(node, self.expr(node.left), self.expr(node.right))
+
+    def expr_UnaryOp(self, node):
+        """``-v`` of a scaled value or an adjoint negates the scale; otherwise the scale
+        is applied and the operation stays."""
+        v = self.expr(node.operand)
+        adjoint = isinstance(v.node, gast.Name) and v.node.id in self.adjoint_names
+        if isinstance(node.op, gast.USub) and v.true is not None and (v.scale != 1 or adjoint):
+            return Val(v.node, v.true, v.actual, -v.scale, v.borrowed or not adjoint)
+        node.operand = self.applied(v)
+        return self.elementwise(node, [v])
+
+    def expr_Call(self, node):
+        """A helper the probe observed (rewritten by the method of its name) or a ufunc;
+        None for any other call."""
+        kind = helper_name(node, self.ops)
+        if kind is not None and hasattr(node, "transpile_site"):
+            return getattr(self, kind)(node, self.sites.get(node.transpile_site))
+        if self.is_ufunc(node):
+            vals = [self.expr(a) for a in node.args]
+            node.args = [self.applied(v) for v in vals]
+            return self.elementwise(node, vals)
+        return None
 
     def elementwise(self, node, vals, scale=1.0):
         true = _broadcast(*[v.true for v in vals])
@@ -347,37 +363,57 @@ class Specializer:
 
     def binop(self, node, left, right):
         """Arithmetic on scaled values, moving constant factors into the scale."""
-        op = node.op
         if left.true is None or right.true is None or 0.0 in (left.scale, right.scale):
-            node.left, node.right = self.applied(left), self.applied(right)
-            return self.elementwise(node, [left, right])
-        if isinstance(op, gast.Mult):
-            scale = left.scale * right.scale
-            for a, b in ((left, right), (right, left)):
-                k = _number(a.node)
-                if k is not None and k != 0 and (b.scale != 1.0 or a.scale != 1.0):
-                    shapes = [_broadcast(a.true, b.true), _broadcast(a.actual, b.actual)]
-                    return Val(b.node, *shapes, scale * k, True)
-            node.left, node.right = left.node, right.node
-            return self.elementwise(node, [left, right], scale)
-        if isinstance(op, gast.Div):
-            k = _number(right.node)
-            if k is not None and k != 0 and left.scale != 1.0:
-                shapes = [_broadcast(left.true, right.true), _broadcast(left.actual, right.actual)]
-                return Val(left.node, *shapes, left.scale / (k * right.scale), True)
-            node.left, node.right = left.node, right.node
-            return self.elementwise(node, [left, right], left.scale / right.scale)
-        if isinstance(op, (gast.Add, gast.Sub)) and left.scale == -right.scale:
+            return self.scale_applied(node, left, right)
+        if isinstance(node.op, gast.Mult):
+            return self.scaled_product(node, left, right)
+        if isinstance(node.op, gast.Div):
+            return self.scaled_quotient(node, left, right)
+        if isinstance(node.op, (gast.Add, gast.Sub)):
+            return self.scaled_sum(node, left, right)
+        return self.scale_applied(node, left, right)
+
+    def scale_applied(self, node, left, right):
+        """The operation on the operands' values, their scales multiplied in."""
+        node.left, node.right = self.applied(left), self.applied(right)
+        return self.elementwise(node, [left, right])
+
+    def scaled_product(self, node, left, right):
+        """``a * b``: the scales multiply; a number times a scaled value is that value,
+        the number moved into the scale."""
+        scale = left.scale * right.scale
+        for a, b in ((left, right), (right, left)):
+            k = _number(a.node)
+            if k is not None and k != 0 and (b.scale != 1.0 or a.scale != 1.0):
+                shapes = [_broadcast(a.true, b.true), _broadcast(a.actual, b.actual)]
+                return Val(b.node, *shapes, scale * k, True)
+        node.left, node.right = left.node, right.node
+        return self.elementwise(node, [left, right], scale)
+
+    def scaled_quotient(self, node, left, right):
+        """``a / b``: the scales divide; a scaled value over a number is that value, the
+        number moved into the scale."""
+        k = _number(right.node)
+        if k is not None and k != 0 and left.scale != 1.0:
+            shapes = [_broadcast(left.true, right.true), _broadcast(left.actual, right.actual)]
+            return Val(left.node, *shapes, left.scale / (k * right.scale), True)
+        node.left, node.right = left.node, right.node
+        return self.elementwise(node, [left, right], left.scale / right.scale)
+
+    def scaled_sum(self, node, left, right):
+        """``a + b``, ``a - b``: opposite scales flip the operator; otherwise a common
+        scale is kept and each operand rescaled to it."""
+        op = node.op
+        if left.scale == -right.scale:
             node.op = gast.Sub() if isinstance(op, gast.Add) else gast.Add()
             node.left, node.right = left.node, right.node
             return self.elementwise(node, [left, right], left.scale)
-        if isinstance(op, (gast.Add, gast.Sub)) and (left.scale != 1.0 or right.scale != 1.0):
+        if left.scale != 1.0 or right.scale != 1.0:
             scale = left.scale if left.scale != 1.0 else right.scale
             node.left = _rescaled(left, scale)
             node.right = _rescaled(right, scale)
             return self.elementwise(node, [left, right], scale)
-        node.left, node.right = self.applied(left), self.applied(right)
-        return self.elementwise(node, [left, right])
+        return self.scale_applied(node, left, right)
 
     def is_ufunc(self, node):
         f = node.func
@@ -443,17 +479,18 @@ class Specializer:
             return self.generic(node)
         g = self.operand(node.args[0], metas[0])
         x = metas[1]
-        statics = list(metas[2:])
         if x[0] not in ("array", "float", "int") or g.true is None or not x[1]:
             return self.generic(node)  # (a 0-d input: nothing to spread over)
-        if any(m[0] not in ("int", "tuple") and m[:3] != ("other", None, None) for m in statics):
+        options = _reduction_options(list(metas[2:]), node.args)
+        if options is None:
             return self.generic(node)
-        if statics and statics[0][0] == "other" and not _is_none(node.args[2]):
-            return self.generic(node)
-        values = [m[2] for m in statics]
-        axis = values[0] if values else None
-        keepdims = bool(values[1]) if len(values) > 1 else False
-        shape = x[1]
+        axis, keepdims = options
+        return self.spread(node, g, x[1], axis, keepdims, mean)
+
+    def spread(self, node, g, shape, axis, keepdims, mean):
+        """The adjoint ``g`` of a reduction over ``axis`` of an array of ``shape``, spread
+        back over it: lazy where ``g`` broadcasts as it is, else with the reduced axes
+        put back as length-1 axes. A mean's ``1/n`` goes into the scale."""
         axes = tuple(range(len(shape))) if axis is None else _normalize(axis, len(shape))
         scale = g.scale / math.prod(shape[a] for a in axes) if mean else g.scale
         gnode = g.node
@@ -463,8 +500,7 @@ class Specializer:
             return Val(gnode, shape, g.actual, scale, g.borrowed)
         if g.actual != g.true:
             raise _NeedConcrete(self.deferred_names(node.args[0]))
-        index = tuple(None if a in axes else slice(None) for a in range(len(shape)))
-        kept = tuple(1 if a in axes else n for a, n in enumerate(shape))
+        index, kept = _axes_put_back(shape, axes)
         return Val(_subscript(gnode, index), shape, kept, scale, g.borrowed)
 
     def matmul_left(self, node, metas):
@@ -480,22 +516,22 @@ class Specializer:
         if g.true is None or g.actual != g.true:
             self.require_concrete(node.args[0])
             return self.generic(node)
-        out = metas[1][1] if left else metas[2][1]
-        if g.scale != 1.0 and (out is None or math.prod(out) >= math.prod(g.true)):
-            # scaling the smaller of the product's operand and result is cheaper
-            if isinstance(g.node, gast.Name):
-                raise _NeedConcrete({g.node.id})
-            g = Val(self.applied(g), g.true, g.actual)
-        xn, yn = len(metas[1][1] or (0, 0, 0)), len(metas[2][1] or (0, 0, 0))
+        g = self.scaled_if_smaller(g, metas[1][1] if left else metas[2][1])
         x, y = node.args[1], node.args[2]
-        if left and xn == 2 and yn == 2:
-            new = gast.BinOp(left=g.node, op=gast.MatMult(), right=_transposed(y))
-        elif not left and xn == 2 and yn in (1, 2):
-            new = gast.BinOp(left=_transposed(x), op=gast.MatMult(), right=g.node)
-        else:
+        new = _transposed_product(g.node, x, y, metas[1][1], metas[2][1], left)
+        if new is None:
             node.args[0] = self.applied(g)
             return Val(node, None, None)
         return Val(new, None, None, g.scale)
+
+    def scaled_if_smaller(self, g, out):
+        """``g`` with its scale applied when ``g`` is no larger than the product's result
+        of shape ``out``: scaling the smaller of the two is cheaper."""
+        if g.scale != 1.0 and (out is None or math.prod(out) >= math.prod(g.true)):
+            if isinstance(g.node, gast.Name):
+                raise _NeedConcrete({g.node.id})
+            return Val(self.applied(g), g.true, g.actual)
+        return g
 
     def generic(self, node):
         self.require_concrete(node)
@@ -506,6 +542,53 @@ class Specializer:
         for p in parts:
             node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
         return node
+
+
+def _numpy_scalar_seen(m):
+    """Whether the probe's meta ``m`` is of a numpy scalar (a 0-d value of a numpy type)."""
+    return bool(m is not None and m[0] == "array" and m[1] == () and issubclass(m[3], np.generic))
+
+
+def _observe(facts, v, m, s):
+    """Fill in ``facts`` of the target of ``s``, assigned ``v``, from the probe's meta
+    ``m`` of it; an array that is whole is annotated for buffer reuse."""
+    facts.true, facts.actual, facts.scale = m[1], v.actual, v.scale
+    facts.dtype, facts.seen_type = m[2], m[3]
+    facts.constant = _number(v.node)
+    if v.actual == m[1] and m[3] is np.ndarray:
+        annotate(s, Annotation.ARRAY, (m[1], m[2]))  # what buffer reuse needs
+
+
+def _reduction_options(statics, args):
+    """``(axis, keepdims)`` as the probe saw a reduction's options (``statics``: their
+    metas), or None where one is not an int, a tuple or a literal None."""
+    if any(m[0] not in ("int", "tuple") and m[:3] != ("other", None, None) for m in statics):
+        return None
+    if statics and statics[0][0] == "other" and not _is_none(args[2]):
+        return None
+    values = [m[2] for m in statics]
+    axis = values[0] if values else None
+    keepdims = bool(values[1]) if len(values) > 1 else False
+    return axis, keepdims
+
+
+def _axes_put_back(shape, axes):
+    """``(index, kept)``: the subscript that gives a reduced array back the reduced
+    ``axes`` of ``shape`` as length-1 axes, and the shape it then has."""
+    index = tuple(None if a in axes else slice(None) for a in range(len(shape)))
+    kept = tuple(1 if a in axes else n for a, n in enumerate(shape))
+    return index, kept
+
+
+def _transposed_product(g, x, y, x_shape, y_shape, left):
+    """The adjoint of ``x @ y`` for matrices as a product with a transpose (``g @ y.T``,
+    or ``x.T @ g`` for a matrix or vector ``y``), or None for other shapes."""
+    xn, yn = len(x_shape or (0, 0, 0)), len(y_shape or (0, 0, 0))
+    if left and xn == 2 and yn == 2:
+        return gast.BinOp(left=g, op=gast.MatMult(), right=_transposed(y))
+    if not left and xn == 2 and yn in (1, 2):
+        return gast.BinOp(left=_transposed(x), op=gast.MatMult(), right=g)
+    return None
 
 
 def _observed(m):

@@ -85,30 +85,46 @@ def tidy(stmts):
     out = []
     for s in stmts:
         if isinstance(s, (gast.If, gast.For, gast.While)):
-            s.body = tidy(s.body)
-            s.orelse = tidy(s.orelse)
-            if isinstance(s, gast.If) and not _real(s.body) and not _real(s.orelse):
+            s = _tidy_compound(s)
+            if s is None:
                 continue
-            if isinstance(s, gast.For) and not _real(s.body):
-                continue
-            if not s.body:
-                s.body = [gast.Pass()]
-            if isinstance(s, gast.If) and not _real(s.body) and _real(s.orelse):
-                s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
-                s.body, s.orelse = s.orelse, []
         out.append(s)
+    return _drop_strays(out)
+
+
+def _tidy_compound(s):
+    """A branch or loop with its blocks tidied, or None where nothing real is left in
+    it. A branch whose body is empty but not its ``else`` is turned around."""
+    s.body = tidy(s.body)
+    s.orelse = tidy(s.orelse)
+    if isinstance(s, gast.If) and not _real(s.body) and not _real(s.orelse):
+        return None
+    if isinstance(s, gast.For) and not _real(s.body):
+        return None
+    if not s.body:
+        s.body = [gast.Pass()]
+    if isinstance(s, gast.If) and not _real(s.body) and _real(s.orelse):
+        s.test = gast.UnaryOp(op=gast.Not(), operand=s.test)
+        s.body, s.orelse = s.orelse, []
+    return s
+
+
+def _drop_strays(stmts):
+    """``stmts`` without comments that head nothing (at the end, before another comment
+    or a return) or repeat the comment before them in the same stretch, and without
+    ``pass`` where other statements stand."""
     cleaned = []
     last_comment = None
-    for i, s in enumerate(out):
+    for i, s in enumerate(stmts):
         if _is_comment(s):
-            nxt = out[i + 1] if i + 1 < len(out) else None
+            nxt = stmts[i + 1] if i + 1 < len(stmts) else None
             ends = nxt is None or _is_comment(nxt) or isinstance(nxt, gast.Return)
             if ends or s.value.value == last_comment:
                 continue
             last_comment = s.value.value
         elif isinstance(s, (gast.If, gast.For, gast.While)):
             last_comment = None
-        if isinstance(s, gast.Pass) and len(out) > 1:
+        if isinstance(s, gast.Pass) and len(stmts) > 1:
             continue
         cleaned.append(s)
     return cleaned

@@ -99,15 +99,7 @@ def build_registry(families=FAMILIES) -> Registry:
     declared, keep, cache = {}, [], {}
     for family in families:
         for decl, template in declarations(family):
-            for key in _keys(decl):
-                if declared.get(key, decl) is not decl:
-                    raise ValueError(f"{family.__name__}: {key} is declared twice")
-                declared[key] = decl
-                if template is None:
-                    continue
-                if template not in cache:
-                    cache[template] = parse_template(template)
-                tables[key[0]][key[1]] = cache[template]
+            _register(family, decl, template, declared, tables, cache)
             if template is not None:
                 keep += [obj for obj in decl.objects if all(obj is not k for k in keep)]
     operators = tables["operator"]
@@ -122,6 +114,20 @@ def build_registry(families=FAMILIES) -> Registry:
         number_power=parse_template(arith.pow_number),
         declared=declared,
     )
+
+
+def _register(family, decl, template, declared, tables, cache):
+    """Enter ``decl`` under each of its keys in ``declared``, and its template (parsed
+    once per template function, through ``cache``) in the table of the key's kind."""
+    for key in _keys(decl):
+        if declared.get(key, decl) is not decl:
+            raise ValueError(f"{family.__name__}: {key} is declared twice")
+        declared[key] = decl
+        if template is None:
+            continue
+        if template not in cache:
+            cache[template] = parse_template(template)
+        tables[key[0]][key[1]] = cache[template]
 
 
 @dataclass(frozen=True)
@@ -151,63 +157,89 @@ def _numpy_twin(obj):
 def classify(value, parsed, registry: Registry, sequences=frozenset()) -> Match:
     """The ``Match`` for the right-hand side ``value`` of a normalized statement;
     ``sequences`` are the names that hold lists or tuples (``kinds``)."""
-    if isinstance(value, gast.Constant):
-        return Match("constant")
-    if isinstance(value, gast.Name):
-        obj = parsed.lookup(value.id)
-        if obj is not MISSING:  # a global constant such as a module-level array
-            return Match("nondiff")
-        return Match("copy", (value,))
     if is_sequence_op(value, sequences):
-        left, right = value.left, value.right
-        if isinstance(value.op, gast.Mult) and not (
-            isinstance(left, gast.Name) and left.id in sequences
-        ):
-            left, right = right, left  # n * [a]: the sequence first
-        return _template(registry.sequence[type(value.op)], value, [left, right], {})
-    if isinstance(value, gast.BinOp):
-        if (
-            isinstance(value.op, gast.Mult)
-            and isinstance(value.left, gast.Name)
-            and isinstance(value.right, gast.Name)
-            and value.left.id == value.right.id
-        ):
-            # x * x: one contribution, 2 * x, rather than two identical ones
-            return _template(registry.functions[id(np.square)], value, [value.left], {})
-        tmpl = registry.binary.get(type(value.op))
-        if tmpl is None:
-            return Match("nondiff")
-        tmpl = _power_form(tmpl, value.right, registry)
-        return _template(tmpl, value, [value.left, value.right], {})
-    if isinstance(value, gast.UnaryOp):
-        tmpl = registry.unary.get(type(value.op))
-        if tmpl is None:
-            return Match("nondiff")
-        return _template(tmpl, value, [value.operand], {})
-    if isinstance(value, gast.BoolOp):
-        # `a or b` returns one of its operands: not a constant if they are differentiated
-        return Match("unknown", tuple(value.values), why="`and`/`or` on a differentiated value")
-    if isinstance(value, (gast.Compare, gast.JoinedStr, gast.Lambda)):
+        return _classify_sequence_op(value, registry, sequences)
+    classify_kind = _CLASSIFIERS.get(type(value))
+    if classify_kind is None:
+        return Match("unknown", why=type(value).__name__)
+    return classify_kind(value, parsed, registry)
+
+
+def _classify_sequence_op(value, registry, sequences):
+    """List or tuple concatenation ``a + b`` or repetition ``a * n``, ``n * a``."""
+    left, right = value.left, value.right
+    if isinstance(value.op, gast.Mult) and not (
+        isinstance(left, gast.Name) and left.id in sequences
+    ):
+        left, right = right, left  # n * [a]: the sequence first
+    return _template(registry.sequence[type(value.op)], value, [left, right], {})
+
+
+def _classify_constant(value, parsed, registry):
+    return Match("constant")
+
+
+def _classify_name(value, parsed, registry):
+    obj = parsed.lookup(value.id)
+    if obj is not MISSING:  # a global constant such as a module-level array
         return Match("nondiff")
-    if isinstance(value, gast.Subscript):
-        return Match("subscript", (value.value,))
-    if isinstance(value, (gast.Tuple, gast.List)):
-        return Match("display", tuple(value.elts))
-    if isinstance(value, gast.Dict):
-        return Match("display", tuple(value.values))
-    if isinstance(value, gast.Attribute):
-        if _is_nondiff(registry.attribute_declaration(value.attr)):
-            return Match("nondiff")
-        obj = parsed.resolve(value)
-        if obj is not MISSING:
-            return Match("nondiff")  # a module constant such as np.pi
-        tmpl = registry.attributes.get(value.attr)
-        if tmpl is None:
-            return Match("unknown", (value.value,), why=f"attribute .{value.attr}")
-        return _template(tmpl, value, [value.value], {})
-    if isinstance(value, gast.Call):
-        return _classify_call(value, parsed, registry)
-    return Match("unknown", why=type(value).__name__)
+    return Match("copy", (value,))
+
+
+def _classify_binop(value, parsed, registry):
+    if (
+        isinstance(value.op, gast.Mult)
+        and isinstance(value.left, gast.Name)
+        and isinstance(value.right, gast.Name)
+        and value.left.id == value.right.id
+    ):
+        # x * x: one contribution, 2 * x, rather than two identical ones
+        return _template(registry.functions[id(np.square)], value, [value.left], {})
+    tmpl = registry.binary.get(type(value.op))
+    if tmpl is None:
+        return Match("nondiff")
+    tmpl = _power_form(tmpl, value.right, registry)
+    return _template(tmpl, value, [value.left, value.right], {})
+
+
+def _classify_unaryop(value, parsed, registry):
+    tmpl = registry.unary.get(type(value.op))
+    if tmpl is None:
+        return Match("nondiff")
+    return _template(tmpl, value, [value.operand], {})
+
+
+def _classify_boolop(value, parsed, registry):
+    # `a or b` returns one of its operands: not a constant if they are differentiated
+    return Match("unknown", tuple(value.values), why="`and`/`or` on a differentiated value")
+
+
+def _classify_nondiff(value, parsed, registry):
+    return Match("nondiff")
+
+
+def _classify_subscript(value, parsed, registry):
+    return Match("subscript", (value.value,))
+
+
+def _classify_sequence_display(value, parsed, registry):
+    return Match("display", tuple(value.elts))
+
+
+def _classify_dict_display(value, parsed, registry):
+    return Match("display", tuple(value.values))
+
+
+def _classify_attribute(value, parsed, registry):
+    if _is_nondiff(registry.attribute_declaration(value.attr)):
+        return Match("nondiff")
+    obj = parsed.resolve(value)
+    if obj is not MISSING:
+        return Match("nondiff")  # a module constant such as np.pi
+    tmpl = registry.attributes.get(value.attr)
+    if tmpl is None:
+        return Match("unknown", (value.value,), why=f"attribute .{value.attr}")
+    return _template(tmpl, value, [value.value], {})
 
 
 def _classify_call(call, parsed, registry):
@@ -239,6 +271,25 @@ def _classify_call(call, parsed, registry):
         return Match("user", tuple(operands), callee=obj)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
     return Match("unknown", tuple(operands), why=f"{name}")
+
+
+# the node types of a right-hand side, each with how it is differentiated
+_CLASSIFIERS = {
+    gast.Constant: _classify_constant,
+    gast.Name: _classify_name,
+    gast.BinOp: _classify_binop,
+    gast.UnaryOp: _classify_unaryop,
+    gast.BoolOp: _classify_boolop,
+    gast.Compare: _classify_nondiff,
+    gast.JoinedStr: _classify_nondiff,
+    gast.Lambda: _classify_nondiff,
+    gast.Subscript: _classify_subscript,
+    gast.Tuple: _classify_sequence_display,
+    gast.List: _classify_sequence_display,
+    gast.Dict: _classify_dict_display,
+    gast.Attribute: _classify_attribute,
+    gast.Call: _classify_call,
+}
 
 
 def _is_nondiff(declaration):
