@@ -1,0 +1,888 @@
+"""One stage at a time: what each stage of ``transpile.pipeline.STAGES`` makes.
+
+Tangent tests its passes one by one (``test_anf``, ``test_cfg``,
+``test_template``, ``test_optimization``); so do these. For a stage that
+rewrites code, a tiny function from ``tests/stage_funcs.py`` is compiled up to
+that stage and what it prints (``pipeline.dump``, the same text as
+``python -m transpile FILE:FUNC --dump STAGE``) is compared with the exact
+expected source; where it helps, the stage before is checked too, so the test
+shows what this stage changed. For an analysis stage the test asserts the facts
+it records on the ``ir.Function``, or the located error it raises.
+
+The golden strings were printed by the stages themselves and then read line by
+line. If one fails after a change to the compiler, read the difference: a
+stage whose output changed for a reason gets a new golden string, and the
+reason belongs in the commit message.
+"""
+
+import importlib
+import inspect
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gast
+import numpy as np
+import pytest
+import stage_funcs as S
+
+from runtime import ops
+from transpile import emit, pipeline
+from transpile.__main__ import main as cli_main
+from transpile.errors import TranspileError
+from transpile.ir import Context
+from transpile.nodes import function_def
+from transpile.parse import MISSING
+
+FUNCS = Path(S.__file__).resolve()
+ROOT = FUNCS.parent.parent
+
+
+def built(func, stage, wrt=(0,), mode="grad", sequences=frozenset()):
+    """The ``ir.Function`` after the stages up to and including ``stage``."""
+    ctx = Context(func, tuple(wrt), mode, sequences=sequences, transpile=pipeline.transpile)
+    return pipeline.run(ctx, until=stage)
+
+
+def dump(func, stage, wrt=(0,)):
+    return pipeline.dump(func, wrt, stage)
+
+
+def golden(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def line(stmt):
+    return emit.to_source(stmt).strip()
+
+
+def line_of(func, text):
+    """The line number, in ``stage_funcs.py``, of ``func``'s first line containing ``text``."""
+    lines, first = inspect.getsourcelines(func)
+    return first + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+def statement(fn, target):
+    """The top-level statement of the normalized body that assigns ``target``."""
+    return next(
+        s
+        for s in fn.tree.body
+        if isinstance(s, gast.Assign) and getattr(s.targets[0], "id", None) == target
+    )
+
+
+# --------------------------------------------------------------------------
+# The stage list
+
+
+def test_stage_names_are_unique():
+    assert len(set(pipeline.STAGE_NAMES)) == len(pipeline.STAGES)
+    assert pipeline.STAGE_NAMES == tuple(s.name for s in pipeline.STAGES)
+
+
+@pytest.mark.parametrize("stage", pipeline.STAGES, ids=pipeline.STAGE_NAMES)
+def test_each_stage_is_a_module_level_stage_function_in_a_documented_module(stage):
+    module = importlib.import_module(stage.run.__module__)
+    assert stage.run.__name__ == stage.run.__qualname__ == "stage"
+    assert module.stage is stage.run
+    assert module.__doc__ and module.__doc__.strip()
+    assert stage.does.strip()
+
+
+def test_every_stage_has_a_test_here():
+    tests = [n for n in globals() if n.startswith("test_")]
+    untested = [
+        s for s in pipeline.STAGE_NAMES if not any(n.startswith(f"test_{s}_") for n in tests)
+    ]
+    assert untested == []
+
+
+def test_run_stops_after_the_stage_named():
+    fn = built(S.plain, "anf")
+    assert fn.tree is not None and fn.kinds is None and fn.emitted is None
+
+
+def test_dump_refuses_an_unknown_stage():
+    with pytest.raises(ValueError, match="no stage 'optimize'"):
+        dump(S.plain, "optimize")
+
+
+def cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "transpile", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+@pytest.mark.parametrize("stage", pipeline.STAGE_NAMES)
+def test_cli_dump_accepts_every_stage(stage, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setitem(sys.modules, "stage_funcs", S)  # main() loads the file afresh
+    assert cli_main([f"{FUNCS}:rnn", "--wrt", "h,W", "--dump", stage]) == 0
+    assert capsys.readouterr().out == dump(S.rnn, stage, wrt=(0, 1)) + "\n"
+
+
+@pytest.mark.parametrize("stage", ["anf", "record", "final"])
+def test_cli_dump_prints_the_stage_in_a_subprocess(stage):
+    done = cli(f"{FUNCS}:rnn", "--wrt", "h,W", "--dump", stage)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == dump(S.rnn, stage, wrt=(0, 1)) + "\n"
+
+
+def test_cli_dump_refuses_an_unknown_stage_and_lists_them():
+    done = cli(f"{FUNCS}:plain", "--dump", "optimize")
+    assert done.returncode == 2
+    assert "invalid choice: 'optimize'" in done.stderr
+    choices = done.stderr.split("choose from ", 1)[1].rsplit(")", 1)[0]
+    assert [c.strip(" '") for c in choices.split(",")] == list(pipeline.STAGE_NAMES)
+
+
+def test_cli_stages_lists_the_stages_in_order():
+    done = cli("--stages")
+    assert done.returncode == 0, done.stderr
+    rows = [row.split(None, 1) for row in done.stdout.splitlines()]
+    assert rows == [[s.name, s.does] for s in pipeline.STAGES]
+
+
+# --------------------------------------------------------------------------
+# parse
+
+
+def test_parse_strips_a_decorator_that_returns_the_function():
+    assert dump(S.decorated, "parse") == golden(
+        """
+        def decorated(x):
+            return np.sum(x * x)
+        """
+    )
+
+
+def test_parse_locates_the_tree_in_the_file_and_resolves_free_names():
+    parsed = built(S.decorated, "parse").parsed
+    assert parsed.filename == str(FUNCS)
+    assert parsed.tree.lineno + parsed.line_offset == line_of(S.decorated, "def decorated")
+    assert parsed.lookup("np") is np
+    assert parsed.lookup("x") is MISSING  # a local never resolves
+
+
+def test_parse_refuses_a_function_replaced_by_a_wrapper():
+    with pytest.raises(TranspileError, match="wrapped by a decorator") as info:
+        built(S.wrapped, "parse")
+    assert info.value.lineno == line_of(S.wrapped, "@wrapping")
+
+
+# --------------------------------------------------------------------------
+# fence
+
+
+def test_fence_refuses_unsupported_syntax_at_its_line():
+    built(S.uses_with, "parse")
+    with pytest.raises(TranspileError, match="with is not supported") as info:
+        built(S.uses_with, "fence")
+    assert info.value.filename == str(FUNCS)
+    assert info.value.lineno == line_of(S.uses_with, "with np.errstate")
+
+
+def test_fence_refuses_an_in_place_update_another_name_sees():
+    with pytest.raises(TranspileError, match="`z -= 1.0` updates the array") as info:
+        built(S.updates_alias, "fence")
+    assert info.value.lineno == line_of(S.updates_alias, "z -= 1.0")
+
+
+# --------------------------------------------------------------------------
+# names
+
+
+def test_names_are_the_usual_ones_when_free():
+    fn = built(S.plain, "names")
+    assert fn.names == {"np": "np", "ops": "ops", "Tape": "Tape", "tape": "tape"}
+    assert fn.namespace["ops"] is ops
+    assert fn.namer.adjoint("x") == "dx"
+
+
+def test_names_avoid_the_users_names():
+    fn = built(S.takes_names, "names")
+    assert fn.names == {"np": "np", "ops": "ops_", "Tape": "Tape", "tape": "tape_1"}
+    assert fn.namespace["ops_"] is ops
+    assert fn.namer.adjoint("x") == "d_x"  # dx is a parameter
+
+
+# --------------------------------------------------------------------------
+# anf
+
+
+def test_anf_puts_one_operation_per_line():
+    assert dump(S.nested, "anf") == golden(
+        """
+        def nested(x, y):
+            _t1 = x * y
+            _t2 = np.sin(_t1)
+            _t3 = _t2 + y
+            _t4 = np.sum(_t3)
+            return _t4
+        """
+    )
+
+
+def test_anf_lowers_returns_to_a_single_exit():
+    assert dump(S.returns_early, "anf") == golden(
+        """
+        def returns_early(x):
+            returned = False
+            _t1 = np.sum(x)
+            _t2 = _t1 > 0
+            if _t2:
+                _t3 = x * x
+                result = np.sum(_t3)
+                returned = True
+            else:
+                result = np.sum(x)
+                returned = True
+            return result
+        """
+    )
+
+
+def test_anf_unpacks_tuples_and_renames_an_augmented_assignment():
+    assert dump(S.unpacks, "anf") == golden(
+        """
+        def unpacks(x):
+            _t1 = x * 2.0
+            _t2 = _t1
+            _t3 = x
+            a = _t2
+            b = _t3
+            a2 = a + b
+            _t4 = np.sum(a2)
+            return _t4
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# snapshot
+
+
+def test_snapshot_copies_a_list_read_before_an_append():
+    assert "np.stack(hs)" in dump(S.appends_after_stack, "anf")
+    assert dump(S.appends_after_stack, "snapshot") == golden(
+        """
+        def appends_after_stack(x):
+            hs = [x]
+            _t6 = list(hs)
+            _t1 = np.stack(_t6)
+            s = np.sum(_t1)
+            _t2 = x * 2.0
+            hs.append(_t2)
+            _t3 = hs[1]
+            _t4 = np.sum(_t3)
+            _t5 = s + _t4
+            return _t5
+        """
+    )
+
+
+def test_snapshot_leaves_a_list_read_after_its_appends():
+    assert dump(S.appends_before_stack, "snapshot") == dump(S.appends_before_stack, "anf")
+
+
+# --------------------------------------------------------------------------
+# kinds
+
+
+def test_kinds_finds_the_sequences_and_the_parameters_taken_for_arrays():
+    kinds = built(S.sequences, "kinds").kinds
+    assert kinds.sequences == {"a", "_t1", "b", "t", "c"}  # _t1 = [x]
+    assert kinds.assumed_arrays == {"x", "ys"}  # z = x + ys
+
+
+def test_kinds_takes_a_parameter_known_to_be_a_list_as_a_sequence():
+    kinds = built(S.sequences, "kinds", sequences=frozenset({"ys"})).kinds
+    assert kinds.sequences == {"a", "_t1", "b", "t", "c", "ys", "z"}
+    assert kinds.assumed_arrays == set()
+
+
+# --------------------------------------------------------------------------
+# activity
+
+
+def test_activity_marks_only_varied_and_useful_statements():
+    fn = built(S.partly_active, "activity")
+    active = [line(s) for s in fn.tree.body if fn.activity.defines_active(s)]
+    assert active == [
+        "_t3 = np.sin(x)",
+        "_t4 = c * _t3",
+        "_t5 = _t4 * s",
+        "_t6 = np.sum(_t5)",
+        "_t7 = _t6 / n",
+    ]
+
+
+def test_activity_does_both_halves():
+    fn = built(S.partly_active, "activity")
+    u, s = statement(fn, "u"), statement(fn, "s")
+    assert "u" in fn.activity.varied_after[id(u)] and "u" not in fn.activity.useful_after[id(u)]
+    assert "s" in fn.activity.useful_after[id(s)] and "s" not in fn.activity.varied_after[id(s)]
+    assert not fn.activity.defines_active(statement(fn, "_t1"))  # np.cosh(x), stopped
+
+
+# --------------------------------------------------------------------------
+# aliasing
+
+
+def test_aliasing_refuses_a_view_read_after_a_write_into_its_array():
+    built(S.reads_stale_view, "activity")
+    with pytest.raises(TranspileError, match="'row' is a view of 'out'") as info:
+        built(S.reads_stale_view, "aliasing")
+    assert info.value.lineno == line_of(S.reads_stale_view, "return np.sum(row * x)")
+
+
+# --------------------------------------------------------------------------
+# raw
+
+
+def test_raw_adjoint_accumulates_from_the_rule_templates():
+    assert dump(S.sum_sin, "raw") == golden(
+        """
+        def dsum_sin(x):
+            _t1 = np.sin(x)
+            _t2 = np.sum(_t1)
+            # grad of: return np.sum(np.sin(x))
+            d_t1 += ops.unreduce(d_t2, _t1, None, False)
+            # grad of: return np.sum(np.sin(x))
+            dx += d_t1 * np.cos(x)
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# seed
+
+
+def test_seed_of_a_full_reduction_is_one():
+    fn = built(S.sum_sin, "seed")
+    assert fn.d_result == "d_t2"
+    assert line(fn.adjoint[0]) == "d_t2 = 1.0"
+    assert line(fn.adjoint[-1]) == "return dx"
+
+
+def test_seed_of_another_output_is_checked_and_a_gradient_filled_by_slot_is_shaped():
+    fn = built(S.first_item, "seed")
+    assert line(fn.adjoint[0]) == "d_t2 = ops.seed(_t2)"
+    assert line(fn.adjoint[-1]) == "return ops.like(dx, x)"
+
+
+def test_seed_of_a_vjp_is_the_checked_cotangent():
+    fn = built(S.sum_sin, "seed", mode="vjp")
+    assert fn.extra_args == ["dout"]
+    assert line(fn.adjoint[0]) == "d_t2 = ops.cotangent(dout, _t2)"
+
+
+def test_seed_returns_a_tuple_for_several_parameters():
+    fn = built(S.nested, "seed", wrt=(0, 1))
+    assert line(fn.adjoint[-1]) == "return (dx, dy)"
+
+
+# --------------------------------------------------------------------------
+# zeros
+
+
+def test_zeros_makes_first_writes_and_drops_unread_zeros():
+    before = dump(S.both_branches, "seed")
+    assert "dx += dy * np.cos(x)" in before and "dy = __zero__(y)" in before
+    assert dump(S.both_branches, "zeros") == golden(
+        """
+        def dboth_branches(x, c):
+            _t1 = bool(c)
+            if _t1:
+                y = np.sin(x)
+            else:
+                y = np.cos(x)
+            _t2 = np.sum(y)
+            d_t2 = 1.0
+            # grad of: return np.sum(y)
+            dy = ops.unreduce(d_t2, y, None, False)
+            if _t1:
+                # grad of: y = np.sin(x)
+                dx = dy * np.cos(x)
+                __restore__(y)
+            else:
+                # grad of: y = np.cos(x)
+                dx = -(dy * np.sin(x))
+                __restore__(y)
+            return dx
+        """
+    )
+
+
+def test_zeros_drops_contributions_of_a_zero_adjoint():
+    # log(sigmoid) is differentiated as a whole: nothing writes dp, so what the
+    # rules for p = 1.0 / (1.0 + np.exp(-z)) would add to dz is zero
+    assert "d_t3 -= dp * p / _t3" in dump(S.log_sigmoid, "seed")
+    assert dump(S.log_sigmoid, "zeros") == golden(
+        """
+        def dlog_sigmoid(z):
+            _t1 = -z
+            _t2 = np.exp(_t1)
+            _t3 = 1.0 + _t2
+            p = 1.0 / _t3
+            _t4 = np.log(p)
+            _t5 = np.sum(_t4)
+            d_t5 = 1.0
+            # grad of: return np.sum(np.log(p))
+            d_t4 = ops.unreduce(d_t5, _t4, None, False)
+            # grad of: return np.sum(np.log(p))
+            dz = d_t4 * (1.0 - p)
+            # grad of: p = 1.0 / (1.0 + np.exp(-z))
+            # grad of: p = 1.0 / (1.0 + np.exp(-z))
+            # grad of: p = 1.0 / (1.0 + np.exp(-z))
+            # grad of: p = 1.0 / (1.0 + np.exp(-z))
+            return dz
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# copies
+
+
+def test_copies_merge_adjoints_and_fold_the_constant_seed():
+    before = dump(S.renames, "zeros")
+    assert "dx = dy" in before and "d_t2 = 1.0" in before
+    assert dump(S.renames, "copies") == golden(
+        """
+        def drenames(x):
+            y = x
+            _t1 = np.sin(y)
+            _t2 = np.sum(_t1)
+            # grad of: return np.sum(np.sin(y))
+            d_t1 = ops.unreduce(1.0, _t1, None, False)
+            # grad of: return np.sum(np.sin(y))
+            dy = d_t1 * np.cos(y)
+            # grad of: y = x
+            return dy
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# signs
+
+
+def test_signs_cancel_a_negation_in_its_use():
+    before = dump(S.sigmoid, "copies")
+    assert "d_t3 = -(d_t4 * _t4 / _t3)" in before and "dz = -d_t1" in before
+    assert dump(S.sigmoid, "signs") == golden(
+        """
+        def dsigmoid(z):
+            _t1 = -z
+            _t2 = np.exp(_t1)
+            _t3 = 1.0 + _t2
+            _t4 = 1.0 / _t3
+            _t5 = np.sum(_t4)
+            # grad of: return np.sum(1.0 / (1.0 + np.exp(-z)))
+            d_t4 = ops.unreduce(1.0, _t4, None, False)
+            # grad of: return np.sum(1.0 / (1.0 + np.exp(-z)))
+            d_t3 = d_t4 * _t4 / _t3
+            # grad of: return np.sum(1.0 / (1.0 + np.exp(-z)))
+            # grad of: return np.sum(1.0 / (1.0 + np.exp(-z)))
+            dz = d_t3 * _t2
+            # grad of: return np.sum(1.0 / (1.0 + np.exp(-z)))
+            return dz
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# record
+
+
+def test_record_pushes_only_what_the_adjoint_reads():
+    before = dump(S.loop_sin, "signs")
+    assert "__restore__(x)" in before and "__restore__(_t2)" in before
+    assert dump(S.loop_sin, "record") == golden(
+        """
+        def dloop_sin(x):
+            tape = Tape()
+            x_in = x
+            _t1 = range(3)
+            for i in _t1:
+                _t2 = np.sin(x)
+                tape.push(x)
+                x = _t2 + 1.0
+            _t3 = np.sum(x)
+            # grad of: return np.sum(x)
+            dx = ops.unreduce(1.0, x, None, False)
+            for i in reversed(_t1):
+                # grad of: x = np.sin(x) + 1.0
+                d_t2 = dx
+                x = tape.pop()
+                # grad of: x = np.sin(x) + 1.0
+                dx = d_t2 * np.cos(x)
+            return dx
+        """
+    )
+
+
+def test_record_pushes_the_shape_of_a_value_read_for_its_shape():
+    assert dump(S.rnn, "record", wrt=(0, 1)) == golden(
+        """
+        def drnn(h, W, xs):
+            tape = Tape()
+            h_in = h
+            _t1 = xs.shape
+            _t2 = _t1[0]
+            _t3 = range(_t2)
+            _t4 = ops.UNSET
+            for t in _t3:
+                tape.push(_t4.shape)
+                _t4 = h @ W
+                _t5 = xs[t]
+                _t6 = _t4 + _t5
+                tape.push(h)
+                h = np.tanh(_t6)
+            _t7 = np.sum(h)
+            dW = ops.zeros_like(W)
+            # grad of: return np.sum(h)
+            dh = ops.unreduce(1.0, h, None, False)
+            for t in reversed(_t3):
+                # grad of: h = np.tanh(h @ W + xs[t])
+                d_t6 = dh * (1.0 - h * h)
+                h = tape.pop()
+                # grad of: h = np.tanh(h @ W + xs[t])
+                d_t4 = ops.unbroadcast(d_t6, _t4)
+                # grad of: h = np.tanh(h @ W + xs[t])
+                dh = ops.matmul_left(d_t4, h, W)
+                dW += ops.matmul_right(d_t4, h, W)
+                _t4 = tape.pop()
+            return (dh, dW)
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# assemble
+
+
+def test_assemble_makes_a_callee_a_forward_and_an_adjoint_function():
+    fn = built(S.sum_sin, "assemble", mode="split")
+    assert pipeline.render(fn) == golden(
+        """
+        def sum_sin_fwd(x):
+            _t1 = np.sin(x)
+            _t2 = np.sum(_t1)
+            return (_t2, (_t1, x))
+
+        def sum_sin_bwd(saved, d_t2):
+            _t1, x = saved
+            # grad of: return np.sum(np.sin(x))
+            d_t1 = ops.unreduce(d_t2, _t1, None, False)
+            # grad of: return np.sum(np.sin(x))
+            dx = d_t1 * np.cos(x)
+            return (dx,)
+        """
+    )
+
+
+def test_assemble_returns_the_value_with_the_gradient():
+    fn = built(S.sum_sin, "assemble", mode="value_and_grad")
+    assert [o.name for o in fn.outputs] == ["sum_sin_value_and_grad"]
+    assert line(fn.outputs[0].body[-1]) == "return (_t2, dx)"
+
+
+# --------------------------------------------------------------------------
+# dead
+
+
+def test_dead_removes_assignments_nobody_reads():
+    before = dump(S.unused, "assemble")
+    assert "u = np.cos(x)" in before and "_t2 = np.sum(_t1)" in before
+    assert dump(S.unused, "dead") == golden(
+        """
+        def dunused(x):
+            _t1 = x * x
+            # grad of: return np.sum(x * x)
+            d_t1 = ops.unreduce(1.0, _t1, None, False)
+            # grad of: return np.sum(x * x)
+            dx = d_t1 * (2.0 * x)
+            return dx
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# shapes
+
+
+def test_shapes_reads_a_shape_from_its_source():
+    assert "ops.unreduce(1.0, _t1, None, False)" in dump(S.sum_sin, "dead")
+    assert dump(S.sum_sin, "shapes") == golden(
+        """
+        def dsum_sin(x):
+            # grad of: return np.sum(np.sin(x))
+            d_t1 = ops.unreduce(1.0, x, None, False)
+            # grad of: return np.sum(np.sin(x))
+            dx = d_t1 * np.cos(x)
+            return dx
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# tidy
+
+
+def test_tidy_folds_constants_drops_defaults_and_repeated_comments():
+    assert "dx = d_t1 * 1.0" in dump(S.times_one, "shapes")
+    assert dump(S.times_one, "tidy") == golden(
+        """
+        def dtimes_one(x):
+            # grad of: return np.sum(x * 1.0)
+            d_t1 = ops.unreduce(1.0, x)
+            dx = d_t1
+            return dx
+        """
+    )
+
+
+# --------------------------------------------------------------------------
+# ownership
+
+
+def test_ownership_copies_a_gradient_that_may_be_a_broadcast():
+    assert dump(S.plain_sum, "ownership") == golden(
+        """
+        def dplain_sum(x):
+            # grad of: return np.sum(x)
+            dx = ops.unreduce(1.0, x)
+            return ops.owned(dx, x)
+        """
+    )
+
+
+def test_ownership_leaves_a_fresh_gradient():
+    assert dump(S.plain, "ownership") == dump(S.plain, "tidy")
+    assert "ops.owned" not in dump(S.plain, "ownership")
+
+
+# --------------------------------------------------------------------------
+# inline
+
+
+def test_inline_prints_temporaries_used_once_where_they_are_used():
+    assert dump(S.log_sigmoid, "inline") == golden(
+        """
+        def dlog_sigmoid(z):
+            p = 1.0 / (1.0 + np.exp(-z))
+            # grad of: return np.sum(np.log(p))
+            dz = ops.unreduce(1.0, z) * (1.0 - p)
+            return dz
+        """
+    )
+
+
+def test_inline_keeps_the_one_operation_per_line_form():
+    (out,) = built(S.log_sigmoid, "inline").outputs
+    kept = emit.to_source(function_def(out.name, out.args, out.anf))
+    assert kept == dump(S.log_sigmoid, "ownership")
+
+
+# --------------------------------------------------------------------------
+# final
+
+
+def test_final_compiles_the_source_shown():
+    generated = built(S.plain, "final").generated
+    assert generated.source == dump(S.plain, "inline")
+    assert textwrap.dedent(inspect.getsource(generated.function)) == generated.source
+    assert [r.chain for r in generated.code_reads] == ["np"]
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(generated.function(x), 2.0 * x)
+
+
+# --------------------------------------------------------------------------
+# entry
+
+
+def test_entry_routes_calls_to_the_compiled_gradient():
+    fn = built(S.plain, "entry")
+    entry = fn.generated.function
+    assert list(inspect.signature(entry).parameters) == ["x"]
+    assert entry.__transpile_source__ == dump(S.plain, "final")
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(entry(x), 2.0 * x)
+
+
+def test_entry_specializes_straight_line_code_only():
+    assert built(S.plain, "entry").generated.function.__transpile_dispatch__.specializable
+    assert not built(S.loop_sin, "entry").generated.function.__transpile_dispatch__.specializable
+
+
+def test_entry_is_not_made_for_a_callee():
+    fn = built(S.sum_sin, "entry", mode="split")
+    assert not hasattr(fn.generated.function, "__transpile_dispatch__")
+    assert fn.generated.extra.name == "sum_sin_bwd"
+
+
+# --------------------------------------------------------------------------
+# The normal form: every statement after anf has a shape normalize.py lists
+
+ATOM = (gast.Name, gast.Constant)
+BINARY = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.MatMult)
+UNARY = (gast.USub, gast.UAdd, gast.Not, gast.Invert)
+OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
+
+
+def atoms(*nodes):
+    return all(isinstance(n, ATOM) for n in nodes)
+
+
+def is_index(node):
+    """Atoms, slices of atoms, None, Ellipsis (constants), and tuples of them."""
+    if isinstance(node, gast.Slice):
+        return all(p is None or atoms(p) for p in (node.lower, node.upper, node.step))
+    if isinstance(node, gast.Tuple):
+        return all(is_index(e) for e in node.elts)
+    return atoms(node)
+
+
+def is_call(node):
+    """``f(atom, ..., k=atom)``, ``f`` a name, an attribute chain of names, or ``atom.m``."""
+    if not isinstance(node, gast.Call):
+        return False
+    f = node.func
+    while isinstance(f, gast.Attribute):
+        f = f.value
+    return (
+        isinstance(f, ATOM)
+        and atoms(*node.args)
+        and all(k.arg is not None and atoms(k.value) for k in node.keywords)
+    )
+
+
+def value_shape(v):
+    """The shape of the right-hand side of ``name = ...``, or None."""
+    shapes = {
+        "copy": atoms(v),
+        "binary": isinstance(v, gast.BinOp) and isinstance(v.op, BINARY) and atoms(v.left, v.right),
+        "unary": isinstance(v, gast.UnaryOp) and isinstance(v.op, UNARY) and atoms(v.operand),
+        "compare": isinstance(v, gast.Compare)
+        and len(v.ops) == 1
+        and atoms(v.left, *v.comparators),
+        "call": is_call(v),
+        "attribute": isinstance(v, gast.Attribute) and atoms(v.value),
+        "subscript": isinstance(v, gast.Subscript) and atoms(v.value) and is_index(v.slice),
+        "display": isinstance(v, (gast.Tuple, gast.List)) and atoms(*v.elts),
+        "dict": isinstance(v, gast.Dict) and None not in v.keys and atoms(*v.keys, *v.values),
+        "opaque": isinstance(v, OPAQUE),
+    }
+    return next((k for k, ok in shapes.items() if ok), None)
+
+
+def blocks(stmts):
+    """``stmts`` and every branch and loop body in it, each a list of statements."""
+    yield stmts
+    for s in stmts:
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            yield from blocks(s.body)
+            yield from blocks(s.orelse)
+
+
+def shape_violations(tree):
+    """``(line, why)`` for each statement of a normalized function not in the normal form."""
+    stmts = [s for block in blocks(tree.body) for s in block]
+    ranges = {
+        s.targets[0].id
+        for s in stmts
+        if isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Call)
+        and getattr(s.value.func, "id", None) == "range"
+    }
+    bad = []
+    for block in blocks(tree.body):
+        for s in block:
+            why = stmt_violation(s, block, ranges)
+            if why:
+                bad.append((line(s).splitlines()[0], why))
+    returns = [s for s in stmts if isinstance(s, gast.Return)]
+    if returns != [tree.body[-1]] or not atoms(returns[0].value):
+        bad.append(("return", "not exactly one `return atom`, the last statement"))
+    return bad
+
+
+def stmt_violation(s, block, ranges):
+    if isinstance(s, gast.Assign):
+        if len(s.targets) != 1:
+            return "several targets"
+        t = s.targets[0]
+        if isinstance(t, gast.Name):
+            return None if value_shape(s.value) else "value not in the normal form"
+        if isinstance(t, gast.Subscript):
+            ok = isinstance(t.value, gast.Name) and is_index(t.slice) and atoms(s.value)
+            return None if ok else "subscript write not `name[index] = atom`"
+        return "target neither a name nor a subscript"
+    if isinstance(s, gast.Expr):
+        return None if is_call(s.value) else "expression statement not a call of atoms"
+    if isinstance(s, gast.If):
+        return None if atoms(s.test) else "if test not an atom"
+    if isinstance(s, gast.For):
+        ok = isinstance(s.target, gast.Name) and getattr(s.iter, "id", None) in ranges
+        return None if ok and not s.orelse else "for not over a range computed before"
+    if isinstance(s, gast.While):
+        t = s.test
+        ok = (
+            atoms(t)
+            and isinstance(t, gast.Name)
+            and s.body
+            and line(s.body[-1]).startswith(t.id + " =")
+        )
+        return None if ok else "while test not an atom recomputed at the end of the body"
+    if isinstance(s, (gast.Break, gast.Continue, gast.Raise, gast.Assert, gast.Return)):
+        return None
+    if isinstance(s, gast.Pass):
+        # not in normalize.py's list: left where `if c: continue` was lowered
+        return None if block == [s] else "pass beside other statements"
+    return f"{type(s).__name__} statement"
+
+
+NORMAL_FORM_FUNCS = [
+    S.nested,
+    S.returns_early,
+    S.unpacks,
+    S.appends_after_stack,
+    S.partly_active,
+    S.rnn,
+    S.branches,
+    S.loops,
+    S.containers,
+    S.calls,
+    S.subscripts,
+]
+
+
+@pytest.mark.parametrize("func", NORMAL_FORM_FUNCS, ids=lambda f: f.__name__)
+def test_anf_output_has_only_the_statement_shapes_normalize_lists(func):
+    assert shape_violations(built(func, "anf").tree) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "y = np.sin(x * 2.0)",  # a nested operation
+        "y = x + 1.0 + x",
+        "y = a < b < c",  # two comparisons
+        "y = x[i + 1]",
+        "x[0] = y * 2.0",
+        "y += x",
+        "a, b = x",
+        "f(x)[0]",
+        "if x > 0:\n    y = x",
+        "if x:\n    return x",  # a second return
+        "for i in x:\n    y = i",  # not over a range
+        "while x:\n    x = x - 1.0\n    y = x",  # the test not recomputed last
+    ],
+)
+def test_the_shape_check_refuses_what_normalize_removes(text):
+    tree = gast.parse(f"def f(x):\n{textwrap.indent(text, '    ')}\n    return x\n").body[0]
+    assert shape_violations(tree) != []
