@@ -11,10 +11,18 @@ from collections import namedtuple
 
 import numpy as np
 
-Helper = namedtuple("Helper", "fresh passes shares linear shape_args specialized")
+Helper = namedtuple("Helper", "fresh passes shares linear shape_args specialized checks")
 
 
-def helper(fresh=False, passes=False, shares=False, linear=False, shape_args=(), specialized=False):
+def helper(
+    fresh=False,
+    passes=False,
+    shares=False,
+    linear=False,
+    shape_args=(),
+    specialized=False,
+    checks=False,
+):
     """Declare what the compiler may assume of the helper below; exactly one of:
     ``fresh``, its result shares memory with no argument and nothing else holds it;
     ``passes``, it may return its first argument itself or a writable view of it;
@@ -22,10 +30,12 @@ def helper(fresh=False, passes=False, shares=False, linear=False, shape_args=(),
     ``linear``: linear in its first argument, with an array or number result (a sign
     may move through it); ``shape_args``: positions of arguments read only for their
     shape, dtype and array module (a recorded shape may stand for them);
-    ``specialized``: the shape specializer rewrites its calls."""
+    ``specialized``: the shape specializer rewrites its calls; ``checks``: it raises
+    for values the gradient cannot be taken of, so a call must stay where it is even
+    when its result is not used."""
     if fresh + passes + shares != 1:
         raise ValueError("a helper is exactly one of fresh, passes and shares")
-    declared = Helper(fresh, passes, shares, linear, tuple(shape_args), specialized)
+    declared = Helper(fresh, passes, shares, linear, tuple(shape_args), specialized, checks)
 
     def declare(fn):
         fn.declared = declared
@@ -34,7 +44,7 @@ def helper(fresh=False, passes=False, shares=False, linear=False, shape_args=(),
     return declare
 
 
-@helper(fresh=True)
+@helper(fresh=True, checks=True)
 def seed(out):
     """The cotangent 1.0 of a real scalar output; a clear error for anything else."""
     if isinstance(out, (list, tuple, dict)) or getattr(out, "ndim", 0) != 0:
@@ -59,7 +69,7 @@ def seed(out):
     return np.ones_like(out)  # a 0-d array, possibly of another array module
 
 
-@helper(passes=True)
+@helper(passes=True, checks=True)
 def cotangent(dout, out):
     """``dout``, checked to be shaped like the output ``out`` of the function a vjp is
     taken of (a wrong shape would broadcast into a wrong gradient)."""

@@ -19,20 +19,8 @@ from radon.complexity import cc_visit_ast
 LIMIT = 15
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "transpile"
 
-# "path inside transpile/:qualified name" -> complexity when listed. These files are
-# being optimized concurrently by another change; the functions are split next.
-ALLOWED = {
-    "cfg.py:solve": 19,  # being optimized concurrently; split next
-    "copies.py:propagate_copies": 17,  # being optimized concurrently; split next
-    "deadcode.py:_is_pure": 16,  # being optimized concurrently; split next
-    "inline.py:_update_of": 23,  # being optimized concurrently; split next
-    "inline.py:_try_inline": 21,  # being optimized concurrently; split next
-    "inline.py:_renumber": 17,  # being optimized concurrently; split next
-    "reverse.py:_Reverse.active_assignment": 19,  # being optimized concurrently; split next
-    "reverse.py:_Reverse.call_statement": 16,  # being optimized concurrently; split next
-    "zeros.py:_own_buffers": 25,  # being optimized concurrently; split next
-    "zeros.py:_Adjoints.reaching": 16,  # being optimized concurrently; split next
-}
+# "path inside transpile/:qualified name" -> complexity when listed: none today.
+ALLOWED = {}
 
 
 def _defs(node, prefix=""):

@@ -49,6 +49,23 @@ class Bits:
         return out
 
 
+def _joined(sources, outputs, join, init):
+    """The fact flowing into a node: its one source's as it is, or the join of them."""
+    if not sources:
+        return init
+    if len(sources) == 1:
+        return outputs[sources[0]]
+    return join([outputs[s] for s in sources])
+
+
+def _union(facts):
+    return frozenset().union(*facts)
+
+
+def _intersection(facts):
+    return frozenset.intersection(*facts)
+
+
 def union(facts):
     """The join of ``Bits`` facts."""
     out = 0
@@ -140,37 +157,27 @@ def solve(
     of a list of facts. A node with one predecessor takes its fact as it is, so
     straight-line code costs one transfer per statement.
     """
+    if join is None:
+        join = _union if union else _intersection
     inputs = {n: init for n in graph.nodes}
     outputs = {n: init for n in graph.nodes}
-    start = graph.entry if forward else graph.exit
-    work = collections.deque(graph.nodes if forward else reversed(graph.nodes))
+    if forward:
+        start, order, upstream, downstream = graph.entry, graph.nodes, "pred", "succ"
+    else:
+        start, order, upstream, downstream = graph.exit, graph.nodes[::-1], "succ", "pred"
+    work = collections.deque(order)
     queued = set(work)
     while work:
         node = work.popleft()
         queued.discard(node)
-        sources = node.pred if forward else node.succ
-        if node is start:
-            fact_in = boundary
-        else:
-            facts = [outputs[s] for s in sources]
-            if not facts:
-                fact_in = init
-            elif len(facts) == 1:
-                fact_in = facts[0]
-            elif join is not None:
-                fact_in = join(facts)
-            elif union:
-                fact_in = frozenset().union(*facts)
-            else:
-                fact_in = frozenset.intersection(*facts)
+        sources = getattr(node, upstream)
+        fact_in = boundary if node is start else _joined(sources, outputs, join, init)
         fact_out = transfer(node, fact_in)
         inputs[node] = fact_in
         if fact_out != outputs[node] or node is start:
             outputs[node] = fact_out
-            for t in node.succ if forward else node.pred:
+            for t in getattr(node, downstream):
                 if t not in queued:
                     queued.add(t)
                     work.append(t)
-    if forward:
-        return inputs, outputs
-    return outputs, inputs
+    return (inputs, outputs) if forward else (outputs, inputs)

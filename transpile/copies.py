@@ -25,44 +25,63 @@ def propagate_copies(body, adjoint_names):
     keeping the more meaningful name (``dw`` over ``_t11``, ``d_t4`` over ``d_t3``), and
     fold a constant adjoint written once (the seed 1.0 of a scalar output) into its
     uses. One pass over a def-use index, in program order."""
-    index = defuse.Index(body)
-    in_place = {}
-    for s in all_stmts(body):
-        base = in_place_base(s)
-        if base:
-            in_place[base] = in_place.get(base, 0) + 1
-
-    def written(n):
-        return index.write_count(n) + in_place.get(n, 0)
-
+    index = _Written(body)
     adjoint_names = set(adjoint_names)
     out = []
     for s in body:
         if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             out.append(s)
-            continue
-        t = s.targets[0].id
-        if isinstance(s.value, gast.Constant) and t in adjoint_names and written(t) == 1:
-            index.forget(s)
-            for reader in index.reading(t):
-                fold_constants_in(_substitute(reader, t, s.value))
-            index.reads.pop(t, None)
-            continue
-        if not isinstance(s.value, gast.Name):
+        elif isinstance(s.value, gast.Constant):
+            if not _fold_constant(s, index, adjoint_names):
+                out.append(s)
+        elif not (isinstance(s.value, gast.Name) and _merge(s, index, adjoint_names)):
             out.append(s)
-            continue
-        a, b = t, s.value.id
-        if not (a in adjoint_names and b in adjoint_names and written(a) == 1 and written(b) == 1):
-            out.append(s)
-            continue
-        # keep the name of the value's origin, except where a temporary would displace a
-        # user's name: dw over _t11 (from a callee's adjoint), dz over d_t2
-        keep, drop = (a, b) if _is_temp(b) and not _is_temp(a) else (b, a)
-        index.forget(s)
-        index.rename(drop, keep, writes=True)
-        in_place[keep] = in_place.get(keep, 0) + in_place.pop(drop, 0)
-        adjoint_names.add(keep)
     return out
+
+
+class _Written(defuse.Index):
+    """The def-use index, with in-place updates (``ops.add_at(d, ...)``) counted as
+    writes of the buffer they update."""
+
+    def __init__(self, body):
+        super().__init__(body)
+        self.in_place = {}
+        for s in all_stmts(body):
+            base = in_place_base(s)
+            if base:
+                self.in_place[base] = self.in_place.get(base, 0) + 1
+
+    def written(self, n):
+        return self.write_count(n) + self.in_place.get(n, 0)
+
+
+def _fold_constant(s, index, adjoint_names):
+    """``d = 1.0`` (an adjoint written once): the number where ``d`` is read."""
+    t = s.targets[0].id
+    if t not in adjoint_names or index.written(t) != 1:
+        return False
+    index.forget(s)
+    for reader in index.reading(t):
+        fold_constants_in(_substitute(reader, t, s.value))
+    index.reads.pop(t, None)
+    return True
+
+
+def _merge(s, index, adjoint_names):
+    """``a = b`` between adjoints written once: one name for both."""
+    a, b = s.targets[0].id, s.value.id
+    if not (a in adjoint_names and b in adjoint_names):
+        return False
+    if index.written(a) != 1 or index.written(b) != 1:
+        return False
+    # keep the name of the value's origin, except where a temporary would displace a
+    # user's name: dw over _t11 (from a callee's adjoint), dz over d_t2
+    keep, drop = (a, b) if _is_temp(b) and not _is_temp(a) else (b, a)
+    index.forget(s)
+    index.rename(drop, keep, writes=True)
+    index.in_place[keep] = index.in_place.get(keep, 0) + index.in_place.pop(drop, 0)
+    adjoint_names.add(keep)
+    return True
 
 
 def _substitute(stmt, n, constant):

@@ -14,6 +14,7 @@ from transpile import cfg
 from transpile.nodes import apply_edits, header, loads, stores
 from transpile.parse import MISSING
 from transpile.rules import registry
+from transpile.rules.declare import helper_of
 
 
 def stage(fn, ctx):
@@ -87,34 +88,37 @@ def purity(parsed, names):
 
 def _is_pure(parsed, names, value):
     """Whether evaluating ``value`` has no effect but its result."""
-    if isinstance(value, gast.Call):
-        f = value.func
-        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
-            if f.value.id == names["ops"]:
-                return f.attr not in ("seed", "cotangent")  # they check, and may raise
-            if f.value.id == names["tape"] or f.attr in ("pop", "append"):
-                return False
-        obj = parsed.resolve(f)
-        if obj is MISSING:
-            if isinstance(f, gast.Attribute):  # a method on a value
-                return f.attr in registry().methods or f.attr in ("shape",)
-            return getattr(f, "id", None) in (
-                names["np"],
-                "range",
-                "len",
-                "min",
-                "reversed",
-            )
-        if obj is runtime.stop_gradient:
-            return True
-        module = getattr(obj, "__module__", "") or ""
-        if module.startswith("numpy.random"):
-            return False
-        return (
-            id(obj) in registry().functions
-            or module.startswith("numpy")
-            or obj in (range, len, min, max, abs, int, float)
-        )
-    if isinstance(value, (gast.Lambda,)):
+    if not isinstance(value, gast.Call):
         return True
-    return True
+    f = value.func
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
+        if f.value.id == names["ops"]:  # a helper that checks may raise: it stays
+            return not getattr(helper_of(f.attr), "checks", False)
+        if f.value.id == names["tape"] or f.attr in ("pop", "append"):
+            return False
+    obj = parsed.resolve(f)
+    if obj is MISSING:
+        return _pure_unresolved(f, names)
+    return _pure_object(obj)
+
+
+_PURE_BUILTINS = (range, len, min, max, abs, int, float, reversed)
+
+
+def _pure_unresolved(f, names):
+    """A call the user's names do not resolve: a method on a value, or a name the
+    generated code binds (``np``, builtins)."""
+    if isinstance(f, gast.Attribute):
+        return f.attr in registry().methods or f.attr == "shape"
+    return getattr(f, "id", None) == names["np"] or getattr(f, "id", None) in {
+        b.__name__ for b in _PURE_BUILTINS
+    }
+
+
+def _pure_object(obj):
+    if obj is runtime.stop_gradient:
+        return True
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("numpy.random"):
+        return False
+    return id(obj) in registry().functions or module.startswith("numpy") or obj in _PURE_BUILTINS

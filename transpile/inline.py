@@ -14,6 +14,7 @@ import gast
 
 from transpile import defuse
 from transpile.nodes import clone, descendants
+from transpile.rules.declare import helper_of
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
 _REACH = 6  # statements: a value is inlined or folded only into one this close
@@ -70,12 +71,7 @@ def _fold_updates(stmts, names):
 def _update_of(stmts, i, names, names_of):
     """The position of the update folding into ``stmts[i]``, or None."""
     s = stmts[i]
-    if not (
-        isinstance(s, gast.Assign)
-        and len(s.targets) == 1
-        and isinstance(s.targets[0], gast.Name)
-        and _pure(s.value, names)
-    ):
+    if not (_single_name_assignment(s) and _pure(s.value, names)):
         return None
     a = s.targets[0].id
     read = set(_names(s.value))
@@ -85,24 +81,33 @@ def _update_of(stmts, i, names, names_of):
             return None
         names_in = names_of(later)
         if any(n.id == a for n in names_in):
-            v = getattr(later, "value", None)
-            fits = (
-                isinstance(later, gast.Assign)
-                and len(later.targets) == 1
-                and isinstance(later.targets[0], gast.Name)
-                and later.targets[0].id == a
-                and isinstance(v, gast.BinOp)
-                and isinstance(v.left, gast.Name)
-                and v.left.id == a
-                and a not in _names(v.right)
-                and _pure(v.right, names)
-                and _length(later) + _length(s) <= _MAX_LINE + len(a)
-            )
-            return j if fits else None
+            return j if _updates(later, a, s, names) else None
         written = {n.id for n in names_in if isinstance(n.ctx, gast.Store)}
         if written & read or not _pure_statement(later, names):
             return None
     return None
+
+
+def _single_name_assignment(s):
+    return (
+        isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
+    )
+
+
+def _updates(later, a, first, names):
+    """Whether ``later`` is ``a = a OP Y`` (``Y`` pure and free of ``a``) and the folded
+    line stays short."""
+    v = getattr(later, "value", None)
+    return (
+        _single_name_assignment(later)
+        and later.targets[0].id == a
+        and isinstance(v, gast.BinOp)
+        and isinstance(v.left, gast.Name)
+        and v.left.id == a
+        and a not in _names(v.right)
+        and _pure(v.right, names)
+        and _length(later) + _length(first) <= _MAX_LINE + len(a)
+    )
 
 
 def _inline_block(stmts, index, names):
@@ -120,36 +125,46 @@ def _inline_block(stmts, index, names):
 
 
 def _try_inline(stmts, i, index, names):
+    """Inline ``stmts[i]`` into its reader if it may; returns whether it did."""
     s = stmts[i]
-    if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
-        return False
-    target = s.targets[0]
-    if not (isinstance(target, gast.Name) and target.id in index.only):
-        return False
-    t = target.id
-    if index.write_count(t) != 1 or index.read_count(t) != 1 or not _pure(s.value, names):
+    t = _inlinable_temporary(s, index, names)
+    if t is None:
         return False
     node, reader = index.reads[t][0]
     nearby = range(i + 1, min(len(stmts), i + 1 + _REACH))
     j = next((k for k in nearby if stmts[k] is reader), None)
     if j is None or isinstance(reader, (gast.If, gast.For, gast.While)):
         return False  # in another block, or a loop or branch header
-    read = {n for n in _names(s.value)}
-    for between in stmts[i + 1 : j]:
-        if isinstance(between, (gast.If, gast.For, gast.While)):
-            return False
-        written = {
-            n.id
-            for n in descendants(between)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-        }
-        if written & read or not _pure_statement(between, names):
-            return False
+    read = set(_names(s.value))
+    if not all(_may_pass(between, read, names) for between in stmts[i + 1 : j]):
+        return False
     if _length(reader) - len(t) + _length(s) > _MAX_LINE:
         return False
     _replace(reader, node, s.value)
     index.move_reads(s, reader)
     return True
+
+
+def _inlinable_temporary(s, index, names):
+    """The temporary ``s`` assigns, if it is written and read once and its value pure."""
+    if not _single_name_assignment(s) or s.targets[0].id not in index.only:
+        return None
+    t = s.targets[0].id
+    if index.write_count(t) != 1 or index.read_count(t) != 1 or not _pure(s.value, names):
+        return None
+    return t
+
+
+def _may_pass(between, read, names):
+    """Whether a value reading ``read`` may move past the statement ``between``."""
+    if isinstance(between, (gast.If, gast.For, gast.While)):
+        return False
+    written = {
+        n.id
+        for n in descendants(between)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+    return not written & read and _pure_statement(between, names)
 
 
 def _length(stmt):
@@ -170,26 +185,24 @@ def _names(node):
 def _pure(value, names):
     """No effect but its result: nothing that pops, pushes, draws, checks, or writes
     into an array (``out=``)."""
-    for n in descendants(value):
-        if isinstance(n, gast.Call):
-            if any(k.arg == "out" for k in n.keywords):
-                return False  # it writes into an existing array
-            f = n.func
-            if isinstance(f, gast.Attribute):
-                if f.attr in _IMPURE_METHODS:
-                    return False
-                owner = f.value
-                while isinstance(owner, gast.Attribute):
-                    if owner.attr == "random":
-                        return False
-                    owner = owner.value
-                if getattr(f.value, "id", None) == names.get("ops") and f.attr in (
-                    "seed",
-                    "cotangent",
-                ):
-                    return False
-            elif not isinstance(f, gast.Name):
-                return False
+    return all(_pure_call(n, names) for n in descendants(value) if isinstance(n, gast.Call))
+
+
+def _pure_call(call, names):
+    if any(k.arg == "out" for k in call.keywords):
+        return False  # it writes into an existing array
+    f = call.func
+    if isinstance(f, gast.Name):
+        return True
+    if not isinstance(f, gast.Attribute) or f.attr in _IMPURE_METHODS:
+        return False
+    owner = f.value
+    while isinstance(owner, gast.Attribute):
+        if owner.attr == "random":
+            return False
+        owner = owner.value
+    if getattr(f.value, "id", None) == names.get("ops"):
+        return not getattr(helper_of(f.attr), "checks", False)
     return True
 
 
@@ -234,17 +247,7 @@ def _renumber(body, namer):
             if isinstance(n, gast.Name):
                 nodes.setdefault(id(n), n)
     order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in namer.temporaries))
-    primal = [n for n in order if not n.startswith("d")]
-    new = {old: f"_t{k}" for k, old in enumerate(primal, 1)}
-    orphans = 0
-    for old in order:
-        if old.startswith("d"):
-            twin = old[1:]
-            if twin in new:
-                new[old] = "d" + new[twin]
-            else:
-                orphans += 1
-                new[old] = f"g{orphans}"
+    new = _new_numbers(order)
     taken = {n.id for n in nodes.values()} - set(new)
     for old, wanted in list(new.items()):
         if wanted in taken:
@@ -253,3 +256,18 @@ def _renumber(body, namer):
         if n.id in new:
             n.id = new[n.id]
     return body
+
+
+def _new_numbers(order):
+    """Old temporary name -> new one: ``_t1, _t2, ...`` in order, the adjoint ``d_tK``
+    of ``_tK``, and ``g1, g2, ...`` for an adjoint whose temporary is gone."""
+    new = {old: f"_t{k}" for k, old in enumerate((n for n in order if not n.startswith("d")), 1)}
+    orphans = 0
+    for old in order:
+        if old.startswith("d"):
+            if old[1:] in new:
+                new[old] = "d" + new[old[1:]]
+            else:
+                orphans += 1
+                new[old] = f"g{orphans}"
+    return new

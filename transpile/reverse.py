@@ -246,72 +246,81 @@ class _Reverse:
         return primal, adjoint
 
     def active_assignment(self, s, match, target):
-        dt = name(self.d(target))
-        kind = match.kind
+        """The primal statement and adjoint block of an active ``target = value``: one
+        method per kind of match."""
+        handler = getattr(self, f"adjoint_{match.kind}", None)
+        if handler is None:
+            what = match.why or gast.unparse(s.value).strip()
+            raise at(
+                self.ctx,
+                s,
+                f"no derivative rule for {what}, and it is applied to a value "
+                "that the output depends on",
+                "wrap the value in stop_gradient(...) if it should be a constant, or call a "
+                "Python function (with source) that computes it with supported operations",
+            )
+        return handler(s, match, target)
+
+    def adjoint_template(self, s, match, target):
+        through = composites.log_sigmoid(s.value, self.definitions, self.ctx.parsed.resolve)
+        if through is not None:
+            return self.adjoint_of_log_sigmoid(s, target, *through)
         adjoint_of = self.adjoint_of(s)
-        if kind == "template":
-            through = composites.log_sigmoid(s.value, self.definitions, self.ctx.parsed.resolve)
-            if through is not None:
-                z, p, sign = through
-                dz = adjoint_of(name(z))
-                if dz is None:
-                    return [s], []
-                factor = gast.BinOp(left=const(1.0), op=gast.Sub(), right=name(p))
-                value = gast.BinOp(left=dt, op=gast.Mult(), right=factor if sign > 0 else name(p))
-                return [s], [_accumulate(dz, value, gast.Sub() if sign < 0 else None)]
-            values = dict(match.values)
-            result = name(target)
-            values[next(iter(match.template.signature.parameters))] = result
+        values = dict(match.values)
+        result = name(target)
+        values[next(iter(match.template.signature.parameters))] = result
 
-            def adjoint_or_result(node):
-                return self.d(target) if node is result else adjoint_of(node)
+        def adjoint_or_result(node):
+            return self.d(target) if node is result else adjoint_of(node)
 
-            lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
-            lookup = self.shapes.get(id(s))
-            return [s], [
-                shapes.elide_unbroadcast(stmt, param, values, lookup) for param, stmt in lines
-            ]
-        if kind == "copy":
-            src = adjoint_of(s.value)
-            return [s], [_accumulate(src, dt)] if src else []
-        if kind == "subscript":
-            base = s.value.value
-            adj = adjoint_of(base)
-            if adj is None:
-                return [s], []
-            call = gast.Call(
-                func=gast.Attribute(
-                    value=name(self.ctx.runtime_names["ops"]), attr="add_at", ctx=gast.Load()
-                ),
-                args=[name(adj), self.index_value(s.value.slice), dt],
-                keywords=[],
-            )
-            return [s], [gast.Expr(value=call)]
-        if kind == "display":
-            out = []
-            keys = (
-                s.value.keys
-                if isinstance(s.value, gast.Dict)
-                else [const(i) for i in range(len(s.value.elts))]
-            )
-            elts = s.value.values if isinstance(s.value, gast.Dict) else s.value.elts
-            for key, elt in zip(keys, elts):
-                adj = adjoint_of(elt)
-                if adj:
-                    item = gast.Subscript(value=clone(dt), slice=clone(key), ctx=gast.Load())
-                    out.append(_accumulate(adj, item))
-            return [s], out
-        if kind == "user":
-            return self.user_call(s, match, target)
-        what = match.why or gast.unparse(s.value).strip()
-        raise at(
-            self.ctx,
-            s,
-            f"no derivative rule for {what}, and it is applied to a value "
-            "that the output depends on",
-            "wrap the value in stop_gradient(...) if it should be a constant, or call a "
-            "Python function (with source) that computes it with supported operations",
+        lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
+        lookup = self.shapes.get(id(s))
+        return [s], [shapes.elide_unbroadcast(stmt, param, values, lookup) for param, stmt in lines]
+
+    def adjoint_of_log_sigmoid(self, s, target, z, p, sign):
+        """``np.log(p)`` of a sigmoid ``p`` of ``z``: ``dz += d * (1 - p)`` (``-= d * p``
+        for ``np.log(1 - p)``), with no division by ``p``."""
+        dz = self.adjoint_of(s)(name(z))
+        if dz is None:
+            return [s], []
+        factor = gast.BinOp(left=const(1.0), op=gast.Sub(), right=name(p))
+        dt = name(self.d(target))
+        value = gast.BinOp(left=dt, op=gast.Mult(), right=factor if sign > 0 else name(p))
+        return [s], [_accumulate(dz, value, gast.Sub() if sign < 0 else None)]
+
+    def adjoint_copy(self, s, match, target):
+        src = self.adjoint_of(s)(s.value)
+        return [s], [_accumulate(src, name(self.d(target)))] if src else []
+
+    def adjoint_subscript(self, s, match, target):
+        adj = self.adjoint_of(s)(s.value.value)
+        if adj is None:
+            return [s], []
+        call = gast.Call(
+            func=gast.Attribute(
+                value=name(self.ctx.runtime_names["ops"]), attr="add_at", ctx=gast.Load()
+            ),
+            args=[name(adj), self.index_value(s.value.slice), name(self.d(target))],
+            keywords=[],
         )
+        return [s], [gast.Expr(value=call)]
+
+    def adjoint_display(self, s, match, target):
+        if isinstance(s.value, gast.Dict):
+            keys, elts = s.value.keys, s.value.values
+        else:
+            keys, elts = [const(i) for i in range(len(s.value.elts))], s.value.elts
+        adjoint_of, dt = self.adjoint_of(s), name(self.d(target))
+        out = []
+        for key, elt in zip(keys, elts):
+            adj = adjoint_of(elt)
+            if adj:
+                item = gast.Subscript(value=clone(dt), slice=clone(key), ctx=gast.Load())
+                out.append(_accumulate(adj, item))
+        return [s], out
+
+    def adjoint_user(self, s, match, target):
+        return self.user_call(s, match, target)
 
     def check_blocked(self, s, match):
         for n in blocked_operands(match):
@@ -446,48 +455,50 @@ class _Reverse:
         return [s], adjoint
 
     def call_statement(self, s, depth):
-        call = s.value
-        func = call.func
+        """A call for its effect: ``hs.append(h)`` has an adjoint (a pop); a method that
+        changes a differentiated value is refused; anything else is a constant."""
+        func = s.value.func
         if (
             isinstance(func, gast.Attribute)
             and func.attr == "append"
             and isinstance(func.value, gast.Name)
         ):
-            base = func.value.id
-            if base not in self.local_lists:
-                raise at(
-                    self.ctx,
-                    s,
-                    f"appending to {base!r}, which was not created in this function",
-                    f"build a new list: {base} = list({base})",
-                )
-            useful = base in self.act.useful_after[id(s)]
-            item = call.args[0] if call.args else None
-            varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
-            if useful and (varied_item or self.act.is_varied(s, base)):
-                pop = gast.Call(
-                    func=gast.Attribute(value=name(self.d(base)), attr="pop", ctx=gast.Load()),
-                    args=[],
-                    keywords=[],
-                )
-                if varied_item:
-                    return [s], [comment(_line(self.ctx, s), s), _accumulate(self.d(item.id), pop)]
-                return [s], [gast.Expr(value=pop)]
-            return [s], []
-        for n in descendants(call):
-            if (
-                isinstance(n, gast.Name)
-                and self.act.is_varied(s, n.id)
-                and isinstance(func, gast.Attribute)
-                and n.id == getattr(func.value, "id", None)
-            ):
-                raise at(
-                    self.ctx,
-                    s,
-                    f"the method .{func.attr}() changes a value that is differentiated",
-                    "build a new value instead (only list.append is supported)",
-                )
+            return self.append(s, func.value.id)
+        if (
+            isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Name)
+            and self.act.is_varied(s, func.value.id)
+        ):
+            raise at(
+                self.ctx,
+                s,
+                f"the method .{func.attr}() changes a value that is differentiated",
+                "build a new value instead (only list.append is supported)",
+            )
         return [s], []
+
+    def append(self, s, base):
+        """``base.append(item)``: the adjoint pops the item's adjoint off ``d[base]``."""
+        if base not in self.local_lists:
+            raise at(
+                self.ctx,
+                s,
+                f"appending to {base!r}, which was not created in this function",
+                f"build a new list: {base} = list({base})",
+            )
+        item = s.value.args[0] if s.value.args else None
+        varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
+        useful = base in self.act.useful_after[id(s)]
+        if not (useful and (varied_item or self.act.is_varied(s, base))):
+            return [s], []
+        pop = gast.Call(
+            func=gast.Attribute(value=name(self.d(base)), attr="pop", ctx=gast.Load()),
+            args=[],
+            keywords=[],
+        )
+        if varied_item:
+            return [s], [comment(_line(self.ctx, s), s), _accumulate(self.d(item.id), pop)]
+        return [s], [gast.Expr(value=pop)]
 
 
 def _accumulate(target: str, value, op=None):

@@ -142,28 +142,18 @@ class _Adjoints:
     def reaching(self, body):
         """Reaching definitions of the adjoints before each statement, as ``Bits``."""
         graph = cfg.build(body)
-        names = self.names
         definitions = _Definitions()
         boundary = 0
-        for n in sorted(names):
+        for n in sorted(self.names):
             boundary |= definitions.define(n, "value" if n in self.given else "zero", ENTRY)
         effects = {}  # node -> (adjoints it defines, the definitions it makes)
         for node in graph.nodes:
-            s = node.stmt
-            if s is None or isinstance(s, (gast.If, gast.While)):
-                continue
-            defs = [n for n in stores(s) if n in names]
-            base = in_place_base(s)
-            if base in names:
-                defs.append(base)
-            pop = _pop_base(header(s))
-            if pop in names:
-                defs.append(pop)
+            defs = self.defined_by(node.stmt)
             if defs:
-                kind = "zero" if _is_zero_marker(s) else "value"
+                kind = "zero" if _is_zero_marker(node.stmt) else "value"
                 made = 0
                 for d in defs:
-                    made |= definitions.define(d, kind, id(s))
+                    made |= definitions.define(d, kind, id(node.stmt))
                 effects[node] = (defs, made)
         kills = {node: 0 for node in effects}
         for node, (defs, _) in effects.items():  # after every definition is numbered
@@ -180,6 +170,19 @@ class _Adjoints:
             graph, transfer, forward=True, boundary=boundary, init=0, join=cfg.union
         )
         return graph, before, definitions
+
+    def defined_by(self, s):
+        """The adjoints a statement (re)defines: targets, in-place bases, popped lists."""
+        if s is None or isinstance(s, (gast.If, gast.While)):
+            return []
+        defs = [n for n in stores(s) if n in self.names]
+        base = in_place_base(s)
+        if base in self.names:
+            defs.append(base)
+        pop = _pop_base(header(s))
+        if pop in self.names:
+            defs.append(pop)
+        return defs
 
     def step(self, body):
         """One round: decide, from where each adjoint may be zero, what each statement
@@ -324,39 +327,13 @@ class _Adjoints:
 def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
     """Adjoints that own their array: every write is a materialized zero or an
     accumulation, and every read makes a new array (arithmetic, a helper declared
-    ``fresh`` such as a matrix product), so no other name can see the buffer. Such an adjoint may accumulate in place."""
+    ``fresh`` such as a matrix product), so no other name can see the buffer. Such an
+    adjoint may accumulate in place."""
     writes = {n: ["zeros"] for n in zeroed_on_entry}
-    safe_reads, all_reads = {}, {}
-    parents = {}
     for stmt in all_stmts(body):
-        for node in descendants(header(stmt)):
-            for child in gast.iter_child_nodes(node):
-                parents[id(child)] = node
-    for stmt in all_stmts(body):
-        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
-            writes.setdefault(stmt.target.id, []).append("accumulate")
-        elif _is_zero_marker(stmt):
-            kind = "zeros" if id(stmt) in materialized else "folded"
-            writes.setdefault(stmt.targets[0].id, []).append(kind)
-        else:
-            for t in stores(stmt):
-                writes.setdefault(t, []).append("other")
-            base = in_place_base(stmt)
-            if base:
-                writes.setdefault(base, []).append("other")
-        for node in descendants(header(stmt)):
-            if not (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load)):
-                continue
-            all_reads[node.id] = all_reads.get(node.id, 0) + 1
-            parent = parents.get(id(node))
-            fresh = isinstance(parent, (gast.BinOp, gast.UnaryOp, gast.Compare)) or (
-                isinstance(parent, gast.Call)
-                and isinstance(parent.func, gast.Attribute)
-                and getattr(parent.func.value, "id", None) == ops_name
-                and getattr(helper_of(parent.func.attr), "fresh", False)
-            )
-            if fresh or isinstance(stmt, gast.Return):
-                safe_reads[node.id] = safe_reads.get(node.id, 0) + 1
+        for n, kind in _writes(stmt, materialized):
+            writes.setdefault(n, []).append(kind)
+    safe_reads, all_reads = _reads(body, ops_name)
     return {
         n
         for n in names
@@ -364,6 +341,46 @@ def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
         and set(writes[n]) <= {"zeros", "accumulate", "folded"}
         and safe_reads.get(n, 0) == all_reads.get(n, 0)
     }
+
+
+def _writes(stmt, materialized):
+    """``(name, kind)`` for what ``stmt`` writes: an accumulation, a zero (made an
+    array, or folded away), or anything else."""
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+        return [(stmt.target.id, "accumulate")]
+    if _is_zero_marker(stmt):
+        return [(stmt.targets[0].id, "zeros" if id(stmt) in materialized else "folded")]
+    out = [(t, "other") for t in stores(stmt)]
+    base = in_place_base(stmt)
+    return out + [(base, "other")] if base else out
+
+
+def _reads(body, ops_name):
+    """``(safe, all)`` read counts per name: a safe read makes a new array of the value
+    (an operand of arithmetic or of a fresh helper), or returns it."""
+    safe, every = {}, {}
+    for stmt in all_stmts(body):
+        parents = {}
+        for node in descendants(header(stmt)):
+            for child in gast.iter_child_nodes(node):
+                parents[id(child)] = node
+        for node in descendants(header(stmt)):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                every[node.id] = every.get(node.id, 0) + 1
+                if isinstance(stmt, gast.Return) or _fresh_use(parents.get(id(node)), ops_name):
+                    safe[node.id] = safe.get(node.id, 0) + 1
+    return safe, every
+
+
+def _fresh_use(parent, ops_name):
+    if isinstance(parent, (gast.BinOp, gast.UnaryOp, gast.Compare)):
+        return True
+    return (
+        isinstance(parent, gast.Call)
+        and isinstance(parent.func, gast.Attribute)
+        and getattr(parent.func.value, "id", None) == ops_name
+        and getattr(helper_of(parent.func.attr), "fresh", False)
+    )
 
 
 def _zero(target, primal_of):
