@@ -4,7 +4,7 @@ This package is small and stable, and it never imports ``transpile``: the
 compiler depends on it, not the other way round.
 """
 
-from runtime.gradcheck import GradReport, assert_grad_close, check_grad, numeric_grad
+from .gradcheck import GradReport, assert_grad_close, check_grad, numeric_grad
 
 
 def stop_gradient(x):

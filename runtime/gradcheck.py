@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from runtime.structure import flatten, resolve_wrt, unflatten
+from .structure import flatten, resolve_wrt, unflatten
 
 DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 
@@ -282,7 +282,7 @@ def check_grad(
     """
     if grad_fn is None:
         raise TypeError(
-            "runtime.check_grad needs grad_fn, the gradient function to check; "
+            "check_grad needs grad_fn, the gradient function to check; "
             "use transpile.check_grad, which fills it in with transpile.grad(f, wrt)"
         )
     indices, as_tuple = resolve_wrt(f, wrt)

@@ -18,8 +18,8 @@ import numpy as np
 import numpy as onp
 import pytest
 
-import runtime
 import transpile
+import transpile_runtime as runtime
 from transpile import grad, source, stop_gradient, value_and_grad, vjp
 from transpile import stop_gradient as sg
 

@@ -1,11 +1,11 @@
 """Meta-tests of the rule and helper declarations (``transpile/rules/declare.py``,
-``runtime.ops.helper``): every rule, non-differentiable function and runtime helper
+``transpile_runtime.ops.helper``): every rule, non-differentiable function and runtime helper
 declares what the passes read, the declared properties hold, and no pass keeps a
 side list of its own.
 
 * every template in a family module is declared, with a valid ``Shape``; nothing
   is declared twice;
-* every helper in ``runtime.ops`` declares exactly one of fresh, passes and shares
+* every helper in ``transpile_runtime.ops`` declares exactly one of fresh, passes and shares
   (so ``ownership`` and ``zeros`` never guess), and every helper a template calls is
   such a helper;
 * the helpers declared ``specialized`` are exactly those the specializer rewrites;
@@ -31,19 +31,19 @@ import gast
 import numpy as np
 import pytest
 
-from runtime import ops
 from transpile import grad, source
 from transpile.rules import FAMILIES, arith, build_registry, declarations, registry
 from transpile.rules import shape as shape_rules
 from transpile.rules.declare import Declaration, Kind, Shape, helper_of, no_rule, rule
 from transpile.specialize import Specializer
 from transpile.template import d
+from transpile_runtime import ops
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _helpers():
-    """The helpers of ``runtime.ops``: its public functions, the decorator aside."""
+    """The helpers of ``transpile_runtime.ops``: its public functions, the decorator aside."""
     return {
         n: f
         for n, f in vars(ops).items()

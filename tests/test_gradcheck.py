@@ -8,7 +8,7 @@ checked to pass for correct hand-written gradients and to fail for wrong ones.
 import numpy as np
 import pytest
 
-from runtime import GradReport, assert_grad_close, check_grad, numeric_grad
+from transpile_runtime import GradReport, assert_grad_close, check_grad, numeric_grad
 
 RNG = np.random.default_rng(0)
 

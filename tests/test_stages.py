@@ -27,13 +27,13 @@ import numpy as np
 import pytest
 import stage_funcs as S
 
-from runtime import ops
 from transpile import emit, pipeline
 from transpile.__main__ import main as cli_main
 from transpile.errors import TranspileError
 from transpile.ir import Context
 from transpile.nodes import function_def
 from transpile.parse import MISSING
+from transpile_runtime import ops
 
 FUNCS = Path(S.__file__).resolve()
 ROOT = FUNCS.parent.parent

@@ -388,11 +388,11 @@ def test_overwritten_slot_that_adjoint_reads_is_restored():
 
 def exec_source(func, g):
     """Execute ``source(g)`` in ``func``'s module namespace plus the runtime names."""
-    import runtime.ops
-    from runtime.tape import Tape
+    from transpile_runtime import ops
+    from transpile_runtime.tape import Tape
 
     ns = dict(vars(inspect.getmodule(func)))
-    ns.update(np=np, ops=runtime.ops, Tape=Tape)
+    ns.update(np=np, ops=ops, Tape=Tape)
     exec(compile(str(source(g)), "<source>", "exec"), ns)
     return ns[g.__name__]
 

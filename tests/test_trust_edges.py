@@ -306,7 +306,7 @@ def _unwrap(v):
 def test_untrace_and_undet_need_no_implicit_conversion():
     """The helpers work on arrays that refuse ``np.asarray`` (as cupy's do) and on a
     Python float adjoint."""
-    from runtime import ops
+    from transpile_runtime import ops
 
     with pytest.raises(TypeError):
         np.asarray(Guarded([1.0]))

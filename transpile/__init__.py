@@ -4,10 +4,10 @@
 written in plain numpy; ``source(grad(f))`` shows it.
 """
 
-from runtime import stop_gradient
 from transpile.api import grad, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
 from transpile.errors import TranspileError
+from transpile_runtime import stop_gradient
 
 __all__ = [
     "GradReport",

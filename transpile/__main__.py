@@ -52,8 +52,8 @@ def demo() -> int:
 
     import numpy as np
 
-    from runtime.structure import flatten
     from transpile import grad, source
+    from transpile_runtime.structure import flatten
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "demo_loss.py"
@@ -133,9 +133,9 @@ def main(argv=None) -> int:
     path, func_name = args.target.rsplit(":", 1)
     sys.path.insert(0, str(Path(path).resolve().parent))
     func = getattr(_load(path), func_name)
-    from runtime.structure import resolve_wrt
     from transpile import api, pipeline
     from transpile.errors import TranspileError
+    from transpile_runtime.structure import resolve_wrt
 
     try:
         if args.dump:

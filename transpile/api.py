@@ -7,8 +7,8 @@ cached.
 
 import functools
 
-from runtime.structure import resolve_wrt
 from transpile import pipeline
+from transpile_runtime.structure import resolve_wrt
 
 
 class Source(str):

@@ -24,7 +24,17 @@ from transpile.nodes import descendants
 from transpile.parse import MISSING
 
 LIBRARY_ROOTS = frozenset(
-    ("numpy", "math", "cmath", "scipy", "cupy", "dask", "builtins", "runtime", "transpile")
+    (
+        "numpy",
+        "math",
+        "cmath",
+        "scipy",
+        "cupy",
+        "dask",
+        "builtins",
+        "transpile_runtime",
+        "transpile",
+    )
 )
 
 

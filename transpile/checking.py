@@ -1,6 +1,6 @@
 """Gradient checks that default to the generated gradient.
 
-``runtime.gradcheck`` compares any gradient function with central differences;
+``transpile_runtime.gradcheck`` compares any gradient function with central differences;
 these wrappers fill in ``grad_fn`` with ``transpile.grad(f, wrt)``.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from runtime import gradcheck
-from runtime.gradcheck import GradReport, numeric_grad
 from transpile.api import grad
+from transpile_runtime import gradcheck
+from transpile_runtime.gradcheck import GradReport, numeric_grad
 
 
 def check_grad(

@@ -9,7 +9,7 @@ import functools
 
 import gast
 
-import runtime
+import transpile_runtime as runtime
 from transpile import cfg
 from transpile.nodes import apply_edits, header, loads, stores
 from transpile.parse import MISSING

@@ -114,7 +114,7 @@ def _check(parsed, root):
 
 
 def _is_stop_gradient(parsed, func):
-    from runtime import stop_gradient
+    from transpile_runtime import stop_gradient
 
     return parsed.resolve(func) is stop_gradient
 

@@ -45,10 +45,10 @@ import inspect
 import gast
 import numpy as np
 
-from runtime import stop_gradient
 from transpile.errors import at
 from transpile.nodes import descendants
 from transpile.parse import MISSING
+from transpile_runtime import stop_gradient
 
 EMPTY = frozenset()
 

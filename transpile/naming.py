@@ -8,10 +8,10 @@ re-assigned variable ``h2, h3``, and adjoints ``dx`` (``d_x`` when ``dx`` is tak
 import gast
 import numpy as np
 
-from runtime import ops
-from runtime.tape import Tape
 from transpile.nodes import descendants
 from transpile.parse import MISSING
+from transpile_runtime import ops
+from transpile_runtime.tape import Tape
 
 
 def stage(fn, ctx):

@@ -6,7 +6,7 @@ cannot broadcast its partner (``shapes`` uses that).
 
 import gast
 
-import runtime
+import transpile_runtime as runtime
 from transpile.nodes import descendants
 from transpile.parse import MISSING
 from transpile.rules import registry

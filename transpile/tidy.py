@@ -10,9 +10,9 @@ import inspect
 
 import gast
 
-from runtime import ops
 from transpile.ir import COMMENT
 from transpile.nodes import const
+from transpile_runtime import ops
 
 
 def stage(fn, ctx):

@@ -312,7 +312,7 @@ def _power_form(tmpl, exponent, registry):
     return tmpl
 
 
-_LIBRARIES = ("numpy", "cupy", "scipy", "runtime", "transpile")
+_LIBRARIES = ("numpy", "cupy", "scipy", "transpile_runtime", "transpile")
 
 
 def _is_library(func) -> bool:

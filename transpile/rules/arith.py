@@ -11,9 +11,9 @@ import builtins
 import gast
 import numpy as np
 
-from runtime import ops
 from transpile.rules.declare import ALL_DATA, ELEMENTWISE, nondiff, rule
 from transpile.template import d
+from transpile_runtime import ops
 
 
 @rule(np.add, operators=(gast.Add,), shape=ELEMENTWISE)

@@ -11,14 +11,14 @@ A template is declared with the ``rule`` decorator, next to its one line::
 an error, as for any unknown function). Each makes a frozen ``Declaration``;
 nothing is registered on import: ``rules.build_registry`` reads the family modules.
 
-Runtime helpers (``runtime.ops``) declare their own properties with
-``runtime.ops.helper``; ``helper_of`` reads them here.
+Runtime helpers (``transpile_runtime.ops``) declare their own properties with
+``transpile_runtime.ops.helper``; ``helper_of`` reads them here.
 """
 
 import enum
 from dataclasses import dataclass
 
-from runtime import ops
+from transpile_runtime import ops
 
 
 class Shape(enum.Enum):
@@ -127,5 +127,5 @@ def no_rule(*objects, shape, **properties) -> Declaration:
 
 
 def helper_of(name: str):
-    """The declaration (``runtime.ops.Helper``) of the ``ops`` helper ``name``, or None."""
+    """The declaration (``transpile_runtime.ops.Helper``) of the ``ops`` helper ``name``, or None."""
     return getattr(getattr(ops, name, None), "declared", None)

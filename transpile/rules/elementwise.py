@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from runtime import ops
 from transpile.rules.declare import ALL_DATA, ELEMENTWISE, FILL, no_rule, rule
 from transpile.template import d
+from transpile_runtime import ops
 
 
 @rule(np.exp, math.exp, shape=ELEMENTWISE)

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from runtime import ops
 from transpile.rules.declare import (
     ALL_DATA,
     FIRST_DATA,
@@ -12,6 +11,7 @@ from transpile.rules.declare import (
     rule,
 )
 from transpile.template import d, position
+from transpile_runtime import ops
 
 
 @rule(np.outer, shape=ALL_DATA)

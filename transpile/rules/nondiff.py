@@ -10,7 +10,7 @@ import builtins
 
 import numpy as np
 
-import runtime
+import transpile_runtime as runtime
 from transpile.rules.declare import (
     ALL_DATA,
     ELEMENTWISE,

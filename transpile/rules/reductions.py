@@ -4,9 +4,9 @@ result is a scalar."""
 
 import numpy as np
 
-from runtime import ops
 from transpile.rules.declare import FIRST_DATA, rule
 from transpile.template import d
+from transpile_runtime import ops
 
 
 @rule(np.sum, methods=("sum",), shape=FIRST_DATA, reduces=True)

@@ -8,9 +8,9 @@ adds up the copies of each item of ``x * n``).
 
 import gast
 
-from runtime import ops
 from transpile.rules.declare import ALL_DATA, FIRST_DATA, rule
 from transpile.template import d
+from transpile_runtime import ops
 
 
 @rule(operators=(gast.Add,), sequences=True, shape=ALL_DATA)

@@ -4,7 +4,6 @@ import builtins
 
 import numpy as np
 
-from runtime import ops
 from transpile.rules.declare import (
     ALL_DATA,
     FIRST_DATA,
@@ -14,6 +13,7 @@ from transpile.rules.declare import (
     rule,
 )
 from transpile.template import d
+from transpile_runtime import ops
 
 
 @rule(
