@@ -21,6 +21,8 @@ After ``run``, a function body holds only these statement shapes, where an
     for name in atom: ...                atom is a range object computed before the loop
     while atom: ...                      the test atom is recomputed at the end of the body
     break / continue / raise / assert
+    pass                                 only as the whole of a block that lowering
+                                         emptied (``if c: continue``)
     return atom                          exactly one, the last statement of the body
 
 Returns inside branches and loops are lowered to a single exit (``lower``); ``for`` over lists,
