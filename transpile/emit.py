@@ -23,9 +23,8 @@ _counter = itertools.count(1)  # next() on it is atomic: threads get distinct na
 
 def to_source(tree) -> str:
     """Unparse ``tree``; comment markers become ``# ...`` lines."""
-    module = gast.Module(body=[tree], type_ignores=[])
-    gast.fix_missing_locations(module)
-    text = gast.unparse(module)
+    _give_lines([tree])
+    text = gast.unparse(gast.Module(body=[tree], type_ignores=[]))
     lines = []
     for line in text.splitlines():
         m = _COMMENT_LINE.match(line)
@@ -35,6 +34,19 @@ def to_source(tree) -> str:
         else:
             lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _give_lines(stmts):
+    """A line number on every statement: the unparser looks one up for type comments
+    (of which there are none). Expressions need none, so this walks statements only,
+    a fraction of ``gast.fix_missing_locations``'s work."""
+    for stmt in stmts:
+        if getattr(stmt, "lineno", None) is None:
+            stmt.lineno = 1
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, field, None)
+            if inner.__class__ is list:
+                _give_lines(inner)
 
 
 def compile_function(

@@ -35,43 +35,36 @@ def compact(body, names, namer, renumber=True):
     """``body`` with its single-use temporaries inlined, updates folded into the
     definition before them, and (with ``renumber``) the temporaries left renumbered."""
     index = defuse.Index(body, only=namer.temporaries)
-    _inline_block(body, index, names)
-    _fold_updates(body, names)
+    memo = _Memo(names)
+    _inline_block(body, index, memo)
+    _fold_updates(body, memo)
     return _renumber(body, namer) if renumber else body
 
 
-def _fold_updates(stmts, names):
+def _fold_updates(stmts, memo):
     """``a = X`` followed (with nothing reading ``a`` or changing what ``X`` reads in
     between) by ``a = a + Y`` is ``a = X + Y``: one line for one value."""
     for s in stmts:
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if inner and isinstance(s, (gast.If, gast.For, gast.While)):
-                _fold_updates(inner, names)
-    cache = {}
-
-    def names_of(stmt):  # the Name nodes of a statement, walked once while it is unchanged
-        found = cache.get(id(stmt))
-        if found is None:
-            found = cache[id(stmt)] = [n for n in descendants(stmt) if isinstance(n, gast.Name)]
-        return found
-
+                _fold_updates(inner, memo)
     i = 0
     while i < len(stmts):
-        j = _update_of(stmts, i, names, names_of)
+        j = _update_of(stmts, i, memo)
         if j is None:
             i += 1
             continue
         update = stmts[j].value
         update.left = stmts[i].value
-        cache.pop(id(stmts[j]), None)  # it has new nodes now
+        memo.changed(stmts[j])
         del stmts[i]
 
 
-def _update_of(stmts, i, names, names_of):
+def _update_of(stmts, i, memo):
     """The position of the update folding into ``stmts[i]``, or None."""
     s = stmts[i]
-    if not (_single_name_assignment(s) and _pure(s.value, names)):
+    if not (_single_name_assignment(s) and memo.pure(s.value)):
         return None
     a = s.targets[0].id
     read = set(_names(s.value))
@@ -79,11 +72,9 @@ def _update_of(stmts, i, names, names_of):
         later = stmts[j]
         if isinstance(later, (gast.If, gast.For, gast.While)):
             return None
-        names_in = names_of(later)
-        if any(n.id == a for n in names_in):
-            return j if _updates(later, a, s, names) else None
-        written = {n.id for n in names_in if isinstance(n.ctx, gast.Store)}
-        if written & read or not _pure_statement(later, names):
+        if a in memo.names_of(later):
+            return j if _updates(later, a, s, memo) else None
+        if memo.stored(later) & read or not memo.pure_statement(later):
             return None
     return None
 
@@ -94,7 +85,7 @@ def _single_name_assignment(s):
     )
 
 
-def _updates(later, a, first, names):
+def _updates(later, a, first, memo):
     """Whether ``later`` is ``a = a OP Y`` (``Y`` pure and free of ``a``) and the folded
     line stays short."""
     v = getattr(later, "value", None)
@@ -105,29 +96,29 @@ def _updates(later, a, first, names):
         and isinstance(v.left, gast.Name)
         and v.left.id == a
         and a not in _names(v.right)
-        and _pure(v.right, names)
-        and _length(later) + _length(first) <= _MAX_LINE + len(a)
+        and memo.pure(v.right)
+        and memo.length(later) + memo.length(first) <= _MAX_LINE + len(a)
     )
 
 
-def _inline_block(stmts, index, names):
+def _inline_block(stmts, index, memo):
     i = 0
     while i < len(stmts):
         s = stmts[i]
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if inner and isinstance(s, (gast.If, gast.For, gast.While)):
-                _inline_block(inner, index, names)
-        if _try_inline(stmts, i, index, names):
+                _inline_block(inner, index, memo)
+        if _try_inline(stmts, i, index, memo):
             del stmts[i]
             continue
         i += 1
 
 
-def _try_inline(stmts, i, index, names):
+def _try_inline(stmts, i, index, memo):
     """Inline ``stmts[i]`` into its reader if it may; returns whether it did."""
     s = stmts[i]
-    t = _inlinable_temporary(s, index, names)
+    t = _inlinable_temporary(s, index, memo)
     if t is None:
         return False
     node, reader = index.reads[t][0]
@@ -136,35 +127,76 @@ def _try_inline(stmts, i, index, names):
     if j is None or isinstance(reader, (gast.If, gast.For, gast.While)):
         return False  # in another block, or a loop or branch header
     read = set(_names(s.value))
-    if not all(_may_pass(between, read, names) for between in stmts[i + 1 : j]):
+    if not all(_may_pass(between, read, memo) for between in stmts[i + 1 : j]):
         return False
-    if _length(reader) - len(t) + _length(s) > _MAX_LINE:
+    if memo.length(reader) - len(t) + memo.length(s) > _MAX_LINE:
         return False
     _replace(reader, node, s.value)
+    memo.changed(reader)
     index.move_reads(s, reader)
     return True
 
 
-def _inlinable_temporary(s, index, names):
+def _inlinable_temporary(s, index, memo):
     """The temporary ``s`` assigns, if it is written and read once and its value pure."""
     if not _single_name_assignment(s) or s.targets[0].id not in index.only:
         return None
     t = s.targets[0].id
-    if index.write_count(t) != 1 or index.read_count(t) != 1 or not _pure(s.value, names):
+    if index.write_count(t) != 1 or index.read_count(t) != 1 or not memo.pure(s.value):
         return None
     return t
 
 
-def _may_pass(between, read, names):
+def _may_pass(between, read, memo):
     """Whether a value reading ``read`` may move past the statement ``between``."""
     if isinstance(between, (gast.If, gast.For, gast.While)):
         return False
-    written = {
+    return not memo.stored(between) & read and memo.pure_statement(between)
+
+
+class _Memo:
+    """What the two rewrites ask of a statement or expression, asked once. Purity and
+    the names a statement stores survive inlining (only pure expressions move, and an
+    expression stores nothing); what it reads and how long it prints are forgotten
+    when it changes. Entries hold their node, so an ``id`` is never reused under them."""
+
+    def __init__(self, names):
+        self.names = names
+        self._pure, self._pure_statement, self._stored = {}, {}, {}
+        self._names, self._length = {}, {}
+
+    def _get(self, table, node, compute):
+        found = table.get(id(node))
+        if found is None:
+            found = table[id(node)] = (node, compute(node))
+        return found[1]
+
+    def pure(self, value):
+        return self._get(self._pure, value, lambda v: _pure(v, self.names))
+
+    def pure_statement(self, stmt):
+        return self._get(self._pure_statement, stmt, lambda s: _pure_statement(s, self.names))
+
+    def stored(self, stmt):
+        return self._get(self._stored, stmt, _stored)
+
+    def names_of(self, stmt):
+        return self._get(self._names, stmt, lambda s: set(_names(s)))
+
+    def length(self, stmt):
+        return self._get(self._length, stmt, _length)
+
+    def changed(self, stmt):
+        self._names.pop(id(stmt), None)
+        self._length.pop(id(stmt), None)
+
+
+def _stored(stmt):
+    return {
         n.id
-        for n in descendants(between)
+        for n in descendants(stmt)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     }
-    return not written & read and _pure_statement(between, names)
 
 
 def _length(stmt):

@@ -36,6 +36,26 @@ def loads(node):
     ]
 
 
+def loads_with_parents(node):
+    """``(Name, parent)`` for every name read in ``node`` (``parent`` is None when
+    ``node`` is itself the name), in one walk."""
+    if isinstance(node, gast.Name):
+        return [(node, None)] if isinstance(node.ctx, gast.Load) else []
+    found = []
+    for parent in descendants(node):
+        for field in parent._fields:
+            child = getattr(parent, field, None)
+            if child.__class__ is list:
+                found.extend(
+                    (c, parent)
+                    for c in child
+                    if isinstance(c, gast.Name) and isinstance(c.ctx, gast.Load)
+                )
+            elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load):
+                found.append((child, parent))
+    return found
+
+
 def stores(stmt):
     if isinstance(stmt, gast.Assign):
         out = []
@@ -137,16 +157,18 @@ def descendants(node):
 
 
 def clone(node):
-    """A deep copy of a gast node or a list of them (``copy.deepcopy`` without its memo)."""
+    """A deep copy of a gast node or a list of them (``copy.deepcopy`` without its memo).
+    Nodes without fields (``Load``, ``Add``, ...) are shared, as ``ast.parse`` shares
+    them: nothing writes to one, and a third of a tree's nodes are of these kinds."""
     if node.__class__ is list:
         return [clone(n) for n in node]
-    if not isinstance(node, _AST):
+    if not isinstance(node, _AST) or not node._fields:
         return node
     new = node.__class__.__new__(node.__class__)
     attrs = new.__dict__
     for key, value in node.__dict__.items():
         if isinstance(value, _AST):
-            attrs[key] = clone(value)
+            attrs[key] = clone(value) if value._fields else value
         elif value.__class__ is list:
             attrs[key] = [clone(v) if isinstance(v, _AST) else v for v in value]
         else:

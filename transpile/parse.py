@@ -257,7 +257,10 @@ def _same_code(a, b):
     )
     if any(getattr(a, f) != getattr(b, f) for f in fields):
         return False
-    if _instructions(a) != _instructions(b) or len(a.co_consts) != len(b.co_consts):
+    # equal bytes (the usual case) need no disassembly
+    if a.co_code != b.co_code and _instructions(a) != _instructions(b):
+        return False
+    if len(a.co_consts) != len(b.co_consts):
         return False
     for x, y in zip(a.co_consts, b.co_consts):
         if inspect.iscode(x) and inspect.iscode(y):

@@ -56,47 +56,56 @@ def probe_body(body, ops_name, probe_name, seen_name):
 
     ``probe_name(site, helper, *args)`` records the arguments of a helper call and
     returns its result; ``seen_name(index, value)`` records a statement's target. The
-    two names are chosen to clash with nothing the body reads."""
-    body = clone(body)
-
-    class Wrap(gast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            site = getattr(node, "transpile_site", None)
-            if site is None:
-                return node
-            return gast.Call(
-                func=name(probe_name), args=[const(site), node.func, *node.args], keywords=[]
-            )
-
+    two names are chosen to clash with nothing the body reads. Statements without a
+    helper call are shared with ``body``, not copied: the probe is only printed."""
     out = []
     for i, stmt in enumerate(body):
-        stmt = Wrap().visit(stmt)
-        out.append(stmt)
+        out.append(_report_sites(stmt, probe_name))
         target = single_target(stmt)
         if target is not None:
-            out.append(
-                gast.Expr(
-                    value=gast.Call(
-                        func=name(seen_name), args=[const(i), name(target)], keywords=[]
-                    )
-                )
-            )
+            report = gast.Call(func=name(seen_name), args=[const(i), name(target)], keywords=[])
+            out.append(gast.Expr(value=report))
     return _free_when_dead(out)
+
+
+def _report_sites(stmt, probe_name):
+    """``stmt``, or a copy whose numbered helper calls go through ``probe_name``."""
+    nodes = list(descendants(stmt))
+    if not any(getattr(n, "transpile_site", None) is not None for n in nodes):
+        return stmt
+    stmt = clone(stmt)
+    # deepest first (breadth-first order reversed), so a call's arguments are
+    # rewritten before the call itself is wrapped
+    for node in reversed(list(descendants(stmt))):
+        for field, value in gast.iter_fields(node):
+            if value.__class__ is list:
+                value[:] = [_reported(v, probe_name) for v in value]
+            else:
+                setattr(node, field, _reported(value, probe_name))
+    return stmt
+
+
+def _reported(node, probe_name):
+    site = getattr(node, "transpile_site", None)
+    if site is None or not isinstance(node, gast.Call):
+        return node
+    return gast.Call(func=name(probe_name), args=[const(site), node.func, *node.args], keywords=[])
 
 
 def _free_when_dead(body):
     """``body`` (straight-line) with ``del t`` after the last read of each value it made,
     so that the first call holds no more arrays at once than the variant made from it."""
-    made = {t for s in body for t in _stored(s)}
-    last = {}
+    made, last = set(), {}
     for i, s in enumerate(body):
         for n in descendants(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in made:
-                last[n.id] = i
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Load):
+                    last[n.id] = i
+                elif isinstance(n.ctx, gast.Store):
+                    made.add(n.id)
     dead_after = {}
     for n, i in last.items():
-        if not isinstance(body[i], gast.Return):
+        if n in made and not isinstance(body[i], gast.Return):
             dead_after.setdefault(i, []).append(n)
     out = []
     for i, s in enumerate(body):
@@ -105,14 +114,6 @@ def _free_when_dead(body):
             targets = [name(n, gast.Del()) for n in sorted(dead_after[i])]
             out.append(gast.Delete(targets=targets))
     return out
-
-
-def _stored(stmt):
-    return [
-        n.id
-        for n in descendants(stmt)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    ]
 
 
 def single_target(stmt):

@@ -12,6 +12,8 @@ Atoms are per block and per assignment, so a name re-assigned in a loop is a new
 atom after each assignment; the facts hold within one execution of a block.
 """
 
+import bisect
+
 import gast
 
 from transpile import deadcode
@@ -37,39 +39,75 @@ def shape_sets(tree, parsed, scalars):
     """``id(stmt) -> function(node) -> frozenset | None``: the shape set of an operand
     just before ``stmt`` runs (None for a value the analysis cannot describe)."""
     facts = {}
+    history = _History()
 
-    def block(stmts, env, gen):
+    def block(stmts):
         for s in stmts:
-            facts[id(s)] = _Lookup(dict(env), dict(gen), scalars)
+            facts[id(s)] = _Lookup(history, history.tick(), scalars)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 t = s.targets[0].id
                 found = _value_set(s.value, facts[id(s)], parsed)
-                gen[t] = gen.get(t, 0) + 1
-                env[t] = found if found is not None else frozenset({(t, gen[t])})
+                gen = history.gen(t) + 1
+                history.set(t, found if found is not None else frozenset({(t, gen)}), gen)
             elif isinstance(s, (gast.If, gast.For, gast.While)):
-                assigned = {
-                    n.id
-                    for n in descendants(s)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                }
-                inner_env = {k: v for k, v in env.items() if k not in assigned}
-                inner_gen = dict(gen)
-                if not isinstance(s, gast.If):  # a later iteration sees new values
-                    for n in assigned:
-                        inner_gen[n] = inner_gen.get(n, 0) + 1000
-                for part in (s.body, s.orelse):
-                    block(part, dict(inner_env), dict(inner_gen))
-                for n in assigned:
-                    gen[n] = gen.get(n, 0) + 100000
-                    env.pop(n, None)
+                compound(s)
 
-    block(tree.body, {}, {})
+    def compound(s):
+        assigned = {
+            n.id
+            for n in descendants(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        }
+        # a later iteration sees new values
+        shift = 0 if isinstance(s, gast.If) else 1000
+        entry = {n: history.gen(n) + shift for n in assigned}
+        for part in (s.body, s.orelse):
+            history.tick()
+            for n in assigned:  # each part starts from what held before the statement
+                history.set(n, None, entry[n])
+            block(part)
+        history.tick()
+        for n in assigned:
+            history.set(n, None, entry[n] - shift + 100000)
+
+    block(tree.body)
     return facts
 
 
+class _History:
+    """Every name's shape set and generation over time, so that the facts before each
+    statement are a position in it rather than a copy of every name's (which would make
+    the analysis quadratic in the function's length)."""
+
+    def __init__(self):
+        self.now = 0
+        self.times = {}  # name -> [time, ...], increasing
+        self.states = {}  # name -> [(shape set or None, generation), ...]
+
+    def tick(self):
+        self.now += 1
+        return self.now
+
+    def set(self, name, shape_set, gen):
+        self.times.setdefault(name, []).append(self.now)
+        self.states.setdefault(name, []).append((shape_set, gen))
+
+    def gen(self, name):
+        states = self.states.get(name)
+        return states[-1][1] if states else 0
+
+    def before(self, name, time):
+        """``(shape set or None, generation)`` of ``name`` as it stood before ``time``."""
+        times = self.times.get(name)
+        if not times:
+            return None, 0
+        i = bisect.bisect_left(times, time)
+        return self.states[name][i - 1] if i else (None, 0)
+
+
 class _Lookup:
-    def __init__(self, env, gen, scalars):
-        self.env, self.gen, self.scalars = env, gen, scalars
+    def __init__(self, history, time, scalars):
+        self.history, self.time, self.scalars = history, time, scalars
 
     def __call__(self, node):
         if isinstance(node, gast.Constant):
@@ -77,9 +115,8 @@ class _Lookup:
         if isinstance(node, gast.Name):
             if node.id in self.scalars:
                 return frozenset()
-            if node.id in self.env:
-                return self.env[node.id]
-            return frozenset({(node.id, self.gen.get(node.id, 0))})
+            shape_set, gen = self.history.before(node.id, self.time)
+            return shape_set if shape_set is not None else frozenset({(node.id, gen)})
         return None
 
 
@@ -141,20 +178,18 @@ def classify_reads(stmts, ops_name, skip=lambda stmt: False):
     for stmt in all_stmts(stmts):
         if skip(stmt):
             continue
-        shape_args = set()
+        shape_args, loads = set(), []
         for node in descendants(header(stmt)):
+            if isinstance(node, gast.Name):
+                if isinstance(node.ctx, gast.Load):
+                    loads.append(node)
+                continue
             for position in _shape_positions(node, ops_name):
                 arg = node.args[position]
                 if isinstance(arg, gast.Name):
                     shape_args.add(id(arg))
                     shape_reads.setdefault(arg.id, []).append((node, position))
-        for node in descendants(header(stmt)):
-            if (
-                isinstance(node, gast.Name)
-                and isinstance(node.ctx, gast.Load)
-                and id(node) not in shape_args
-            ):
-                other_reads.add(node.id)
+        other_reads.update(n.id for n in loads if id(n) not in shape_args)
     return shape_reads, other_reads
 
 
@@ -170,11 +205,15 @@ def read_shapes_from_sources(body, parsed, ops_name, params=()):
     """
     sources = _elementwise_sources(body, parsed, _write_counts(body, params))
     shape_reads, other_reads = classify_reads(body, ops_name)
+    alike = {}  # sources -> the names computed anyway that have them, in order
+    for t, found in sources.items():
+        if t in other_reads:
+            alike.setdefault(found, []).append(t)
     changed = False
     for n, reads in shape_reads.items():
         if n in other_reads or n not in sources or sources[n] == {n} or not sources[n]:
             continue
-        names = _source_names(n, sources, other_reads)
+        names = _source_names(n, sources[n], alike)
         for call, position in reads:
             call.args[position] = _shape_like(names, ops_name)
         changed = True
@@ -220,11 +259,11 @@ def _operand_sources(operands, sources, counts):
     return frozenset(found)
 
 
-def _source_names(n, sources, other_reads):
-    """The names to read ``n``'s shape from: its sources, or one value of the same
-    sources that is computed anyway (``p`` for ``log(p)``), which reads best."""
-    names = sorted(sources[n])
-    twins = [t for t in sources if t != n and sources[t] == sources[n] and t in other_reads]
+def _source_names(n, found, alike):
+    """The names to read ``n``'s shape from: its sources ``found``, or one value of the
+    same sources that is computed anyway (``p`` for ``log(p)``), which reads best."""
+    names = sorted(found)
+    twins = [t for t in alike.get(found, ()) if t != n]
     if twins and len(names) > 1:
         names = twins[:1]
     return names

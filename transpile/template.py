@@ -137,6 +137,8 @@ def _substitute(node, values, adjoint_of, runtime_names):
                     id=runtime_names[n.id], ctx=gast.Load(), annotation=None, type_comment=None
                 )
             return clone(n)
+        if not n._fields:
+            return n  # Load, Add, ...: shared, as clone shares them
         new = n.__class__.__new__(n.__class__)
         for key, value in n.__dict__.items():
             if isinstance(value, gast.AST):

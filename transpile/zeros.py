@@ -20,6 +20,7 @@ from transpile.nodes import (
     descendants,
     header,
     loads,
+    loads_with_parents,
     name,
     stores,
 )
@@ -123,6 +124,10 @@ class _Adjoints:
         self.ops = ops_name
         self.containers = containers
         self.in_place = set()
+        # id(statement) -> (statement, the list it pops from): the rounds rebuild the
+        # body but keep the statements they do not edit, and never edit one in place
+        self.pops = {}
+        self.reads = {}  # id(node) -> (node, the adjoints it reads), likewise
 
     def zeros_like(self, adj):
         return gast.Call(
@@ -179,10 +184,16 @@ class _Adjoints:
         base = in_place_base(s)
         if base in self.names:
             defs.append(base)
-        pop = _pop_base(header(s))
+        pop = self.popped(s)
         if pop in self.names:
             defs.append(pop)
         return defs
+
+    def popped(self, s):
+        found = self.pops.get(id(s))
+        if found is None:
+            found = self.pops[id(s)] = (s, _pop_base(header(s)))
+        return found[1]
 
     def step(self, body):
         """One round: decide, from where each adjoint may be zero, what each statement
@@ -213,11 +224,14 @@ class _Adjoints:
         return True, apply_edits(body, edits), needed
 
     def incoming(self, node, skip=None):
-        return [n for n in loads(node) if n in self.names and n != skip]
+        found = self.reads.get(id(node))
+        if found is None:
+            found = self.reads[id(node)] = (node, [n for n in loads(node) if n in self.names])
+        return [n for n in found[1] if n != skip]
 
     def accumulation(self, s, at):
         """``t += e``: dropped when ``e`` is zero; a first write when ``t`` is zero."""
-        pop = _pop_base(header(s))
+        pop = self.popped(s)
         incoming = self.incoming(s.value, skip=pop)
         if at.any_zero(incoming):
             return []
@@ -360,15 +374,10 @@ def _reads(body, ops_name):
     (an operand of arithmetic or of a fresh helper), or returns it."""
     safe, every = {}, {}
     for stmt in all_stmts(body):
-        parents = {}
-        for node in descendants(header(stmt)):
-            for child in gast.iter_child_nodes(node):
-                parents[id(child)] = node
-        for node in descendants(header(stmt)):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                every[node.id] = every.get(node.id, 0) + 1
-                if isinstance(stmt, gast.Return) or _fresh_use(parents.get(id(node)), ops_name):
-                    safe[node.id] = safe.get(node.id, 0) + 1
+        for node, parent in loads_with_parents(header(stmt)):
+            every[node.id] = every.get(node.id, 0) + 1
+            if isinstance(stmt, gast.Return) or _fresh_use(parent, ops_name):
+                safe[node.id] = safe.get(node.id, 0) + 1
     return safe, every
 
 
