@@ -220,6 +220,14 @@ def plain_sum(x):
 
 
 # --------------------------------------------------------------------------
+# specializable (plain and loop_sin too)
+
+
+def rows(x, n):
+    return np.sum(np.reshape(x, (n, -1)) ** 2)
+
+
+# --------------------------------------------------------------------------
 # the normal form: a varied set
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 import stage_funcs as S
 
-from transpile import emit, pipeline
+from transpile import emit, grad, pipeline
 from transpile.__main__ import main as cli_main
 from transpile.errors import TranspileError
 from transpile.ir import Context
@@ -663,6 +663,28 @@ def test_ownership_copies_a_gradient_that_may_be_a_broadcast():
 def test_ownership_leaves_a_fresh_gradient():
     assert dump(S.plain, "ownership") == dump(S.plain, "tidy")
     assert "ops.owned" not in dump(S.plain, "ownership")
+
+
+# --------------------------------------------------------------------------
+# specializable
+
+
+def test_specializable_straight_line_code_gets_variants_keyed_on_int_shapes():
+    assert built(S.plain, "specializable").static == frozenset()
+    assert built(S.rows, "specializable").static == frozenset({"n"})  # n sets a shape
+
+
+def test_specializable_loops_keep_the_generic_gradient_and_no_second_body():
+    fn = built(S.loop_sin, "specializable")
+    assert fn.static is None
+    assert built(S.loop_sin, "inline").outputs[-1].anf is None  # nothing to probe
+
+
+def test_specializable_variants_of_int_shapes_are_correct():
+    dx = grad(S.rows)
+    x = np.arange(6.0)
+    for n in (2, 3, 2):  # a variant per value of n, the first one again
+        np.testing.assert_allclose(dx(x, n), 2.0 * x)
 
 
 # --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ its uses.
 import gast
 
 from transpile import defuse
-from transpile.nodes import all_stmts, clone
+from transpile.nodes import all_stmts, clone, transform
 from transpile.tidy import fold_constants_in
 from transpile.zeros import in_place_base
 
@@ -87,18 +87,17 @@ def _merge(s, index, adjoint_names):
 def _substitute(stmt, n, constant):
     """``stmt`` with every read of ``n`` replaced by ``constant`` (in place)."""
 
-    class Replace(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if node.id == n and isinstance(node.ctx, gast.Load):
-                return clone(constant)
-            return node
+    def put(node):
+        if node.id == n and isinstance(node.ctx, gast.Load):
+            return clone(constant)
+        return node
 
     if isinstance(stmt, (gast.If, gast.For, gast.While)):
         for field in ("test", "iter"):
             if hasattr(stmt, field):
-                setattr(stmt, field, Replace().visit(getattr(stmt, field)))
+                setattr(stmt, field, transform(getattr(stmt, field), {gast.Name: put}))
         return stmt
-    return Replace().visit(stmt)
+    return transform(stmt, {gast.Name: put})
 
 
 def _is_temp(n):

@@ -35,7 +35,6 @@ from transpile import (
     buffers,
     deadcode,
     emit,
-    fixed_shapes,
     inline,
     ownership,
     probe,
@@ -44,7 +43,6 @@ from transpile import (
 )
 from transpile.ir import strip_annotations
 from transpile.nodes import clone, descendants, function_def
-from transpile.parse import MISSING
 
 _MAX_VARIANTS = 16
 
@@ -83,11 +81,7 @@ def stage(fn, ctx):
     if ctx.mode == "split":
         return fn
     out = fn.outputs[-1]
-    ops = fn.names["ops"]
     body = out.anf if out.anf is not None else out.body  # the probe records per operation
-    static = None
-    if not fn.callees:
-        static = fixed_shapes.eligible(body, fn.params, _resolver(fn), ops)
     fdef = function_def(out.name, out.args, body)
     generated = fn.generated
     spec = EntrySpec(
@@ -105,7 +99,7 @@ def stage(fn, ctx):
         rebuild=_rebuilder(ctx),
         sequences=ctx.sequences,
         assumed_arrays=frozenset(fn.params.index(p) for p in fn.kinds.assumed_arrays),
-        static=static,
+        static=fn.static,
         mode=ctx.mode,
         as_tuple=ctx.as_tuple,
         adjoint_names=frozenset(fn.adjoint_names),
@@ -116,20 +110,6 @@ def stage(fn, ctx):
     entry.__transpile_generated__ = generated
     generated.function = entry
     return fn
-
-
-def _resolver(fn):
-    """The object a name in generated code denotes: ours, or the user's."""
-
-    def resolve(node):
-        if isinstance(node, gast.Name) and node.id in fn.namespace:
-            return fn.namespace[node.id]
-        if isinstance(node, gast.Attribute):
-            base = resolve(node.value)
-            return MISSING if base is MISSING else getattr(base, node.attr, MISSING)
-        return fn.parsed.resolve(node)
-
-    return resolve
 
 
 def _rebuilder(ctx):

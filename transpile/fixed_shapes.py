@@ -16,6 +16,7 @@ generic.
 import gast
 import numpy as np
 
+from transpile.parse import MISSING
 from transpile.rules import registry
 from transpile.rules.declare import Shape
 
@@ -48,6 +49,31 @@ def _declared_shape(obj):
     if declaration is not None:
         return declaration.shape
     return Shape.ELEMENTWISE if isinstance(obj, np.ufunc) else Shape.VARIES
+
+
+def stage(fn, ctx):
+    """``fn.static``: the parameters that must be ints if the gradient can have shape
+    variants, else None (a callee's functions, and gradients that call user functions,
+    have none)."""
+    fn.static = None
+    if ctx.mode != "split" and not fn.callees:
+        out = fn.outputs[-1]
+        fn.static = eligible(out.body, fn.params, _resolver(fn), fn.names["ops"])
+    return fn
+
+
+def _resolver(fn):
+    """The object a name in generated code denotes: ours, or the user's."""
+
+    def resolve(node):
+        if isinstance(node, gast.Name) and node.id in fn.namespace:
+            return fn.namespace[node.id]
+        if isinstance(node, gast.Attribute):
+            base = resolve(node.value)
+            return MISSING if base is MISSING else getattr(base, node.attr, MISSING)
+        return fn.parsed.resolve(node)
+
+    return resolve
 
 
 class _Ineligible(Exception):

@@ -22,9 +22,11 @@ _IMPURE_METHODS = {"pop", "push", "append", "fill", "sort"}
 
 
 def stage(fn, ctx):
-    """Inline the outputs' temporaries (keeping the one-per-line form for ``entry``)."""
+    """Inline the outputs' temporaries (keeping the one-per-line form where ``entry``
+    makes shape variants from it)."""
     for out in fn.outputs:
-        out.anf = clone(out.body)
+        if out is fn.outputs[-1] and fn.static is not None:
+            out.anf = clone(out.body)
         out.body = compact(out.body, fn.names, fn.namer, renumber=False)
     # one numbering for all: a callee's forward and adjoint functions share the saved names
     _renumber([*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)], fn.namer)

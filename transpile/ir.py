@@ -108,6 +108,7 @@ class Function:
     adjoint: list = field(default_factory=list)  # the adjoint sweep, ending in its return
     outputs: list = field(default_factory=list)  # Output: what the back end compiles
     callees: list = field(default_factory=list)  # Generated of the user functions called
+    static: frozenset = None  # parameters that must be ints in shape variants; None: no variants
     callee_names: dict = field(default_factory=dict)  # id(Generated) -> (fwd, bwd) names
     generated: object = None  # pipeline.Generated, once compiled
 

@@ -156,6 +156,21 @@ def descendants(node):
         yield node
 
 
+def transform(node, visit):
+    """Rewrite ``node`` bottom up, in place: each child is rewritten first, then
+    ``visit[type(node)](node)``, where there is one, returns the node's replacement.
+    ``gast.NodeTransformer`` without its per-node method lookup, and skipping the
+    nodes without fields."""
+    for field in node._fields:
+        child = getattr(node, field, None)
+        if child.__class__ is list:
+            child[:] = [transform(c, visit) if isinstance(c, _AST) else c for c in child]
+        elif isinstance(child, _AST) and child._fields:
+            setattr(node, field, transform(child, visit))
+    rewrite = visit.get(node.__class__)
+    return node if rewrite is None else rewrite(node)
+
+
 def clone(node):
     """A deep copy of a gast node or a list of them (``copy.deepcopy`` without its memo).
     Nodes without fields (``Load``, ``Add``, ...) are shared, as ``ast.parse`` shares

@@ -30,6 +30,7 @@ from transpile import (
     dispatch,
     emit,
     fence,
+    fixed_shapes,
     inline,
     kinds,
     naming,
@@ -80,6 +81,7 @@ STAGES = (
     Stage("shapes", shapes.stage, "values needed only for their shape no longer computed"),
     Stage("tidy", tidy.stage, "constants folded, default arguments dropped, empty blocks gone"),
     Stage("ownership", ownership.stage, "returned gradients own their arrays, or are copied"),
+    Stage("specializable", fixed_shapes.stage, "whether shape variants can be made, from what"),
     Stage("inline", inline.stage, "temporaries used once printed where they are used"),
     # back end
     Stage("final", emit.stage, "source printed and compiled"),

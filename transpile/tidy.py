@@ -6,12 +6,13 @@ branches and orphan comments removed.
 * ``tidy``: empty branches and loops go; a comment with nothing under it goes.
 """
 
+import functools
 import inspect
 
 import gast
 
 from transpile.ir import COMMENT
-from transpile.nodes import const
+from transpile.nodes import const, transform
 from transpile_runtime import ops
 
 
@@ -23,39 +24,40 @@ def stage(fn, ctx):
     return fn
 
 
-class _Folder(gast.NodeTransformer):
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        operand = node.operand
-        if (
-            isinstance(node.op, gast.USub)
-            and isinstance(operand, gast.Constant)
-            and _number(operand.value)
-        ):
-            return gast.copy_location(const(-operand.value), node)
-        return node
+def _fold_unary(node):
+    operand = node.operand
+    if (
+        isinstance(node.op, gast.USub)
+        and isinstance(operand, gast.Constant)
+        and _number(operand.value)
+    ):
+        return gast.copy_location(const(-operand.value), node)
+    return node
 
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        left, right = node.left, node.right
-        lc = isinstance(left, gast.Constant) and _number(left.value)
-        rc = isinstance(right, gast.Constant) and _number(right.value)
-        if isinstance(right, gast.UnaryOp) and isinstance(right.op, gast.USub):
-            flipped = {gast.Add: gast.Sub, gast.Sub: gast.Add}.get(type(node.op))
-            if flipped is not None:  # a + -b is a - b, a - -b is a + b
-                new = gast.BinOp(left=left, op=flipped(), right=right.operand)
-                return gast.copy_location(new, node)
-        if lc and rc:
-            try:
-                value = _OPS[type(node.op)](left.value, right.value)
-            except (KeyError, ArithmeticError):
-                return node
-            return gast.copy_location(const(value), node)
-        if rc and right.value == 1 and isinstance(node.op, (gast.Pow, gast.Mult, gast.Div)):
-            return left
-        if lc and left.value == 1 and isinstance(node.op, gast.Mult):
-            return right
-        return node
+
+def _fold_binary(node):
+    left, right = node.left, node.right
+    lc = isinstance(left, gast.Constant) and _number(left.value)
+    rc = isinstance(right, gast.Constant) and _number(right.value)
+    if isinstance(right, gast.UnaryOp) and isinstance(right.op, gast.USub):
+        flipped = {gast.Add: gast.Sub, gast.Sub: gast.Add}.get(type(node.op))
+        if flipped is not None:  # a + -b is a - b, a - -b is a + b
+            new = gast.BinOp(left=left, op=flipped(), right=right.operand)
+            return gast.copy_location(new, node)
+    if lc and rc:
+        try:
+            value = _OPS[type(node.op)](left.value, right.value)
+        except (KeyError, ArithmeticError):
+            return node
+        return gast.copy_location(const(value), node)
+    if rc and right.value == 1 and isinstance(node.op, (gast.Pow, gast.Mult, gast.Div)):
+        return left
+    if lc and left.value == 1 and isinstance(node.op, gast.Mult):
+        return right
+    return node
+
+
+_FOLD = {gast.UnaryOp: _fold_unary, gast.BinOp: _fold_binary}
 
 
 _OPS = {
@@ -72,12 +74,11 @@ def _number(v):
 
 def fold_constants_in(stmt):
     """Fold the constants of one statement (in place); returns it."""
-    return _Folder().visit(stmt)
+    return transform(stmt, _FOLD)
 
 
 def fold_constants(body):
-    folder = _Folder()
-    return [folder.visit(s) for s in body]
+    return [transform(s, _FOLD) for s in body]
 
 
 def tidy(stmts):
@@ -146,30 +147,32 @@ def _real(stmts):
 def drop_default_args(body, ops_name):
     """``ops.unreduce(g, x, None, False)`` reads better as ``ops.unreduce(g, x)``."""
 
-    class Dropper(gast.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            f = node.func
-            if (
-                isinstance(f, gast.Attribute)
-                and isinstance(f.value, gast.Name)
-                and f.value.id == ops_name
-                and hasattr(ops, f.attr)
-            ):
-                params = list(inspect.signature(getattr(ops, f.attr)).parameters.values())
-                while node.args and len(node.args) <= len(params):
-                    last, param = node.args[-1], params[len(node.args) - 1]
-                    if not (
-                        isinstance(last, gast.Constant)
-                        and param.default is not inspect.Parameter.empty
-                        and last.value is param.default
-                        or isinstance(last, gast.Constant)
-                        and type(last.value) is type(param.default)
-                        and last.value == param.default
-                    ):
-                        break
-                    node.args.pop()
+    def drop(node):
+        f = node.func
+        if not (
+            isinstance(f, gast.Attribute)
+            and isinstance(f.value, gast.Name)
+            and f.value.id == ops_name
+            and hasattr(ops, f.attr)
+        ):
             return node
+        params = _parameters(f.attr)
+        while node.args and len(node.args) <= len(params):
+            if not _is_default(node.args[-1], params[len(node.args) - 1]):
+                break
+            node.args.pop()
+        return node
 
-    dropper = Dropper()
-    return [dropper.visit(s) for s in body]
+    return [transform(s, {gast.Call: drop}) for s in body]
+
+
+@functools.cache
+def _parameters(helper):
+    return list(inspect.signature(getattr(ops, helper)).parameters.values())
+
+
+def _is_default(arg, param):
+    if not isinstance(arg, gast.Constant) or param.default is inspect.Parameter.empty:
+        return False
+    default = param.default
+    return arg.value is default or type(arg.value) is type(default) and arg.value == default

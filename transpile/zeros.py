@@ -23,6 +23,7 @@ from transpile.nodes import (
     loads_with_parents,
     name,
     stores,
+    transform,
 )
 from transpile.rules.declare import helper_of
 
@@ -416,15 +417,12 @@ def _is_fresh(value, ops_name):
 
 
 def _replace_names(stmt, repl):
-    stmt = clone(stmt)
+    def put(node):
+        if isinstance(node.ctx, gast.Load) and node.id in repl:
+            return clone(repl[node.id])
+        return node
 
-    class R(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and node.id in repl:
-                return clone(repl[node.id])
-            return node
-
-    return R().visit(stmt)
+    return transform(clone(stmt), {gast.Name: put})
 
 
 def run(body, names, primal_of, ops_name, containers, given=()):
