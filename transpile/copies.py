@@ -20,12 +20,13 @@ def stage(fn, ctx):
     return fn
 
 
-def propagate_copies(body, adjoint_names):
+def propagate_copies(body, adjoint_names, index=None):
     """Remove top-level copies ``a = b`` between adjoints that are each written once,
     keeping the more meaningful name (``dw`` over ``_t11``, ``d_t4`` over ``d_t3``), and
     fold a constant adjoint written once (the seed 1.0 of a scalar output) into its
-    uses. One pass over a def-use index, in program order."""
-    index = _Written(body)
+    uses. One pass over a def-use index (``Written(body)``, or one kept up to date
+    since it was built), in program order."""
+    index = Written(body) if index is None else index
     adjoint_names = set(adjoint_names)
     out = []
     for s in body:
@@ -39,7 +40,7 @@ def propagate_copies(body, adjoint_names):
     return out
 
 
-class _Written(defuse.Index):
+class Written(defuse.Index):
     """The def-use index, with in-place updates (``ops.add_at(d, ...)``) counted as
     writes of the buffer they update."""
 

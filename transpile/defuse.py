@@ -78,6 +78,12 @@ class Index:
                 if isinstance(n, gast.Name) and n.id in table:
                     table[n.id] = [e for e in table[n.id] if e[1] is not stmt]
 
+    def drop_read(self, node):
+        """The read ``node`` (a Name) is gone from the body."""
+        entries = self.reads.get(node.id)
+        if entries:
+            self.reads[node.id] = [e for e in entries if e[0] is not node]
+
     def move_reads(self, old_stmt, new_stmt):
         """The reads indexed under ``old_stmt`` now sit in ``new_stmt`` (its expression
         was moved there); ``old_stmt``'s writes are forgotten."""

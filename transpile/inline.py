@@ -10,6 +10,8 @@ temporaries left are numbered afresh in order (``_t1, _t2, ...``), and an adjoin
 temporary whose primal one is gone is called ``g1, g2, ...`` (a gradient).
 """
 
+from typing import NamedTuple
+
 import gast
 
 from transpile import defuse
@@ -66,10 +68,10 @@ def _fold_updates(stmts, memo):
 def _update_of(stmts, i, memo):
     """The position of the update folding into ``stmts[i]``, or None."""
     s = stmts[i]
-    if not (_single_name_assignment(s) and memo.pure(s.value)):
+    if not (_single_name_assignment(s) and memo.pure_statement(s)):
         return None
     a = s.targets[0].id
-    read = set(_names(s.value))
+    read = memo.loads(s)
     for j in range(i + 1, min(len(stmts), i + 1 + _REACH)):
         later = stmts[j]
         if isinstance(later, (gast.If, gast.For, gast.While)):
@@ -98,7 +100,7 @@ def _updates(later, a, first, memo):
         and isinstance(v.left, gast.Name)
         and v.left.id == a
         and a not in _names(v.right)
-        and memo.pure(v.right)
+        and _pure(v.right, memo.names)
         and memo.length(later) + memo.length(first) <= _MAX_LINE + len(a)
     )
 
@@ -128,7 +130,7 @@ def _try_inline(stmts, i, index, memo):
     j = next((k for k in nearby if stmts[k] is reader), None)
     if j is None or isinstance(reader, (gast.If, gast.For, gast.While)):
         return False  # in another block, or a loop or branch header
-    read = set(_names(s.value))
+    read = memo.loads(s)
     if not all(_may_pass(between, read, memo) for between in stmts[i + 1 : j]):
         return False
     if memo.length(reader) - len(t) + memo.length(s) > _MAX_LINE:
@@ -144,7 +146,7 @@ def _inlinable_temporary(s, index, memo):
     if not _single_name_assignment(s) or s.targets[0].id not in index.only:
         return None
     t = s.targets[0].id
-    if index.write_count(t) != 1 or index.read_count(t) != 1 or not memo.pure(s.value):
+    if index.write_count(t) != 1 or index.read_count(t) != 1 or not memo.pure_statement(s):
         return None
     return t
 
@@ -157,48 +159,80 @@ def _may_pass(between, read, memo):
 
 
 class _Memo:
-    """What the two rewrites ask of a statement or expression, asked once. Purity and
-    the names a statement stores survive inlining (only pure expressions move, and an
-    expression stores nothing); what it reads and how long it prints are forgotten
-    when it changes. Entries hold their node, so an ``id`` is never reused under them."""
+    """What the two rewrites ask of a statement, found in one walk over it and asked
+    again for free: the names it mentions, stores and loads, the calls in it that
+    have an effect, and how long it prints. A statement that changes (an expression
+    inlined into it, an update folded) is walked again when next asked. Entries hold
+    their statement, so an ``id`` is never reused under them."""
 
     def __init__(self, names):
         self.names = names
-        self._pure, self._pure_statement, self._stored = {}, {}, {}
-        self._names, self._length = {}, {}
+        self._facts, self._length = {}, {}
 
-    def _get(self, table, node, compute):
-        found = table.get(id(node))
+    def _of(self, stmt):
+        found = self._facts.get(id(stmt))
         if found is None:
-            found = table[id(node)] = (node, compute(node))
+            found = self._facts[id(stmt)] = (stmt, _facts(stmt, self.names))
         return found[1]
 
-    def pure(self, value):
-        return self._get(self._pure, value, lambda v: _pure(v, self.names))
-
-    def pure_statement(self, stmt):
-        return self._get(self._pure_statement, stmt, lambda s: _pure_statement(s, self.names))
+    def names_of(self, stmt):
+        return self._of(stmt).mentioned
 
     def stored(self, stmt):
-        return self._get(self._stored, stmt, _stored)
+        return self._of(stmt).stored
 
-    def names_of(self, stmt):
-        return self._get(self._names, stmt, lambda s: set(_names(s)))
+    def loads(self, stmt):
+        return self._of(stmt).loaded
+
+    def pure_statement(self, stmt):
+        """A statement moved past (or moved) must change no value: an assignment of
+        a pure value to names, a comment, or a push on the tape (which only reads)."""
+        impure = self._of(stmt).impure
+        if isinstance(stmt, gast.Assign):
+            return not impure and all(isinstance(t, gast.Name) for t in stmt.targets)
+        if not isinstance(stmt, gast.Expr):
+            return False
+        v = stmt.value
+        if isinstance(v, gast.Constant):
+            return True
+        return (
+            isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Attribute)
+            and v.func.attr == "push"
+            and getattr(v.func.value, "id", None) == self.names.get("tape")
+            and impure == [v]
+        )
 
     def length(self, stmt):
-        return self._get(self._length, stmt, _length)
+        found = self._length.get(id(stmt))
+        if found is None:
+            found = self._length[id(stmt)] = (stmt, _length(stmt))
+        return found[1]
 
     def changed(self, stmt):
-        self._names.pop(id(stmt), None)
+        self._facts.pop(id(stmt), None)
         self._length.pop(id(stmt), None)
 
 
-def _stored(stmt):
-    return {
-        n.id
-        for n in descendants(stmt)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
+class _Facts(NamedTuple):
+    mentioned: set  # every name in the statement
+    stored: set
+    loaded: set
+    impure: list  # the calls with an effect besides their result
+
+
+def _facts(stmt, names):
+    mentioned, stored, loaded, impure = set(), set(), set(), []
+    for n in descendants(stmt):
+        if isinstance(n, gast.Name):
+            mentioned.add(n.id)
+            if isinstance(n.ctx, gast.Store):
+                stored.add(n.id)
+            elif isinstance(n.ctx, gast.Load):
+                loaded.add(n.id)
+        elif isinstance(n, gast.Call) and not _pure_call(n, names):
+            impure.append(n)
+    return _Facts(mentioned, stored, loaded, impure)
 
 
 def _length(stmt):
@@ -238,25 +272,6 @@ def _pure_call(call, names):
     if getattr(f.value, "id", None) == names.get("ops"):
         return not getattr(helper_of(f.attr), "checks", False)
     return True
-
-
-def _pure_statement(stmt, names):
-    """A statement moved past must change no value: an assignment of a pure value, a
-    comment, or a push on the tape (which only reads)."""
-    if isinstance(stmt, gast.Assign):
-        return _pure(stmt.value, names) and all(isinstance(t, gast.Name) for t in stmt.targets)
-    if not isinstance(stmt, gast.Expr):
-        return False
-    v = stmt.value
-    if isinstance(v, gast.Constant):
-        return True
-    return (
-        isinstance(v, gast.Call)
-        and isinstance(v.func, gast.Attribute)
-        and v.func.attr == "push"
-        and getattr(v.func.value, "id", None) == names.get("tape")
-        and all(_pure(a, names) for a in v.args)
-    )
 
 
 def _replace(stmt, old, new):

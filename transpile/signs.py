@@ -11,27 +11,30 @@ propagated once more.
 import gast
 
 from transpile import defuse
-from transpile.copies import propagate_copies
+from transpile.copies import Written, propagate_copies
 from transpile.nodes import descendants, loads
 from transpile.rules.declare import helper_of
 
 
 def stage(fn, ctx):
     """Move the signs of the adjoint sweep, then drop the copies that leaves."""
-    body = propagate_negations(fn.adjoint, fn.adjoint_names, fn.names["ops"])
-    body = fold_negated_first_writes(body, fn.adjoint_names)
-    fn.adjoint = propagate_copies(body, fn.adjoint_names)
+    body = fn.adjoint
+    index = Written(body)  # one index for the three passes, kept up to date by each
+    propagate_negations(body, fn.adjoint_names, fn.names["ops"], index)
+    body = fold_negated_first_writes(body, fn.adjoint_names, index)
+    fn.adjoint = propagate_copies(body, fn.adjoint_names, index)
     return fn
 
 
-def propagate_negations(body, adjoint_names, ops_name):
+def propagate_negations(body, adjoint_names, ops_name, index=None):
     """Move a unary minus on a top-level adjoint towards its use, where it cancels
     another minus or turns ``a + b`` into ``a - b``: ``d_t4 = -(dp * p / _t4)``,
     ``d_t2 = d_t4 * _t3``, ``dz = -d_t2`` become two products and no negation.
     Adjoints are linear in each other, so a sign passes through products with
     primal values and through the linear helpers. One pass in program order: a sign
-    moved into a later statement is moved on when that statement is reached."""
-    index = defuse.Index(body)
+    moved into a later statement is moved on when that statement is reached. The
+    rewrites keep every name node in its statement, so ``index`` stays valid."""
+    index = defuse.Index(body) if index is None else index
     top = {id(s): i for i, s in enumerate(body)}
     for s in body:
         t = _negated_name(s, adjoint_names, index)
@@ -131,12 +134,13 @@ def _contains(node, n):
     return any(isinstance(x, gast.Name) and x.id == n for x in descendants(node))
 
 
-def fold_negated_first_writes(body, adjoint_names):
+def fold_negated_first_writes(body, adjoint_names, index=None):
     """``dp = -d_t8`` followed by ``dp = dp + x`` is ``dp = x - d_t8``: one operation.
 
     One pass over a def-use index: between the two statements nothing may write what
-    ``d_t8`` is computed from, and no branch or loop may stand."""
-    index = defuse.Index(body)
+    ``d_t8`` is computed from, and no branch or loop may stand. ``index`` is kept up
+    to date."""
+    index = defuse.Index(body) if index is None else index
     top = {id(s): i for i, s in enumerate(body)}
     compound_before = [0]  # how many branches and loops stand before each position
     for s in body:
@@ -154,9 +158,10 @@ def fold_negated_first_writes(body, adjoint_names):
         if _written_between(index, loads(negated), s, later):
             continue  # what the negated value reads changes in between
         if _accumulates_onto(later, t):
+            index.drop_read(later.value.left)
             later.value = gast.BinOp(left=later.value.right, op=gast.Sub(), right=negated)
             dropped.add(id(s))
-            index.forget(s)
+            index.move_reads(s, later)
     return [s for s in body if id(s) not in dropped]
 
 
