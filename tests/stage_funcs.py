@@ -39,6 +39,12 @@ def wrapped(x):
     return np.sum(x * x)
 
 
+def pass_at_the_end(x):
+    y = np.sum(np.sin(x))
+    return y
+    pass  # noqa: PIE790  (no code: the code object's lines end above)
+
+
 # --------------------------------------------------------------------------
 # fence
 

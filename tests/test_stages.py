@@ -165,6 +165,28 @@ def test_parse_locates_the_tree_in_the_file_and_resolves_free_names():
     assert parsed.lookup("x") is MISSING  # a local never resolves
 
 
+def test_parse_reads_the_lines_inspect_reads_or_asks_inspect():
+    """The source is cut by the lines the code object spans; where that is not the
+    whole def (a tail without code), parse falls back on ``inspect``."""
+    import corpus_control
+    import corpus_straight
+
+    from transpile import parse
+
+    funcs = [
+        f
+        for module in (S, corpus_control, corpus_straight)
+        for f in vars(module).values()
+        if inspect.isfunction(f) and f.__module__ == module.__name__ and inspect.unwrap(f) is f
+    ]
+    assert len(funcs) > 50
+    for f in funcs:
+        spanned = parse._spanned_lines(f)
+        assert spanned is None or spanned == inspect.getsourcelines(f)[0], f.__name__
+    assert parse._spanned_lines(S.pass_at_the_end) is None
+    assert dump(S.pass_at_the_end, "parse").rstrip().endswith("pass")
+
+
 def test_parse_refuses_a_function_replaced_by_a_wrapper():
     with pytest.raises(TranspileError, match="wrapped by a decorator") as info:
         built(S.wrapped, "parse")

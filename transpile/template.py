@@ -13,6 +13,7 @@ inactive operand is dropped. Parameters whose name starts with ``_`` are options
 
 import functools
 import inspect
+import linecache
 import textwrap
 
 import gast
@@ -45,7 +46,10 @@ class Template:
     @functools.cached_property
     def body(self) -> tuple:
         """The template's statements (gast)."""
-        tree = gast.parse(textwrap.dedent(inspect.getsource(self.func))).body[0]
+        try:
+            tree = gast.parse(textwrap.dedent(_lines_of(self.func))).body[0]
+        except SyntaxError:  # the lines a code object spans missed a part of it
+            tree = gast.parse(textwrap.dedent(inspect.getsource(self.func))).body[0]
         return tuple(tree.body)
 
     @functools.cached_property
@@ -75,6 +79,16 @@ class Template:
             elif param.kind == param.VAR_POSITIONAL:
                 values[pname] = gast.Tuple(elts=[], ctx=gast.Load())
         return values
+
+
+def _lines_of(func):
+    """The source of ``func``, cut from its file by the lines its code spans: the code
+    object knows them, so the tokenizing of ``inspect.getsource`` (most of the time a
+    small gradient spends on its rules) is not needed."""
+    code = func.__code__
+    lines = linecache.getlines(code.co_filename)
+    last = max((end for _, end, _, _ in code.co_positions() if end is not None), default=0)
+    return "".join(lines[code.co_firstlineno - 1 : last])
 
 
 def parse_template(func) -> Template:
