@@ -33,15 +33,21 @@ position = 0  # in a template over *operands: the index of the operand whose adj
 
 
 class Template:
-    """A rule template: its signature at once, its body parsed on first use (most
-    programs use a handful of the rules, and reading a function's source costs)."""
+    """A rule template: its signature and body read on first use (most programs use a
+    handful of the rules, and reading a function's source or signature costs)."""
 
     def __init__(self, func):
         self.func = func
         self.name = func.__name__
-        self.signature = inspect.signature(func)
-        # parameters never differentiated
-        self.option_params = frozenset(p for p in self.signature.parameters if p.startswith("_"))
+
+    @functools.cached_property
+    def signature(self):
+        return inspect.signature(self.func)
+
+    @functools.cached_property
+    def option_params(self) -> frozenset:
+        """The parameters never differentiated."""
+        return frozenset(p for p in self.signature.parameters if p.startswith("_"))
 
     @functools.cached_property
     def body(self) -> tuple:
