@@ -19,7 +19,8 @@ from transpile.nodes import clone, descendants
 from transpile.rules.declare import helper_of
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
-_REACH = 6  # statements: a value is inlined or folded only into one this close
+_REACH = 6  # statements: a value is inlined only into one this close
+_FOLD_REACH = 16  # ... and an update folded into its definition from this far
 _IMPURE_METHODS = {"pop", "push", "append", "fill", "sort"}
 
 
@@ -72,7 +73,7 @@ def _update_of(stmts, i, memo):
         return None
     a = s.targets[0].id
     read = memo.loads(s)
-    for j in range(i + 1, min(len(stmts), i + 1 + _REACH)):
+    for j in range(i + 1, min(len(stmts), i + 1 + _FOLD_REACH)):
         later = stmts[j]
         if isinstance(later, (gast.If, gast.For, gast.While)):
             return None

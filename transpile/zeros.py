@@ -129,6 +129,8 @@ class _Adjoints:
         # body but keep the statements they do not edit, and never edit one in place
         self.pops = {}
         self.reads = {}  # id(node) -> (node, the adjoints it reads), likewise
+        self.first_writes = {}  # id -> each assignment made of an accumulation onto zero
+        self.only_first_writes = False  # whether the last round made nothing else
 
     def zeros_like(self, adj):
         return gast.Call(
@@ -141,7 +143,9 @@ class _Adjoints:
         for _ in range(50):
             self.in_place = {b for s in all_stmts(body) for b in [in_place_base(s)] if b}
             changed, body, needed_markers = self.step(body)
-            if not changed:
+            if not changed or self.only_first_writes:
+                # a first write defines what the accumulation it replaces defined, and
+                # reads what it read: another round would find what this one found
                 return self.finish(body, needed_markers)
         raise RuntimeError("adjoint optimization did not converge")
 
@@ -203,6 +207,7 @@ class _Adjoints:
         graph, before, definitions = self.reaching(body)
         edits = {}  # id(stmt) -> the statements that replace it
         needed = set()
+        self.only_first_writes = True
         for node in graph.nodes:
             s = node.stmt
             if s is None or isinstance(s, _SKIPPED) or _is_zero_marker(s):
@@ -220,6 +225,8 @@ class _Adjoints:
                 new = self.other(s, at)
             if new is not None:
                 edits[id(s)] = new
+                if not (len(new) == 1 and id(new[0]) in self.first_writes):
+                    self.only_first_writes = False
         if not edits:
             return False, body, needed
         return True, apply_edits(body, edits), needed
@@ -295,7 +302,9 @@ class _Adjoints:
                 args=[value],
                 keywords=[],
             )
-        return gast.copy_location(assign(s.target.id, value, s), s)
+        written = gast.copy_location(assign(s.target.id, value, s), s)
+        self.first_writes[id(written)] = written
+        return written
 
     def finish(self, body, needed):
         needed_ids = {i for _, i in needed}
