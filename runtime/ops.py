@@ -527,6 +527,31 @@ def add(a, b):
     return a + b
 
 
+class _Missing:
+    """The old value of a dict key that did not exist yet."""
+
+    def __repr__(self):
+        return "ops.MISSING"
+
+
+MISSING = _Missing()
+
+
+@helper(fresh=True)
+def saved_item(d, key):
+    """A copy of ``d[key]`` to restore later, or ``MISSING`` when ``d`` has no ``key``."""
+    return np.copy(d[key]) if key in d else MISSING
+
+
+@helper(shares=True)
+def restore_item(d, key, old):
+    """``d[key] = old``, or remove ``key`` when it was ``MISSING``."""
+    if old is MISSING:
+        del d[key]
+    else:
+        d[key] = old
+
+
 @helper(fresh=True)
 def zeros_like(x):
     """A zero adjoint shaped like ``x``: arrays, Python numbers, and containers."""

@@ -68,22 +68,28 @@ def uses_nested_class(x):
     return np.sum(x * 2.0)
 
 
-def uses_nested_def(x):
+def recursive_local_def(x):
+    def power(z, n):
+        if n == 0:
+            return z
+        return power(z * x, n - 1)  # ERR
+
+    return np.sum(power(x, 2))
+
+
+def local_function_as_value(x):
     def double(z):  # ERR
         return z * 2.0
 
-    return np.sum(double(x))
+    fs = [double]
+    return np.sum(fs[0](x))
 
 
-def uses_lambda(x):
+def local_function_rebound(x):
     square = lambda z: z * z  # ERR
     y = square(x)
-    return np.sum(y)
-
-
-def uses_listcomp(x):
-    parts = [x[i] * 2.0 for i in range(2)]  # ERR
-    return parts[0] + parts[1]
+    square = lambda z: z * z * z
+    return np.sum(y + square(x))
 
 
 # --------------------------------------------------------------------------
@@ -201,15 +207,6 @@ def uses_starred(x):
 def uses_set_display(x):
     seen = {1, 2}  # ERR
     return np.sum(x) * len(seen)
-
-
-def uses_generator(x):
-    return sum(x[i] * 2.0 for i in range(2))  # ERR
-
-
-def uses_dict_comprehension(x):
-    parts = {i: x[i] * 2.0 for i in range(2)}  # ERR
-    return parts[0] + parts[1]
 
 
 def uses_keyword_only(x, *, scale=1.0):  # ERR

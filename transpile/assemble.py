@@ -32,7 +32,7 @@ def stage(fn, ctx):
     if ctx.mode == "split":
         fn.outputs = _split(fn, ctx, primal, adjoint, ret, result)
         return fn
-    base = ctx.func.__name__
+    base = fn.parsed.name
     fname = {"grad": f"d{base}", "value_and_grad": f"{base}_value_and_grad", "vjp": f"{base}_vjp"}
     args = clone(fn.tree.args)
     args.args = args.args + [name(a, gast.Param()) for a in fn.extra_args]
@@ -71,7 +71,7 @@ def _split(fn, ctx, primal, adjoint, ret, result):
         kwarg=None,
         defaults=[],
     )
-    base = ctx.func.__name__
+    base = fn.parsed.name
     return [
         Output(f"{base}_fwd", clone(fn.tree.args), primal + [fwd_ret]),
         Output(f"{base}_bwd", bwd_args, ([unpack] if saved_names else []) + adjoint + [ret]),

@@ -24,10 +24,6 @@ _STATEMENTS = {
     gast.Nonlocal: ("nonlocal", "pass the value in as an argument instead"),
     gast.Delete: ("del", "remove the `del`; rebinding the name is enough"),
     gast.ClassDef: ("a nested class", "define the class at module level"),
-    gast.FunctionDef: (
-        "a nested function",
-        ("define the helper at module level; the transpiler differentiates calls to it"),
-    ),
     gast.Import: ("import", "import at module level"),
     gast.ImportFrom: ("import", "import at module level"),
 }
@@ -36,10 +32,6 @@ _EXPRESSIONS = {
     gast.YieldFrom: ("yield from", "differentiate a function that returns its value"),
     gast.Await: ("await", "differentiate a plain synchronous function"),
     gast.NamedExpr: ("an assignment expression (:=)", "assign on a separate line"),
-    gast.ListComp: ("a list comprehension", "write a for loop that appends to a list"),
-    gast.SetComp: ("a set comprehension", "write a for loop"),
-    gast.DictComp: ("a dict comprehension", "write a for loop that fills a dict"),
-    gast.GeneratorExp: ("a generator expression", "write a for loop"),
     gast.Starred: ("a starred expression", "pass the arguments one by one"),
 }
 _MATCH = getattr(gast, "Match", None)
@@ -75,14 +67,6 @@ def _check(parsed, root):
     for node in descendants(root):
         if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
             continue  # anything goes inside stop_gradient(...): it is never differentiated
-        if isinstance(node, gast.Lambda) and not _inside_stop_gradient(parsed, root, node):
-            raise at(
-                parsed,
-                node,
-                "a lambda is not supported in a differentiated function",
-                "define the function at module level with `def`; the transpiler "
-                "differentiates calls to it",
-            )
         kind = type(node)
         if kind in _STATEMENTS:
             what, hint = _STATEMENTS[kind]

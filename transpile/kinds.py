@@ -27,6 +27,7 @@ _SEQUENCE_OPS = (gast.Add, gast.Mult)
 class Kinds:
     sequences: frozenset  # names that hold a list or a tuple wherever they are bound
     assumed_arrays: frozenset  # parameters used as an operand of + or * as a number/array
+    dicts: frozenset = frozenset()  # local names bound only to dicts the function builds
 
 
 def stage(fn, ctx):
@@ -39,7 +40,8 @@ def run(tree, parsed, known=frozenset()) -> Kinds:
     bindings = _bindings(tree.body, params)
     sequences = _sequences(bindings, known, parsed)
     assumed = _used_as_numbers(tree.body, sequences)
-    return Kinds(frozenset(sequences), frozenset(assumed & set(params)))
+    dicts = {n for n, values in bindings.items() if all(_is_dict(v, parsed) for v in values)}
+    return Kinds(frozenset(sequences), frozenset(assumed & set(params)), frozenset(dicts))
 
 
 def _bindings(body, params):
@@ -105,6 +107,13 @@ def is_sequence_op(value, sequences) -> bool:
         and isinstance(value.op, _SEQUENCE_OPS)
         and any(isinstance(o, gast.Name) and o.id in sequences for o in (value.left, value.right))
     )
+
+
+def _is_dict(value, parsed):
+    """Whether ``value`` builds a new dict (a display or ``dict(...)``)."""
+    if isinstance(value, gast.Dict):
+        return True
+    return isinstance(value, gast.Call) and parsed.resolve(value.func) is builtins.dict
 
 
 def _is_sequence(value, target, sequences, known, parsed):

@@ -185,6 +185,8 @@ def _always_exits(stmts):
 def _walk_stmts(stmts):
     for stmt in stmts:
         yield stmt
+        if isinstance(stmt, gast.FunctionDef):
+            continue  # its returns are its own
         for field in ("body", "orelse"):
             yield from _walk_stmts(getattr(stmt, field, []) or [])
 

@@ -35,7 +35,7 @@ import builtins
 
 import gast
 
-from transpile import lower, rename
+from transpile import desugar, lower, rename
 from transpile.errors import at
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
 from transpile.parse import MISSING
@@ -66,6 +66,11 @@ class _Normalizer:
         for n in descendants(parsed.tree):
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                 self.bindings[n.id] = self.bindings.get(n.id, 0) + 1
+            elif isinstance(n, gast.FunctionDef) and n is not parsed.tree:
+                self.bindings[n.name] = self.bindings.get(n.name, 0) + 1
+        self.values = desugar.used_as_values(parsed.tree, self._is_map)
+        self.locals = {}  # name -> desugar.Local, for the functions defined in the body
+        self.inlining = []  # the local functions whose bodies are being inlined
 
     # statements -----------------------------------------------------------------
     def block(self, stmts):
@@ -82,6 +87,48 @@ class _Normalizer:
 
     def stmt_Pass(self, s):
         return []
+
+    def stmt_FunctionDef(self, s):
+        if s.decorator_list:
+            raise at(
+                self.parsed,
+                s,
+                "a decorated function defined inside the differentiated function",
+                "define it at module level, or call it undecorated",
+            )
+        return self.define(s.name, s)
+
+    def define(self, fname, node):
+        """Remember the local function ``node`` (a def or a lambda bound to ``fname``);
+        its calls inline its body. Its defaults are computed here, as Python does."""
+        what = f"`{fname}`, defined inside the differentiated function,"
+        params, with_defaults = desugar.parameters(node)
+        if params is None:
+            raise at(
+                self.parsed,
+                node,
+                f"{what} takes *args, **kwargs or keyword-only parameters",
+                "give it plain positional parameters (with defaults if needed)",
+            )
+        if self.bindings.get(fname, 0) > 1:
+            raise at(
+                self.parsed,
+                node,
+                f"{what} is bound more than once",
+                "give each local function its own name",
+            )
+        if fname in self.values:
+            raise at(
+                self.parsed,
+                node,
+                f"{what} is used as a value, not only called",
+                "call it directly, or through map(...); or define it at module level",
+            )
+        pre, defaults = [], {}
+        for p, default in zip(with_defaults, node.args.defaults):
+            defaults[p] = self._copy_if_name(self.atom(default, pre), pre, node)
+        self.locals[fname] = desugar.Local(fname, node, defaults)
+        return pre
 
     def stmt_Break(self, s):
         return [s]
@@ -130,6 +177,8 @@ class _Normalizer:
                 pre.extend(self.bind(target, value, s))
             return pre
         target = s.targets[0]
+        if isinstance(target, gast.Name) and isinstance(s.value, gast.Lambda):
+            return self.define(target.id, s.value)
         if isinstance(target, gast.Name):
             value = self.expr(s.value, pre, top=True)
             if isinstance(value, gast.Name) and value.id == target.id:
@@ -342,6 +391,15 @@ class _Normalizer:
         ):
             v = node.operand.value
             return gast.copy_location(const(-v if isinstance(node.op, gast.USub) else v), node)
+        if (
+            isinstance(node, gast.BinOp)
+            and isinstance(node.op, gast.Add)
+            and all(
+                isinstance(o, gast.Constant) and isinstance(o.value, str)
+                for o in (node.left, node.right)
+            )
+        ):  # "W" + name, once an inlined call made name a string constant
+            return gast.copy_location(const(node.left.value + node.right.value), node)
         return node
 
     def expr(self, node, pre, top=False):
@@ -433,7 +491,55 @@ class _Normalizer:
     def expr_Slice(self, node, pre):
         raise at(self.parsed, node, "a slice outside a subscript is not supported")
 
+    def expr_ListComp(self, node, pre):
+        stmts, result = desugar.comprehension(node, self.namer, self.parsed)
+        pre.extend(self.block(stmts))
+        return self.expr(result, pre, top=True)
+
+    expr_GeneratorExp = expr_DictComp = expr_SetComp = expr_ListComp
+
+    def inline(self, local, node, pre):
+        """The value of ``node``, a call of the local function ``local``, computed by its
+        body inlined into ``pre``."""
+        if local.node in self.inlining:
+            raise at(
+                self.parsed,
+                node,
+                f"`{local.name}` calls itself; a function defined inside the differentiated "
+                "function is inlined, so it cannot recurse",
+                "define the recursive function at module level",
+            )
+        self.inlining.append(local.node)
+        try:
+            stmts, value = desugar.inline(local, node, self.namer, self.parsed)
+            pre.extend(self.block(stmts))
+            return self.expr(value, pre, top=True)
+        finally:
+            self.inlining.pop()
+
+    def _is_map(self, node):
+        return (
+            isinstance(node.func, gast.Name)
+            and self.parsed.resolve(node.func) is builtins.map
+            and len(node.args) >= 2
+            and not node.keywords
+        )
+
+    def desugared_call(self, node, pre):
+        """The value of a call of a local function, a lambda or ``map``, else None."""
+        func = node.func
+        if isinstance(func, gast.Name) and func.id in self.locals:
+            return self.inline(self.locals[func.id], node, pre)
+        if isinstance(func, gast.Lambda):
+            return self.inline(desugar.Local("", func, {}), node, pre)
+        if self._is_map(node):
+            return self.expr(desugar.mapped(node), pre, top=True)
+        return None
+
     def call(self, node, pre):
+        desugared = self.desugared_call(node, pre)
+        if desugared is not None:
+            return desugared
         func = node.func
         if self.parsed.resolve(func) is builtins.dict and not node.args:
             # dict(a=x, b=y) is the display {"a": x, "b": y}

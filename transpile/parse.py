@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 import gast
 
+from transpile import lambda_source
 from transpile.errors import TranspileError
-from transpile.nodes import descendants
+from transpile.nodes import descendants, function_def
 
 MISSING = object()
 
@@ -108,7 +109,7 @@ def _source_error(func, why, hint=None):
         lineno=lineno,
         hint=hint
         or "define the function with `def` in a .py file or a notebook cell; "
-        "functions built by exec/eval, lambdas and builtins have no usable source",
+        "functions built by exec/eval and builtins have no usable source",
     )
 
 
@@ -118,6 +119,8 @@ def assigned_names(tree) -> set:
     for node in descendants(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             names.add(node.id)
+        elif isinstance(node, gast.FunctionDef) and node is not tree:
+            names.add(node.name)
     return names
 
 
@@ -131,8 +134,8 @@ def run(func) -> Parsed:
     """Parse ``func`` and bundle what later stages need to resolve its names."""
     if not inspect.isfunction(func):
         raise _source_error(func, "it is not a Python function")
-    if func.__name__ == "<lambda>":
-        raise _source_error(func, "it is a lambda")
+    if func.__code__.co_name == "<lambda>":
+        return _read_lambda(func)
     _refuse_wrapped(func)
     spanned = _spanned_lines(func)
     if spanned is not None:
@@ -204,6 +207,31 @@ def _read(func, lines, first):
         line_offset=first - 1,
         namespace=func.__globals__,
         cells=cells,
+        local_names=frozenset(assigned_names(tree)),
+    )
+
+
+def _read_lambda(func):
+    """A lambda, read as ``def name(params): return body`` (named after the variable
+    it is assigned to, where it is)."""
+    found = lambda_source.find(func, _same_code)
+    if found is None:
+        raise _source_error(
+            func,
+            "no lambda in its file compiles to the code that runs",
+            "define the function with `def`, or re-run the cell or module that defines "
+            "the lambda",
+        )
+    node, fname = found
+    ret = gast.copy_location(gast.Return(value=node.body), node.body)
+    tree = gast.copy_location(function_def(fname, node.args, [ret]), node)
+    return Parsed(
+        name=fname,
+        tree=tree,
+        filename=func.__code__.co_filename,
+        line_offset=0,
+        namespace=func.__globals__,
+        cells=dict(zip(func.__code__.co_freevars, func.__closure__ or ())),
         local_names=frozenset(assigned_names(tree)),
     )
 

@@ -34,7 +34,14 @@ def stage(fn, ctx):
     adjoint_names, names = fn.adjoint_names, fn.names
     wanted = needed(fn.adjoint, adjoint_names, fn.primal)
     primal, adjoint, pushed = run(
-        fn.primal, fn.adjoint, fn.emitted.restores, wanted, fn.params, names, fn.namer
+        fn.primal,
+        fn.adjoint,
+        fn.emitted.restores,
+        wanted,
+        fn.params,
+        names,
+        fn.namer,
+        fn.kinds.dicts,
     )
     top_reads = {
         n.id
@@ -70,13 +77,16 @@ def prebind(primal, needed_names, params):
     return [assign(n, const(None), gast.Pass()) for n in missing] + primal
 
 
-def run(primal, adjoint, markers, needed, params, names, namer=None):
+def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=frozenset()):
     """Turn restore markers into tape pops in the adjoint and pushes in the primal.
 
     ``needed`` is the pair ``(names, slots)`` from ``needed``; a marker whose name is not
     needed is dropped. A write that no loop encloses runs at most once: its old value
     is kept in a name (``h_old = h`` ... ``h = h_old``) rather than on the tape. Returns
     ``(primal, adjoint, whether anything is on the tape)``.
+
+    A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
+    as ``ops.MISSING`` then, and restoring it removes the key again.
     """
     tape, np_name, ops = names["tape"], names["np"], names["ops"]
     pushes = {}  # id(primal stmt) -> push statement
@@ -108,7 +118,11 @@ def run(primal, adjoint, markers, needed, params, names, namer=None):
                             args=[],
                             keywords=[],
                         )
-                    if kind == "slot":
+                    if kind == "slot" and _base_name(primal_stmt.targets[0]) in dicts:
+                        sub = primal_stmt.targets[0]
+                        out.append(_ops_call(ops, "restore_item", sub, pop))
+                        value = _ops_call(ops, "saved_item", sub).value
+                    elif kind == "slot":
                         sub = clone(primal_stmt.targets[0])
                         out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
                         read = clone(sub)
@@ -187,6 +201,23 @@ def run(primal, adjoint, markers, needed, params, names, namer=None):
             defined |= set(stores(s))
         out.append(s)
     return out, adjoint, bool(taped)
+
+
+def _base_name(target):
+    return target.value.id if isinstance(target.value, gast.Name) else None
+
+
+def _ops_call(ops, helper, sub, *args):
+    """``ops.helper(base, key, *args)`` for the subscript ``sub``, as a statement."""
+    call = gast.Call(
+        func=gast.Attribute(value=name(ops), attr=helper, ctx=gast.Load()),
+        args=[clone(sub.value), clone(sub.slice), *args],
+        keywords=[],
+    )
+    for n in descendants(call):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return gast.Expr(value=call)
 
 
 def _in_loops(stmts, inside=False, found=None):

@@ -1,0 +1,247 @@
+"""Functions written the way published numerical programs are: lambdas, functions
+defined inside the differentiated one, comprehensions, generators, ``map`` and dicts
+that grow, for ``tests/test_constructs.py``. Nothing here runs at import time."""
+
+import numpy as np
+
+# --------------------------------------------------------------------------
+# lambdas
+
+
+def lambda_bound(w):
+    g = lambda t: np.tanh(t) * 2.0
+    return np.sum(g(w))
+
+
+def lambda_called_in_loop(w):
+    step = lambda h: np.sin(h) * w
+    h = w
+    for _ in range(3):
+        h = step(h)
+    return np.sum(h)
+
+
+def lambda_inline(w):
+    return np.sum((lambda t: t * t)(w + 1.0))
+
+
+def lambda_late_binding(w):
+    scaled = lambda t: t * scale
+    scale = np.cos(w)
+    first = scaled(w)
+    scale = scale * 2.0
+    return np.sum(first + scaled(w))
+
+
+def lambda_default(w):
+    c = np.exp(w)
+    f = lambda t, k=c: t * k
+    c = c * 3.0
+    return np.sum(f(w) + f(w, c))
+
+
+def lambda_arguments_swapped(a, b):
+    sub = lambda a, b: a - b * b
+    return np.sum(sub(b, a) * a)
+
+
+def lambda_of_expression_arguments(w):
+    norm2 = lambda v: np.sum(v * v)
+    return norm2(w * 2.0) + norm2(np.sin(w))
+
+
+# --------------------------------------------------------------------------
+# functions defined inside the differentiated function
+
+
+def nested_closure(w, x):
+    b = np.cos(w)
+
+    def layer(z):
+        h = np.tanh(z * w + b)
+        return h * x
+
+    return np.sum(layer(x) + layer(x * 2.0))
+
+
+def nested_with_early_return(w):
+    def clipped(z, limit):
+        for i in range(3):
+            if np.sum(z) > limit:
+                return z * 0.5
+            z = z * 1.5
+        return z
+
+    return np.sum(clipped(w, 2.0) * w)
+
+
+def nested_in_loop(w):
+    def update(h, k):
+        return np.sin(h) + k * w
+
+    h = w
+    for k in range(4):
+        h = update(h, k)
+    return np.sum(h * h)
+
+
+def nested_calls_nested(w):
+    def inner(z):
+        return z * z
+
+    def outer(z):
+        def twice(v):
+            return inner(v) + inner(v * 0.5)
+
+        return twice(z) * np.exp(-z)
+
+    return np.sum(outer(w))
+
+
+def nested_rebinds_parameter(w):
+    def grow(t):
+        t = t * 2.0
+        t = t + w
+        return t
+
+    t = w * 3.0
+    return np.sum(grow(t) * t)
+
+
+def nested_keywords_and_defaults(w):
+    def affine(z, scale=2.0, shift=0.0):
+        return z * scale + shift
+
+    return np.sum(affine(w) * affine(w, shift=w) * affine(z=w, scale=w))
+
+
+def nested_names_do_not_clobber(w):
+    h = w * 2.0
+
+    def f(z):
+        h = z * 3.0  # this h is f's own
+        return h + 1.0
+
+    return np.sum(f(w) * h)
+
+
+# --------------------------------------------------------------------------
+# comprehensions, generators, map
+
+
+def listcomp_stack(w):
+    return np.sum(np.stack([w * i for i in range(3)]) ** 2)
+
+
+def listcomp_filtered_nested(ws):
+    terms = [np.sum(a * b) for a in ws for b in ws if a is not b]
+    return sum(terms)
+
+
+def listcomp_array(w):
+    v = np.array([w[0] * w[1], np.sin(w[2]), w[1] ** 2])
+    return np.sum(v * v)
+
+
+def generator_in_sum(ws):
+    return sum(np.sum(w**2) for w in ws) + np.sum(ws[0] * ws[1])
+
+
+def generator_with_index(w):
+    return sum(w[i] * w[i + 1] for i in range(len(w) - 1))
+
+
+def comprehension_variable_is_its_own(w):
+    i = 2
+    vals = [w[i] * 3.0 for i in range(2)]
+    return vals[0] + vals[1] * w[i]
+
+
+def dictcomp(ws):
+    scaled = {k: np.tanh(ws[k]) * (k + 1) for k in range(len(ws))}
+    return np.sum(scaled[0] * scaled[1])
+
+
+def setcomp_of_integers(w):
+    kinds = {i % 2 for i in range(5)}
+    return np.sum(w * len(kinds))
+
+
+def map_with_lambda(ws):
+    squares = list(map(lambda t: t * t, ws))  # noqa: C417 (the construct under test)
+    return np.sum(squares[0] + squares[1])
+
+
+def map_with_numpy(ws):
+    return sum(map(np.sum, map(np.tanh, ws)))
+
+
+def map_two_sequences(ws, vs):
+    return sum(map(lambda a, b: np.sum(a * b), ws, vs))
+
+
+# --------------------------------------------------------------------------
+# dicts built here and then given new keys
+
+
+def dict_new_key(w):
+    d = {"a": w, "b": w * 2.0}
+    d["c"] = d["a"] * d["b"]
+    return np.sum(d["c"])
+
+
+def dict_new_keys_in_loop(w):
+    d = {}
+    d["x0"] = w
+    for i in range(3):
+        d["x" + str(i + 1)] = np.sin(d["x" + str(i)]) * w
+    return np.sum(d["x3"])
+
+
+def dict_overwritten_and_new(w):
+    d = dict(a=w)
+    d["a"] = d["a"] * 3.0
+    d["b"] = np.tanh(d["a"])
+    d["a"] = d["b"] * d["a"]
+    return np.sum(d["a"] + d["b"])
+
+
+# --------------------------------------------------------------------------
+# realistic programs
+
+
+def lstm_loss(params, xs, target):
+    """An LSTM over a sequence, written with nested helpers and a lambda, as in
+    published autograd examples."""
+    sigmoid = lambda z: 0.5 * (np.tanh(z * 0.5) + 1.0)
+
+    def gate(name, x, h):
+        return x @ params["W" + name] + h @ params["U" + name] + params["b" + name]
+
+    def cell(x, h, c):
+        i = sigmoid(gate("i", x, h))
+        f = sigmoid(gate("f", x, h))
+        o = sigmoid(gate("o", x, h))
+        g = np.tanh(gate("g", x, h))
+        c = f * c + i * g
+        return o * np.tanh(c), c
+
+    h = np.zeros(params["bi"].shape)
+    c = np.zeros(params["bi"].shape)
+    for x in xs:
+        h, c = cell(x, h, c)
+    penalty = sum(np.sum(params[k] ** 2) for k in ["Wi", "Wf", "Wo", "Wg"])
+    return np.sum((h - target) ** 2) + 1e-3 * penalty
+
+
+def mlp_loss(weights, x, y):
+    """A small MLP: layers as a list of (W, b) pairs, the activation a lambda, the
+    regularizer a generator expression."""
+    relu_ish = lambda z: np.log1p(np.exp(z))
+    h = x
+    for W, b in weights[:-1]:
+        h = relu_ish(h @ W + b)
+    W, b = weights[-1]
+    out = h @ W + b
+    l2 = sum(np.sum(W_**2) for W_, _ in weights)
+    return np.mean((out - y) ** 2) + 0.01 * l2

@@ -1,0 +1,137 @@
+"""Lambdas, local functions, comprehensions, generators, ``map`` and growing dicts:
+each gradient against central finite differences, on a first and a later call."""
+
+import copy
+
+import construct_funcs as C
+import fd
+import numpy as np
+import pytest
+from variants import call_twice
+
+from transpile import grad, source
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def vec(n=4, seed=0):
+    return _rng(seed).uniform(-0.8, 0.8, n)
+
+
+CASES = [
+    (C.lambda_bound, lambda: (vec(),), 0),
+    (C.lambda_called_in_loop, lambda: (vec(),), 0),
+    (C.lambda_inline, lambda: (vec(),), 0),
+    (C.lambda_late_binding, lambda: (vec(),), 0),
+    (C.lambda_default, lambda: (vec(),), 0),
+    (C.lambda_arguments_swapped, lambda: (vec(seed=1), vec(seed=2)), (0, 1)),
+    (C.lambda_of_expression_arguments, lambda: (vec(),), 0),
+    (C.nested_closure, lambda: (vec(seed=1), vec(seed=2)), (0, 1)),
+    (C.nested_with_early_return, lambda: (vec(),), 0),
+    (C.nested_with_early_return, lambda: (vec() + 2.0,), 0),
+    (C.nested_in_loop, lambda: (vec(),), 0),
+    (C.nested_calls_nested, lambda: (vec(),), 0),
+    (C.nested_rebinds_parameter, lambda: (vec(),), 0),
+    (C.nested_keywords_and_defaults, lambda: (vec(),), 0),
+    (C.nested_names_do_not_clobber, lambda: (vec(),), 0),
+    (C.listcomp_stack, lambda: (vec(),), 0),
+    (C.listcomp_filtered_nested, lambda: ([vec(3, s) for s in range(3)],), 0),
+    (C.listcomp_array, lambda: (vec(3),), 0),
+    (C.generator_in_sum, lambda: ([vec(3, s) for s in range(3)],), 0),
+    (C.generator_with_index, lambda: (vec(5),), 0),
+    (C.comprehension_variable_is_its_own, lambda: (vec(),), 0),
+    (C.dictcomp, lambda: ([vec(3, s) for s in range(2)],), 0),
+    (C.setcomp_of_integers, lambda: (vec(),), 0),
+    (C.map_with_lambda, lambda: ([vec(3, s) for s in range(2)],), 0),
+    (C.map_with_numpy, lambda: ([vec(3, s) for s in range(3)],), 0),
+    (
+        C.map_two_sequences,
+        lambda: ([vec(3, s) for s in range(2)], [vec(3, s + 5) for s in range(2)]),
+        (0, 1),
+    ),
+    (C.dict_new_key, lambda: (vec(),), 0),
+    (C.dict_new_keys_in_loop, lambda: (vec(),), 0),
+    (C.dict_overwritten_and_new, lambda: (vec(),), 0),
+]
+
+
+def _lstm_args():
+    rng = _rng(7)
+    n_in, n_h = 3, 4
+    params = {}
+    for g in "ifog":
+        params["W" + g] = rng.normal(0, 0.4, (n_in, n_h))
+        params["U" + g] = rng.normal(0, 0.4, (n_h, n_h))
+        params["b" + g] = rng.normal(0, 0.1, n_h)
+    xs = [rng.normal(0, 1, n_in) for _ in range(3)]
+    return params, xs, rng.normal(0, 1, n_h)
+
+
+def _mlp_args():
+    rng = _rng(8)
+    sizes = [3, 5, 4, 2]
+    weights = [
+        (rng.normal(0, 0.5, (m, n)), rng.normal(0, 0.1, n)) for m, n in zip(sizes, sizes[1:])
+    ]
+    return weights, rng.normal(0, 1, (6, 3)), rng.normal(0, 1, (6, 2))
+
+
+CASES += [(C.lstm_loss, _lstm_args, 0), (C.mlp_loss, _mlp_args, 0)]
+
+
+@pytest.mark.parametrize(
+    "func, make, wrt", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(CASES)]
+)
+def test_gradient_matches_finite_differences(func, make, wrt):
+    args = make()
+    pristine = copy.deepcopy(args)
+    actual = call_twice(grad(func, wrt=wrt), *args)
+    fd.assert_same(list(args), list(pristine), path="argument")
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    expected = fd.numeric_grad(func, args, indices)
+    actual = actual if isinstance(wrt, tuple) else (actual,)
+    fd.assert_close(actual, expected, rtol=1e-6, atol=1e-9, path=func.__name__)
+
+
+def test_inlined_lambda_reads_like_the_users_code():
+    text = source(grad(C.lambda_bound))
+    assert "np.tanh(w)" in text and "lambda" not in text.split("\n", 1)[1].split("#")[0]
+    assert "2.0" in text
+
+
+def test_nested_function_locals_are_renamed_apart():
+    text = source(grad(C.nested_names_do_not_clobber))
+    # f's own h gets a name of its own; the outer h is still read as 2 * w
+    assert "h_1" in text or "h_2" in text, text
+
+
+# --------------------------------------------------------------------------
+# a lambda as the function differentiated
+
+
+def test_grad_of_a_lambda_bound_to_a_name():
+    data = np.array([0.1, 0.5, -0.3])
+    objective = lambda params: -np.sum(-0.5 * (data - params) ** 2)
+    w = vec(3)
+    g = grad(objective)
+    for _ in range(2):
+        np.testing.assert_allclose(g(w), w - data, rtol=1e-12)
+    assert "def dobjective(params)" in source(g)
+
+
+def test_grad_of_lambdas_sharing_a_line():
+    pair = [lambda x: np.sum(x * 2.0), lambda x: np.sum(x**3)]
+    w = vec(3)
+    np.testing.assert_allclose(grad(pair[0])(w), np.full(3, 2.0))
+    np.testing.assert_allclose(grad(pair[1])(w), 3 * w**2, rtol=1e-12)
+
+
+def test_grad_of_a_closure_lambda_and_of_an_inline_one():
+    def make(scale):
+        return lambda x: np.sum(np.sin(x) * scale)
+
+    w = vec(3)
+    np.testing.assert_allclose(grad(make(3.0))(w), 3.0 * np.cos(w), rtol=1e-12)
+    np.testing.assert_allclose(grad(lambda x, y: np.sum(x * y), wrt=1)(w, w + 1), w)
