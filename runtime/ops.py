@@ -861,3 +861,485 @@ def _require_sequence(x, op):
             f"an operand of `{op}` was taken for a list or tuple when the function was "
             f"transpiled, but at run time it is {type(x).__name__}; pass a list or a tuple"
         )
+
+
+# -- adjoints of more numpy functions -------------------------------------------
+
+
+@helper(fresh=True)
+def fwinner(a, b):
+    """``winner(a, b)``, and 1 where only ``b`` is nan: the weight of ``a`` in
+    ``np.fmax(a, b)`` (``np.fmin`` with the arguments swapped), which ignores a nan."""
+    return winner(a, b) + (np.isnan(b) & ~np.isnan(a))
+
+
+@helper(fresh=True)
+def sinc_slope(x, y):
+    """The derivative of ``y = np.sinc(x)``: ``(cos(pi x) - y) / x``, 0 at ``x == 0``."""
+    if getattr(x, "ndim", 0) == 0 and not isinstance(x, np.ndarray):  # numbers
+        return (math.cos(math.pi * x) - y) / x if x != 0 else x * 0.0
+    zero = x == 0
+    return np.where(zero, 0, (np.cos(np.pi * x) - y) / np.where(zero, 1, x))
+
+
+@helper(fresh=True)
+def uncumprod(g, y, a, axis=None):
+    """Adjoint of ``y = np.cumprod(a, axis)``: ``a[k]`` gets ``sum_{j >= k} g[j] y[j] / a[k]``;
+    where an ``a`` along the axis is 0, the products of the others, made without dividing."""
+    if axis is None:
+        return np.reshape(uncumprod(np.ravel(g), np.ravel(y), np.ravel(a), 0), np.shape(a))
+    if not np.any(a == 0):
+        return np.flip(np.cumsum(np.flip(g * y, axis), axis), axis) / a
+    # out[k] = sum_{j >= k} g[j] prod_{i <= j, i != k} a[i]: a[k] set to 1 in row k
+    moved = np.moveaxis(a, axis, -1)
+    n = moved.shape[-1]
+    eye = np.eye(n, dtype=bool)
+    rows = np.where(eye, 1, moved[..., None, :])  # (..., k, i)
+    products = np.cumprod(rows, axis=-1) * np.triu(np.ones_like(eye))  # j >= k only
+    out = np.sum(products * np.moveaxis(g, axis, -1)[..., None, :], axis=-1)
+    return np.moveaxis(out, -1, axis)
+
+
+@helper(fresh=True)
+def unaverage(g, a, axis=None, weights=None, keepdims=False, returned=False):
+    """Adjoint of ``a`` in ``np.average(a, axis, weights, returned, keepdims=...)``."""
+    if returned:
+        g = g[0]
+    if weights is None:
+        return unmean(g, a, axis, keepdims)
+    w = _average_weights(a, axis, weights)
+    return unreduce(g, a, axis, keepdims) * (w / np.sum(w, axis=axis, keepdims=True))
+
+
+@helper(fresh=True)
+def unaverage_weights(g, y, a, axis=None, weights=None, keepdims=False, returned=False):
+    """Adjoint of ``weights`` in ``np.average``: ``g (a - y) / sum(w)``, summed back to the
+    weights' shape; with ``returned``, also the adjoint of the sum of the weights."""
+    gsum = None
+    if returned:
+        g, gsum, y = g[0], g[1], y[0]
+    w = _average_weights(a, axis, weights)
+    total = np.sum(w, axis=axis, keepdims=True)
+    if not keepdims and axis is not None:
+        g, y = np.expand_dims(g, axis), np.expand_dims(y, axis)
+    out = g * (a - y) / total
+    if gsum is not None:
+        out = out + (np.expand_dims(gsum, axis) if not keepdims and axis is not None else gsum)
+    out = np.broadcast_to(out, np.shape(np.multiply(a, w)))
+    if np.ndim(weights) == 1 and np.ndim(a) > 1:  # 1-D weights along ``axis``
+        others = tuple(i for i in range(np.ndim(a)) if i != _axes(np.ndim(a), axis)[0])
+        return np.sum(out, axis=others)
+    return unbroadcast(out, weights)
+
+
+def _average_weights(a, axis, weights):
+    """``weights`` shaped to broadcast against ``a`` (1-D weights lie along ``axis``)."""
+    if np.ndim(weights) == 1 and np.ndim(a) > 1:
+        shape = [1] * np.ndim(a)
+        shape[_axes(np.ndim(a), axis)[0]] = -1
+        return np.reshape(weights, shape)
+    return weights
+
+
+@helper(fresh=True)
+def unnanmean(g, a, axis=None, keepdims=False):
+    """Adjoint of ``np.nanmean``: the mean's over the entries that are not nan."""
+    present = ~np.isnan(a)
+    dtype = getattr(a, "dtype", None)
+    dtype = dtype if dtype is not None and dtype.kind == "f" else None  # float32 stays
+    count = np.sum(present, axis=axis, keepdims=True, dtype=dtype)
+    return np.where(present, unreduce(g, a, axis, keepdims) / count, 0)
+
+
+@helper(fresh=True)
+def unsort(g, a, axis=-1):
+    """Adjoint of ``np.sort(a, axis)``: ``g`` put back where each sorted value came from."""
+    if axis is None:
+        return np.reshape(unsort(np.ravel(g), np.ravel(a), 0), np.shape(a))
+    out = zeros_like(a)
+    np.put_along_axis(out, np.argsort(a, axis=axis, kind="stable"), g, axis)
+    return out
+
+
+@helper(fresh=True)
+def unnorm_ord(g, y, x, ord=None, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.norm(x, ord, axis, keepdims)``, every ``ord`` numpy has:
+    of vectors (None, 2, inf, -inf, 0, 1, -1, any p) and of matrices (None, 'fro',
+    'nuc', 2, -2, 1, -1, inf, -inf)."""
+    nd = np.ndim(x)
+    if axis is None:
+        axis = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
+    axes = _axes(nd, axis)
+    if not keepdims:
+        g, y = np.expand_dims(g, axes), np.expand_dims(y, axes)
+    if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
+        return g * x / y
+    if len(axes) == 1:
+        return g * _vector_norm_slope(x, y, ord, axes)
+    moved = np.moveaxis(x, axes, (-2, -1))
+    slope = _matrix_norm_slope(moved, np.moveaxis(y, axes, (-2, -1)), ord)
+    return g * np.moveaxis(slope, (-2, -1), axes)
+
+
+def _vector_norm_slope(x, y, ord, axes):
+    if ord == 0:  # counts the nonzero entries: constant almost everywhere
+        return np.zeros_like(x)
+    if ord in (math.inf, -math.inf):  # the largest (smallest) |x|, shared between ties
+        hit = np.abs(x) == y
+        return np.sign(x) * hit / np.sum(hit, axis=axes, keepdims=True)
+    if ord == 1:
+        return np.sign(x)
+    return np.sign(x) * (np.abs(x) / y) ** (ord - 1)
+
+
+def _matrix_norm_slope(x, y, ord):
+    """The slope of a norm of each matrix of the stack ``x`` (its last two axes)."""
+    if ord in ("nuc", 2, -2):
+        u, _, vh = np.linalg.svd(x, full_matrices=False)
+        if ord == "nuc":
+            return u @ vh
+        k = slice(0, 1) if ord == 2 else slice(-1, None)  # the largest (smallest) one's
+        return u[..., :, k] @ vh[..., k, :]
+    if ord in (1, -1, math.inf, -math.inf):  # the largest column (row) sum of |x|
+        along = -2 if ord in (1, -1) else -1
+        sums = np.sum(np.abs(x), axis=along, keepdims=True)
+        hit = sums == y
+        return np.sign(x) * hit / np.sum(hit, axis=(-2, -1), keepdims=True)
+    raise ValueError(f"invalid norm order {ord!r} for matrices")
+
+
+@helper(fresh=True)
+def unslogdet(g, a):
+    """Adjoint of ``np.linalg.slogdet``: its logdet (``g[1]``) only; the sign is constant."""
+    return _per_matrix(g[1]) * mT(np.linalg.inv(a))
+
+
+def _symmetric(a):
+    """The symmetric matrices whose lower triangles are those of ``a``."""
+    return np.tril(a) + mT(np.tril(a, -1))
+
+
+def _lower_half(x):
+    """``tril(x)`` with its diagonal halved (Murray's Phi)."""
+    return np.tril(x) - 0.5 * (x * np.eye(x.shape[-1], dtype=bool))
+
+
+@helper(fresh=True)
+def uncholesky(g, y, upper=False):
+    """Adjoint of ``y = np.linalg.cholesky(a, upper=upper)``, which reads only the lower
+    (upper) triangle of ``a``: the adjoint lies on that triangle."""
+    low, gl = (mT(y), mT(g)) if upper else (y, g)
+    p = _lower_half(mT(low) @ gl)
+    # G = L^-T P L^-1, then each entry of the triangle read stands for both of its places
+    left = np.linalg.solve(mT(low), p)
+    full = mT(np.linalg.solve(mT(low), mT(left)))
+    out = _lower_half(full + mT(full))
+    return mT(out) if upper else out
+
+
+@helper(fresh=True)
+def uneigh(g, y, UPLO="L"):
+    """Adjoint of ``y = w, v = np.linalg.eigh(a, UPLO)`` (distinct eigenvalues), on the
+    triangle of ``a`` that ``eigh`` reads."""
+    (w, v), (gw, gv) = y, g
+    gap = w[..., None, :] - w[..., :, None]  # w_j - w_i
+    off = ~np.eye(w.shape[-1], dtype=bool)
+    f = np.where(off, 1 / np.where(off, gap, 1), 0)
+    inner = f * (mT(v) @ gv) + _diag_matrix(gw)
+    full = v @ inner @ mT(v)
+    if UPLO.upper() == "U":
+        return mT(_lower_half(mT(full + mT(full))))
+    return _lower_half(full + mT(full))
+
+
+def _diag_matrix(v):
+    """The stack of diagonal matrices with diagonals ``v`` (its last axis)."""
+    return v[..., :, None] * np.eye(v.shape[-1], dtype=bool)
+
+
+@helper(fresh=True)
+def unsvd(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Adjoint of ``np.linalg.svd(a, full_matrices, compute_uv, hermitian)`` for distinct
+    nonzero singular values (Townsend 2016): ``u`` and ``vh`` as far as they are unique.
+    ``hermitian`` reads the lower triangle of ``a`` only: the adjoint lies there."""
+    if hermitian:
+        full = unsvd(g, y, _symmetric(a), full_matrices, compute_uv)
+        return _lower_half(full + mT(full))
+    m, n = np.shape(a)[-2:]
+    if not compute_uv:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        return u @ (g[..., :, None] * vh)
+    u, s, vh = y
+    gu, gs, gvh = g
+    k = min(m, n)
+    if full_matrices and m != n:
+        u, vh, gu, gvh = u[..., :k], vh[..., :k, :], gu[..., :k], gvh[..., :k, :]
+        if np.any(g[0][..., k:]) or np.any(g[2][..., k:, :]):
+            raise NotImplementedError(
+                "the gradient of np.linalg.svd(full_matrices=True) of a non-square matrix "
+                "through its extra singular vectors, which are not unique; use "
+                "full_matrices=False"
+            )
+    v, gv = mT(vh), mT(gvh)
+    s2 = s[..., None, :] ** 2 - s[..., :, None] ** 2  # s_j^2 - s_i^2
+    off = ~np.eye(k, dtype=bool)
+    f = np.where(off, 1 / np.where(off, s2, 1), 0)
+    ut_gu, vt_gv = mT(u) @ gu, mT(v) @ gv
+    smat = s[..., None, :]  # scales columns: x * smat == x @ diag(s)
+    inner = (f * (ut_gu - mT(ut_gu))) * smat + _diag_matrix(gs)
+    inner = inner + s[..., :, None] * (f * (vt_gv - mT(vt_gv)))
+    out = u @ inner @ vh
+    if m > k:  # (I - u u^T) gu s^-1 v^T
+        out = out + ((gu - u @ ut_gu) / smat) @ vh
+    if n > k:  # u s^-1 gv^T (I - v v^T)
+        out = out + u @ mT((gv - v @ vt_gv) / smat)
+    return out
+
+
+@helper(fresh=True)
+def unqr(g, y, a, mode="reduced"):
+    """Adjoint of ``np.linalg.qr(a, mode)`` (full column rank; ``'r'`` and ``'reduced'``,
+    or ``'complete'`` of a matrix with no more rows than columns)."""
+    m, n = np.shape(a)[-2:]
+    if mode == "r":
+        q, r = np.linalg.qr(a)
+        gq, gr = np.zeros_like(q), g
+    elif mode in ("reduced", "complete") and (mode == "reduced" or m <= n):
+        (q, r), (gq, gr) = y, g
+    else:
+        raise NotImplementedError(f"the gradient of np.linalg.qr(mode={mode!r}) is not supported")
+    if m >= n:
+        return _qr_square_adjoint(q, r, gq, gr)
+    # a = [x | z]: x = q u is square, z = q w (Liao et al. 2019)
+    z, gw = a[..., :, m:], gr[..., :, m:]
+    gx = _qr_square_adjoint(q, r[..., :, :m], gq + z @ mT(gw), gr[..., :, :m])
+    return np.concatenate([gx, q @ gw], axis=-1)
+
+
+def _qr_square_adjoint(q, r, gq, gr):
+    """(gq + q copyltu(M)) r^-T with M = r gr^T - gq^T q, for m >= n."""
+    m = r @ mT(gr) - mT(gq) @ q
+    sym = np.tril(m) + mT(np.tril(m, -1))
+    return mT(np.linalg.solve(r, mT(gq + q @ sym)))
+
+
+@helper(fresh=True)
+def unpinv(g, y, a, hermitian=False):
+    """Adjoint of ``y = np.linalg.pinv(a)`` where the rank of ``a`` does not change nearby
+    (Golub and Pereyra): ``-y^T g y^T + (I - a y) g^T y y^T + y^T y g^T (I - y a)``.
+    ``hermitian`` reads the lower triangle of ``a`` only: the adjoint lies there."""
+    if hermitian:
+        full = unpinv(g, y, _symmetric(a))
+        return _lower_half(full + mT(full))
+    yt, gt = mT(y), mT(g)
+    out = -(yt @ g @ yt)
+    right = gt @ y @ yt
+    out = out + right - a @ (y @ right)
+    left = yt @ y @ gt
+    return out + left - (left @ y) @ a
+
+
+@helper(fresh=True)
+def unkron(g, a, b, which):
+    """Adjoint of operand ``which`` (0 or 1) of ``np.kron(a, b)``: ``g`` seen with the
+    axes of ``a`` and ``b`` interleaved, times the other operand, summed over its axes."""
+    nd = max(np.ndim(a), np.ndim(b))
+    sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+    blocks = np.reshape(g, [n for pair in zip(sa, sb) for n in pair])
+    if which == 0:
+        other = np.reshape(b, [n for m in sb for n in (1, m)])
+        out = np.sum(blocks * other, axis=tuple(range(1, 2 * nd, 2)))
+        return np.reshape(out, np.shape(a))
+    other = np.reshape(a, [n for m in sa for n in (m, 1)])
+    out = np.sum(blocks * other, axis=tuple(range(0, 2 * nd, 2)))
+    return np.reshape(out, np.shape(b))
+
+
+def _tensordot_axes(a, b, axes):
+    """The contracted axes of ``np.tensordot(a, b, axes)``, as two lists."""
+    if isinstance(axes, (int, np.integer)):
+        return list(range(np.ndim(a) - axes, np.ndim(a))), list(range(axes))
+    ax_a, ax_b = axes
+    ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+    ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+    return [i % np.ndim(a) for i in ax_a], [i % np.ndim(b) for i in ax_b]
+
+
+@helper(fresh=True)
+def untensordot(g, a, b, axes, which):
+    """Adjoint of operand ``which`` (0 or 1) of ``np.tensordot(a, b, axes)``."""
+    ax_a, ax_b = _tensordot_axes(a, b, axes)
+    free_a = [i for i in range(np.ndim(a)) if i not in ax_a]
+    free_b = [i for i in range(np.ndim(b)) if i not in ax_b]
+    na = len(free_a)
+    if which == 0:  # g's b-axes against b's free axes; left: a's free, then contracted
+        out = np.tensordot(g, b, axes=(list(range(na, np.ndim(g))), free_b))
+        order = free_a + [ax_a[ax_b.index(j)] for j in sorted(ax_b)]
+    else:
+        out = np.tensordot(a, g, axes=(free_a, list(range(na))))
+        order = [ax_b[ax_a.index(i)] for i in sorted(ax_a)] + free_b
+    return np.transpose(out, np.argsort(order))
+
+
+def _einsum_spec(subscripts, operands):
+    """The input terms and output of an einsum, with each ``...`` written out as letters
+    (right-aligned, as numpy broadcasts them) and an implicit output made explicit."""
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in spec]
+    dots = [np.ndim(o) - len(t.replace("...", "")) for t, o in zip(terms, operands)]
+    width = max([n for t, n in zip(terms, dots) if "..." in t], default=0)
+    ellipsis = "".join(spare[:width])
+    terms = [t.replace("...", ellipsis[width - n :]) for t, n in zip(terms, dots)]
+    if not arrow:
+        letters = "".join(terms)
+        single = sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ellipsis)
+        output = ellipsis + "".join(single)
+    return terms, output.replace("...", ellipsis)
+
+
+@helper(shares=True)
+def uneinsum_any(g, subscripts, operands, index):
+    """Adjoint of operand ``index`` of ``np.einsum(subscripts, *operands)``, for any
+    subscripts: ``...``, an index repeated in one operand (a trace or a diagonal: the
+    adjoint lies on that diagonal), an index only this operand has (summed away:
+    broadcast back), and axes of length 1 broadcast against the others."""
+    terms, output = _einsum_spec(subscripts, operands)
+    sizes = {}
+    for t, o in zip(terms, operands):
+        for c, n in zip(t, np.shape(o)):
+            sizes[c] = max(sizes.get(c, 1), n)
+    mine = terms[index]
+    unique = "".join(dict.fromkeys(mine))
+    others = [t for k, t in enumerate(terms) if k != index]
+    rest = [o for k, o in enumerate(operands) if k != index]
+    reachable = set(output).union(*others)
+    kept = "".join(c for c in unique if c in reachable)
+    grad = np.einsum(",".join([output, *others]) + "->" + kept, g, *rest)
+    if kept != unique:  # summed away: the same adjoint for every index
+        grad = np.reshape(grad, [sizes[c] if c in kept else 1 for c in unique])
+        grad = np.broadcast_to(grad, [sizes[c] for c in unique])
+    shape = np.shape(operands[index])
+    own = dict(zip(mine, shape))
+    ones = tuple(i for i, c in enumerate(unique) if own[c] == 1 and sizes[c] != 1)
+    if ones:  # broadcast against the other operands
+        grad = np.sum(grad, axis=ones, keepdims=True)
+    if unique == mine:
+        return grad
+    out = np.zeros_like(grad, shape=shape)  # the diagonal, as indices of the unique letters
+    axis = {c: i for i, c in enumerate(unique)}
+    ranges = {
+        c: np.reshape(np.arange(own[c]), [-1 if j == axis[c] else 1 for j in range(len(unique))])
+        for c in unique
+    }
+    out[tuple(ranges[c] for c in mine)] = grad
+    return out
+
+
+@helper(fresh=True)
+def untake_along_axis(g, arr, indices, axis=-1):
+    """Adjoint of ``np.take_along_axis(arr, indices, axis)``: ``g`` added into zeros shaped
+    like ``arr`` at the places taken (twice where an index is taken twice)."""
+    out = zeros_like(arr)
+    if axis is None:
+        np.add.at(out.reshape(-1), indices, g)  # a view: out is new and contiguous
+        return out
+    nd = np.ndim(arr)
+    axis %= nd
+    where = [
+        indices if i == axis else np.reshape(np.arange(n), [-1 if j == i else 1 for j in range(nd)])
+        for i, n in enumerate(np.shape(arr))
+    ]
+    np.add.at(out, tuple(where), g)
+    return out
+
+
+@helper(fresh=True)
+def unrepeat_array(g, a, repeats, axis=None):
+    """Adjoint of ``np.repeat(a, repeats, axis)``: each entry gets the sum of its copies."""
+    shape = np.shape(a)
+    if axis is None:
+        return np.reshape(unrepeat_array(g, np.ravel(a), repeats, 0), shape)
+    axis %= len(shape)
+    n = shape[axis]
+    if np.size(repeats) == 1:  # each entry r times
+        r = int(np.reshape(repeats, -1)[0])
+        split = np.reshape(g, shape[:axis] + (n, r) + shape[axis + 1 :])
+        return np.sum(split, axis=axis + 1)
+    out = zeros_like(a)
+    source = np.repeat(np.arange(n), repeats)  # the entry each copy came from
+    np.add.at(out, (slice(None),) * axis + (source,), g)
+    return out
+
+
+@helper(fresh=True)
+def untile(g, a, reps):
+    """Adjoint of ``np.tile(a, reps)``: the sum of the tiles."""
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    nd = max(np.ndim(a), len(reps))
+    shape = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    reps = (1,) * (nd - len(reps)) + reps
+    tiles = np.reshape(g, [n for pair in zip(reps, shape) for n in pair])
+    return np.reshape(np.sum(tiles, axis=tuple(range(0, 2 * nd, 2))), np.shape(a))
+
+
+def _pad_slices(a, pad_width):
+    nd = np.ndim(a)
+    pairs = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (nd, 2))
+    return tuple(slice(int(lo), int(lo) + n) for (lo, _), n in zip(pairs, np.shape(a)))
+
+
+def _constant_mode(mode):
+    if mode != "constant":
+        raise NotImplementedError(
+            f"the gradient of np.pad(mode={mode!r}) is not supported, only mode='constant'"
+        )
+
+
+@helper(fresh=True)
+def unpad(g, a, pad_width, mode="constant"):
+    """Adjoint of ``a`` in ``np.pad(a, pad_width, mode='constant')``: the middle of ``g``."""
+    _constant_mode(mode)
+    return g[_pad_slices(a, pad_width)].copy()
+
+
+@helper(fresh=True)
+def unpad_fill(g, a, pad_width, mode="constant", constant_values=0):
+    """Adjoint of one number ``constant_values`` in ``np.pad``: the sum of the border."""
+    _constant_mode(mode)
+    if np.ndim(constant_values) != 0:
+        raise NotImplementedError(
+            "the gradient of np.pad by constant_values is supported for one number only"
+        )
+    return cast_like(np.sum(g) - np.sum(g[_pad_slices(a, pad_width)]), constant_values)
+
+
+@helper(passes=True)
+def unjoin(g, arrays, how):
+    """Adjoint of ``np.hstack`` (``how='h'``), ``np.dstack`` (``'d'``) and
+    ``np.column_stack`` (``'column'``): ``g`` cut into the inputs, each as the join saw
+    it (made at least 1-D, 3-D, or a column); for an array, its rows were joined."""
+    items = list(arrays)
+    shapes = [_joined_shape(np.shape(x), how) for x in items]
+    axis = {"h": 0 if len(shapes[0]) == 1 else 1, "d": 2, "column": 1}[how]
+    bounds = np.cumsum([s[axis] for s in shapes])[:-1]
+    parts = [np.reshape(p, np.shape(x)) for p, x in zip(np.split(g, bounds, axis=axis), items)]
+    return parts if isinstance(arrays, (list, tuple)) else np.stack(parts)
+
+
+def _joined_shape(shape, how):
+    if how == "h":
+        return shape or (1,)
+    if how == "column":  # a number or a vector is made a column
+        return {0: (1, 1), 1: (*shape, 1)}.get(len(shape), shape)
+    return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}.get(len(shape), shape)
+
+
+@helper(passes=True)
+def unatleast(g, arrays, index):
+    """Adjoint of input ``index`` of ``np.atleast_1d/2d/3d(*arrays)`` (one result for one
+    input, a tuple of them for several)."""
+    mine = g if len(arrays) == 1 else g[index]
+    return np.reshape(mine, np.shape(arrays[index]))

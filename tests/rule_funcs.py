@@ -782,6 +782,253 @@ def la_diag_default(v, c):
 
 
 # --------------------------------------------------------------------------
+# More elementwise functions
+
+
+def u_sinc(x, c):
+    return np.sum(np.sinc(x) * c)
+
+
+def u_deg2rad(x, c):
+    return np.sum(np.deg2rad(x) * c)
+
+
+def u_radians(x, c):
+    return np.sum(np.radians(x) * c)
+
+
+def u_rad2deg(x, c):
+    return np.sum(np.rad2deg(x) * c)
+
+
+def u_degrees(x, c):
+    return np.sum(np.degrees(x) * c)
+
+
+def b_logaddexp2(x, y, c):
+    return np.sum(np.logaddexp2(x, y) * c)
+
+
+def b_fmax(x, y, c):
+    return np.sum(np.fmax(x, y) * c)
+
+
+def b_fmin(x, y, c):
+    return np.sum(np.fmin(x, y) * c)
+
+
+def b_copysign(x, y, c):
+    return np.sum(np.copysign(x, y) * c)
+
+
+def b_float_power(x, y, c):
+    return np.sum(np.float_power(x, y) * c)
+
+
+# --------------------------------------------------------------------------
+# More reductions and scans
+
+
+def red_cumprod(x, axis, c):
+    return np.sum(np.cumprod(x, axis=axis) * c)
+
+
+def meth_cumprod(x, c):
+    return np.sum(x.cumprod(axis=0) * c)
+
+
+def red_nansum(x, axis, keepdims, c):
+    return np.sum(np.nansum(x, axis=axis, keepdims=keepdims) * c)
+
+
+def red_nanmean(x, axis, keepdims, c):
+    return np.sum(np.nanmean(x, axis=axis, keepdims=keepdims) * c)
+
+
+def red_average(x, axis, c):
+    return np.sum(np.average(x, axis) * c)
+
+
+def red_average_weights(x, w, axis, keepdims, c):
+    return np.sum(np.average(x, axis=axis, weights=w, keepdims=keepdims) * c)
+
+
+def red_average_returned(x, w, c):
+    avg, total = np.average(x, axis=0, weights=w, returned=True)
+    return np.sum(avg * 2.0 + total * 3.0) + np.sum(avg * c)
+
+
+def norm_ord_keepdims(x, ord, axis, c):
+    return np.sum(np.linalg.norm(x, ord, axis, True) * c)
+
+
+# --------------------------------------------------------------------------
+# More shapes, joins, splits and gathers
+
+
+def sh_atleast_3d(x, c):
+    return np.sum(np.atleast_3d(x) * c)
+
+
+def sh_atleast_2d_two(x, y, c):
+    a, b = np.atleast_2d(x, y)
+    return np.sum(a * 2.0) + np.sum(b * c)
+
+
+def sh_hstack(x, y, c):
+    return np.sum(np.hstack([x, y]) * c)
+
+
+def sh_hstack_array(x, c):
+    return np.sum(np.hstack(x) * c)
+
+
+def sh_dstack(x, y, c):
+    return np.sum(np.dstack((x, y)) * c)
+
+
+def sh_column_stack(x, y, c):
+    return np.sum(np.column_stack([x, y]) * c)
+
+
+def sh_split(x, sections, axis, c):
+    parts = np.split(x, sections, axis=axis)
+    return np.sum(parts[0] * 2.0) + np.sum(parts[-1] * c)
+
+
+def sh_array_split(x, c):
+    a, b = np.array_split(x, 2)
+    return np.sum(a**2) + np.sum(b * c)
+
+
+def sh_repeat(x, repeats, axis, c):
+    return np.sum(np.repeat(x, repeats, axis=axis) * c)
+
+
+def sh_repeat_method(x, c):
+    return np.sum(x.repeat(2, axis=0) * c)
+
+
+def sh_tile(x, reps, c):
+    return np.sum(np.tile(x, reps) * c)
+
+
+def sh_pad(x, pad_width, c):
+    return np.sum(np.pad(x, pad_width) * c)
+
+
+def sh_pad_value(x, v, c):
+    return np.sum(np.pad(x, ((1, 0), (2, 1)), "constant", constant_values=v) * c)
+
+
+def sh_take_along_axis(x, indices, axis, c):
+    return np.sum(np.take_along_axis(x, indices, axis=axis) * c)
+
+
+def sh_sort(x, axis, c):
+    return np.sum(np.sort(x, axis=axis) * c)
+
+
+def sh_sort_default(x, c):
+    return np.sum(np.sort(x) * c)
+
+
+# --------------------------------------------------------------------------
+# More linear algebra
+
+
+def la_kron(x, y, c):
+    return np.sum(np.kron(x, y) * c)
+
+
+def la_tensordot(x, y, axes, c):
+    return np.sum(np.tensordot(x, y, axes) * c)
+
+
+def la_tensordot_default(x, y, c):
+    return np.sum(np.tensordot(x, y) * c)
+
+
+def la_einsum(subscripts, x, c):
+    return np.sum(np.einsum(subscripts, x) * c)
+
+
+def la_einsum_two(subscripts, x, y, c):
+    return np.sum(np.einsum(subscripts, x, y) * c)
+
+
+def la_slogdet(a, c):
+    sign, logdet = np.linalg.slogdet(a)
+    return np.sum(logdet * c)
+
+
+def la_cholesky(a, c):
+    return np.sum(np.linalg.cholesky(a) * c)
+
+
+def la_cholesky_upper(a, c):
+    return np.sum(np.linalg.cholesky(a, upper=True) * c)
+
+
+def la_eigh(a, c):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w * 0.5) + np.sum(v[..., :1, :] * v * c)  # unchanged by signs of v
+
+
+def la_eigh_upper(a, c):
+    w, v = np.linalg.eigh(a, UPLO="U")
+    return np.sum(w * c) + np.sum(v[..., :1, :] * v * 0.5)
+
+
+def la_svd_values(a, c):
+    return np.sum(np.linalg.svd(a, compute_uv=False) * c)
+
+
+def la_svd_values_hermitian(a, c):
+    return np.sum(np.linalg.svd(a, compute_uv=False, hermitian=True) * c)
+
+
+def la_svd(a, full, c):
+    u, s, vh = np.linalg.svd(a, full_matrices=full)
+    k = s.shape[-1]
+    # u[:, i] and vh[i] change sign together: these products do not see it
+    left = u[..., :, :k] * u[..., :1, :k]
+    right = vh[..., :k, :] * vh[..., :k, :1]
+    return np.sum((left * s[..., None, :]) @ right * c)
+
+
+def la_qr(a, c):
+    q, r = np.linalg.qr(a)
+    return np.sum(q @ (r * r) * c)
+
+
+def la_qr_r(a, c):
+    return np.sum(np.linalg.qr(a, mode="r") * c)
+
+
+def sh_pad_reflect(x, c):
+    return np.sum(np.pad(x, 2, mode="reflect") * c)
+
+
+def la_svd_full_extra(a, c):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(u * u[..., :1, :] * c)
+
+
+def la_qr_complete(a, c):
+    q, r = np.linalg.qr(a, mode="complete")
+    return np.sum(q * q[..., :1, :] * c)
+
+
+def la_pinv(a, c):
+    return np.sum(np.linalg.pinv(a) * c)
+
+
+def la_pinv_hermitian(a, c):
+    return np.sum(np.linalg.pinv(a, hermitian=True) * c)
+
+
+# --------------------------------------------------------------------------
 # Non-scalar functions, for the vjp inner-product identity
 
 
@@ -823,3 +1070,63 @@ def v_cumsum(x):
 
 def v_maximum(x, y):
     return np.maximum(x, y)
+
+
+def v_split(x):
+    a, b, e = np.split(x, [1, 3], axis=1)
+    return a * 2.0 + e
+
+
+def v_take_along_axis(x):
+    return np.take_along_axis(x, np.array([[0, 2, 2], [1, 1, 0]]), axis=1)
+
+
+def v_pad(x):
+    return np.pad(x, ((1, 2), (0, 1)))
+
+
+def v_repeat(x):
+    return np.repeat(x, [1, 0, 3], axis=1)
+
+
+def v_tile(x):
+    return np.tile(x, (2, 1, 3))
+
+
+def v_einsum_diag(x, y):
+    return np.einsum("ii,...i->...i", x, y)
+
+
+def v_kron(x, y):
+    return np.kron(x, y)
+
+
+def v_tensordot(x, y):
+    return np.tensordot(x, y, axes=([0, 2], [1, 0]))
+
+
+def v_slogdet(a):
+    return np.linalg.slogdet(a)[1]
+
+
+def v_cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+def v_eigh(a):
+    w, v = np.linalg.eigh(a)
+    return v * v[..., :1, :] + w
+
+
+def v_svd(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return (u * u[..., :1, :] * s[..., None, :]) @ (vh * vh[..., :, :1])
+
+
+def v_qr(a):
+    q, r = np.linalg.qr(a)
+    return q * r[..., 0, :]
+
+
+def v_pinv(a):
+    return np.linalg.pinv(a)

@@ -14,8 +14,10 @@ the registry entries the row exercises (``targets``), and tolerances.
   to float64 differences at a loose tolerance.
 * ``test_vjp_inner_product``: ``<dout, J v> == <vjp(dout), v>`` for non-scalar
   functions.
-* ``test_unsupported_norm_raises``: norms whose gradient is not implemented
-  raise instead of returning a wrong gradient.
+* ``test_unsupported_gradient_raises``: gradients that are not implemented
+  (np.pad modes other than 'constant', the non-unique singular vectors of a full
+  SVD, a complete QR of a tall matrix) raise instead of returning a wrong gradient.
+* ``test_fmax_fmin_send_the_gradient_past_a_nan``: the operand that is not nan wins.
 * ``test_every_rule_has_a_row``: every callable, method, attribute and
   operator in the registry (and in the family tables) is the target of a row,
   and every row's targets really occur in its wrapper's source.
@@ -136,6 +138,41 @@ def wellcond(n, batch=()):
     """A random matrix plus ``n * I``: well conditioned."""
     shape = tuple(batch) + (n, n)
     return Dom("wellcond", shape, lambda r, s: r.standard_normal(s) + n * np.eye(n))
+
+
+def spd(n, batch=()):
+    """A symmetric positive definite matrix ``b b^T + n I``."""
+
+    def make(r, s):
+        b = r.standard_normal(s)
+        return b @ np.swapaxes(b, -1, -2) + n * np.eye(n)
+
+    return Dom("spd", tuple(batch) + (n, n), make)
+
+
+def sym(n, batch=()):
+    """A symmetric matrix with eigenvalues about 1.5 apart (distinct, for eigh)."""
+
+    def make(r, s):
+        b = r.standard_normal(s) * 0.2
+        return b + np.swapaxes(b, -1, -2) + np.diag(np.arange(n) * 1.5 + 1.0)
+
+    return Dom("sym", tuple(batch) + (n, n), make)
+
+
+def with_nan(shape):
+    """Normal values with a nan in every other row (nansum, nanmean skip them)."""
+
+    def make(r, s):
+        v = r.standard_normal(s)
+        v.reshape(-1, s[-1])[::2, 1] = np.nan
+        return v
+
+    return Dom("with_nan", shape, make)
+
+
+def ints(values):
+    return Const(np.array(values), "ints" + repr(np.shape(values)).replace(" ", ""))
 
 
 def mask(shape):
@@ -785,6 +822,232 @@ row(rf.la_diag_default, normal((3,)), targets=[np.diag])
 row(rf.la_diag_default, normal((3, 4)), targets=[np.diag])
 
 
+# More elementwise functions -------------------------------------------------
+
+for fn, target, dom in [
+    (rf.u_sinc, np.sinc, normal),
+    (rf.u_deg2rad, np.deg2rad, normal),
+    (rf.u_radians, np.radians, normal),
+    (rf.u_rad2deg, np.rad2deg, normal),
+    (rf.u_degrees, np.degrees, normal),
+]:
+    for s in [PY, (), (3,), (2, 3)]:
+        row(fn, dom(s), targets=[target], f32=s == (2, 3))
+row(rf.u_sinc, with_zero((2, 3)), targets=[np.sinc])  # the slope at 0 is 0
+row(rf.u_sinc, Const(0.0, "zero:float"), targets=[np.sinc], float_ok=True)
+for sx, sy in PAIRS:
+    row(rf.b_logaddexp2, normal(sx), normal(sy), targets=[np.logaddexp2], wrt=BOTH)
+    for fn, target in [(rf.b_fmax, np.fmax), (rf.b_fmin, np.fmin)]:
+        row(fn, grid(sx), grid(sy, 0.05), targets=[target], wrt=BOTH)
+    row(rf.b_copysign, away(sx), away(sy), targets=[np.copysign], wrt=BOTH)
+    row(
+        rf.b_float_power,
+        pos(sx),
+        normal(sy),
+        targets=[np.float_power],
+        wrt=BOTH,
+        f32=(sx, sy) in [((3, 4), (4,)), ((2, 3), (2, 3))],
+    )
+row(rf.b_logaddexp2, normal((2, 3)), normal((3,)), targets=[np.logaddexp2], wrt=BOTH, f32=True)
+row(rf.b_fmax, grid((3, 4)), grid((4,), 0.05), targets=[np.fmax], wrt=BOTH, f32=True)
+row(rf.b_copysign, away((3, 4)), away((4,)), targets=[np.copysign], wrt=BOTH, f32=True)
+
+# More reductions and scans ----------------------------------------------------
+
+for shp, axis in [((5,), None), ((5,), 0), ((2, 3), None), ((2, 3), 0), ((2, 3), -1)]:
+    row(rf.red_cumprod, away(shp, 0.5, 1.5), axis, targets=[np.cumprod], f32=shp == (2, 3))
+    row(rf.red_cumprod, with_zero(shp), axis, targets=[np.cumprod])
+row(rf.red_cumprod, away((2, 3, 4), 0.5, 1.5), 1, targets=[np.cumprod])
+row(rf.meth_cumprod, away((3, 2), 0.5, 1.5), targets=["cumprod"])
+row(rf.meth_cumprod, with_zero((3, 2)), targets=["cumprod"])
+for fn, target in [(rf.red_nansum, np.nansum), (rf.red_nanmean, np.nanmean)]:
+    for shp, axis, keepdims in [
+        ((4, 3), None, False),
+        ((4, 3), 0, True),
+        ((4, 3), -1, False),
+        ((2, 4, 3), (0, 2), False),
+    ]:
+        row(fn, with_nan(shp), axis, keepdims, targets=[target], f32=axis == 0)
+    row(fn, normal((2, 3)), 1, False, targets=[target])
+for shp, axis in [((4,), None), ((2, 3), None), ((2, 3), 1), ((2, 3, 4), (0, 2))]:
+    row(rf.red_average, normal(shp), axis, targets=[np.average])
+for sx, sw, axis, keepdims in [
+    ((2, 3), (2, 3), None, False),
+    ((2, 3), (2, 3), 0, False),
+    ((2, 3), (3,), 1, False),
+    ((2, 3), (3,), -1, True),
+    ((3, 4, 2), (4,), 1, False),
+    ((3, 4, 2), (3, 4, 2), (0, 2), True),
+]:
+    row(
+        rf.red_average_weights,
+        normal(sx),
+        pos(sw),
+        axis,
+        keepdims,
+        targets=[np.average],
+        wrt=BOTH,
+        f32=sw == (3,) and not keepdims,
+    )
+row(rf.red_average_returned, normal((3, 2)), pos((3, 2)), targets=[np.average], wrt=BOTH)
+row(rf.red_average_returned, normal((3, 2)), pos((3,)), targets=[np.average], wrt=BOTH)
+
+# norm, every ord: vectors (an int axis, or 1-D) and matrices (two axes, or 2-D)
+for ord_ in [None, 2, np.inf, -np.inf, 0, 1, -1, 3, 0.5, -2.5]:
+    dom = distinct if ord_ in (np.inf, -np.inf) else away
+    row(rf.norm_ord, dom((5,)), ord_, targets=[np.linalg.norm], f32=ord_ in (1, 3))
+    row(rf.norm_ord_axis, dom((3, 4)), ord_, 1, targets=[np.linalg.norm])
+    row(rf.norm_ord_keepdims, dom((2, 3, 4)), ord_, 0, targets=[np.linalg.norm])
+for ord_ in [None, "fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2]:
+    dom = distinct if ord_ in (np.inf, -np.inf, 1, -1) else normal
+    row(rf.norm_ord, dom((3, 4)), ord_, targets=[np.linalg.norm], f32=ord_ in ("nuc", 2))
+    row(rf.norm_ord, dom((4, 3)), ord_, targets=[np.linalg.norm])
+    row(rf.norm_ord_axis, dom((3, 2, 4)), ord_, (2, 0), targets=[np.linalg.norm])
+    row(rf.norm_ord_keepdims, dom((2, 3, 4)), ord_, (-1, 1), targets=[np.linalg.norm])
+row(rf.norm_ord1_literal, away((4,)), targets=[np.linalg.norm])
+row(rf.norm_ord1_literal, distinct((3, 3)), targets=[np.linalg.norm])
+row(rf.norm_ord_inf_literal, distinct((4,)), targets=[np.linalg.norm])
+
+# More shapes, joins, splits and gathers ---------------------------------------
+
+for s in [PY, (), (3,), (2, 3), (2, 3, 4)]:
+    row(rf.sh_atleast_3d, normal(s), targets=[np.atleast_3d], f32=s == (3,))
+for sx, sy in [((), (3,)), ((3,), (2, 3)), (PY, (2, 2, 2))]:
+    row(rf.sh_atleast_2d_two, normal(sx), normal(sy), targets=[np.atleast_2d], wrt=BOTH)
+for sx, sy in [((3,), (2,)), ((2, 3), (2, 1)), ((), (2,)), ((2, 1, 3), (2, 2, 3))]:
+    row(rf.sh_hstack, normal(sx), normal(sy), targets=[np.hstack], wrt=BOTH, f32=sx == (3,))
+for s in [(2, 3), (2, 3, 4)]:
+    row(rf.sh_hstack_array, normal(s), targets=[np.hstack])
+for sx, sy in [((3,), (3,)), ((2, 3), (2, 3)), ((2, 3, 1), (2, 3, 2)), ((), ())]:
+    row(rf.sh_dstack, normal(sx), normal(sy), targets=[np.dstack], wrt=BOTH)
+for sx, sy in [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (2, 1)), ((), ())]:
+    row(rf.sh_column_stack, normal(sx), normal(sy), targets=[np.column_stack], wrt=BOTH)
+for shp, sections, axis in [
+    ((6,), 3, 0),
+    ((2, 6), 2, 1),
+    ((2, 6), [1, 4], -1),
+    ((4, 3), [1, 1, 3], 0),
+]:
+    row(rf.sh_split, normal(shp), sections, axis, targets=[np.split], f32=shp == (6,))
+for s in [(5,), (5, 2)]:
+    row(rf.sh_array_split, normal(s), targets=[np.array_split])
+for shp, repeats, axis in [
+    ((3,), 2, None),
+    ((2, 3), 2, None),
+    ((2, 3), 3, 1),
+    ((2, 3), [1, 0, 2], -1),
+    ((2, 3), np.array([2]), 0),
+    ((), 3, None),
+]:
+    row(rf.sh_repeat, normal(shp), repeats, axis, targets=[np.repeat], f32=repeats == 2)
+row(rf.sh_repeat_method, normal((2, 3)), targets=["repeat"])
+for shp, reps in [((3,), 2), ((2, 3), (2, 1)), ((3,), (2, 2)), ((2, 3), 3), ((), (2, 3))]:
+    row(rf.sh_tile, normal(shp), reps, targets=[np.tile], f32=reps == 2)
+for shp, width in [((3,), 2), ((2, 3), (1, 2)), ((2, 3), ((0, 1), (2, 0))), ((2, 2, 2), 1)]:
+    row(rf.sh_pad, normal(shp), width, targets=[np.pad], f32=width == 2)
+for sv in [PY, ()]:
+    row(rf.sh_pad_value, normal((2, 3)), normal(sv), targets=[np.pad], wrt=BOTH)
+for shp, idx, axis in [
+    ((3, 4), [[0, 3, 3], [1, 1, 0], [2, 0, 1]], 1),
+    ((3, 4), [[0], [2], [2]], -1),
+    ((3, 4), [[2, 0, 2, 1]], 0),
+    ((5,), [4, 0, 0, 2], 0),
+    ((2, 3), [5, 0, 5], None),
+]:
+    row(rf.sh_take_along_axis, normal(shp), ints(idx), axis, targets=[np.take_along_axis])
+row(
+    rf.sh_take_along_axis,
+    normal((3, 4)),
+    ints([[0, 3, 3]]),
+    1,
+    targets=[np.take_along_axis],
+    f32=True,
+    name="take_along_axis_f32",
+)
+for shp, axis in [((5,), 0), ((3, 4), -1), ((3, 4), 0), ((2, 3, 2), 1), ((3, 4), None)]:
+    row(rf.sh_sort, distinct(shp), axis, targets=[np.sort], f32=shp == (3, 4) and axis == 0)
+row(rf.sh_sort_default, distinct((3, 4)), targets=[np.sort])
+
+# More linear algebra ----------------------------------------------------------
+
+for sx, sy in [((2, 3), (3, 2)), ((3,), (2,)), ((3,), (2, 2)), ((2, 1, 2), (2, 3)), ((), (2,))]:
+    row(rf.la_kron, normal(sx), normal(sy), targets=[np.kron], wrt=BOTH, f32=sx == (2, 3))
+for sx, sy, axes in [
+    ((2, 3), (3, 4), 1),
+    ((2, 3, 4), (3, 4, 2), 2),
+    ((2, 3), (4,), 0),
+    ((2, 3, 4), (4, 2, 3), ([1, 2], [2, 0])),
+    ((3, 2), (2, 3), ([0, 1], [1, 0])),
+    ((3, 2), (4, 3), (0, -1)),
+]:
+    row(
+        rf.la_tensordot,
+        normal(sx),
+        normal(sy),
+        axes,
+        targets=[np.tensordot],
+        wrt=BOTH,
+        f32=axes == 1,
+    )
+row(rf.la_tensordot_default, normal((4, 2, 3)), normal((2, 3)), targets=[np.tensordot], wrt=BOTH)
+for subscripts, shp in [
+    ("ii->", (3, 3)),
+    ("ii", (3, 3)),
+    ("ii->i", (3, 3)),
+    ("bii->b", (2, 3, 3)),
+    ("iji->j", (3, 2, 3)),
+    ("...ii->...i", (2, 3, 3)),
+    ("i...->...", (3, 2, 2)),
+    ("...", (2, 3)),
+    ("ij...->...j", (2, 3)),
+]:
+    row(
+        rf.la_einsum,
+        subscripts,
+        normal(shp),
+        targets=[np.einsum],
+        wrt=(1,),
+        f32=subscripts == "ii->",
+    )
+for subscripts, sx, sy in [
+    ("...ij,...jk->...ik", (2, 2, 3), (3, 4)),
+    ("...ij,...jk", (2, 1, 2, 3), (3, 3, 4)),
+    ("ii,ij->j", (3, 3), (3, 2)),
+    ("iij,jk->ik", (2, 2, 3), (3, 4)),
+    ("ij,ij->", (2, 3), (2, 3)),
+    ("i...,...i->...", (3, 1, 2), (2, 2, 3)),
+]:
+    row(
+        rf.la_einsum_two,
+        subscripts,
+        normal(sx),
+        normal(sy),
+        targets=[np.einsum],
+        wrt=((1, 2), 1, 2),
+    )
+for n, batch in [(1, ()), (3, ()), (3, (2,))]:
+    row(rf.la_slogdet, wellcond(n, batch), targets=[np.linalg.slogdet], f32=n == 3 and not batch)
+    row(rf.la_cholesky, spd(n, batch), targets=[np.linalg.cholesky], f32=n == 3 and not batch)
+    row(rf.la_cholesky_upper, spd(n, batch), targets=[np.linalg.cholesky])
+    row(rf.la_eigh, sym(n, batch), targets=[np.linalg.eigh], f32=n == 3 and not batch)
+    row(rf.la_eigh_upper, sym(n, batch), targets=[np.linalg.eigh])
+    row(rf.la_svd_values_hermitian, sym(n, batch), targets=[np.linalg.svd])
+    row(rf.la_pinv_hermitian, sym(n, batch), targets=[np.linalg.pinv])
+row(
+    rf.la_slogdet,
+    Dom("negdet", (3, 3), lambda r, s: -(r.standard_normal(s) + 3 * np.eye(3))),
+    targets=[np.linalg.slogdet],
+)
+for s in [(3, 3), (4, 2), (2, 4), (2, 3, 2)]:
+    row(rf.la_svd_values, normal(s), targets=[np.linalg.svd], f32=s == (4, 2))
+    row(rf.la_svd, normal(s), False, targets=[np.linalg.svd], f32=s == (4, 2))
+    row(rf.la_qr, normal(s), targets=[np.linalg.qr], f32=s == (4, 2))
+    row(rf.la_qr_r, normal(s), targets=[np.linalg.qr])
+    row(rf.la_pinv, normal(s), targets=[np.linalg.pinv], f32=s == (4, 2))
+for s in [(3, 3), (2, 3, 3), (4, 2), (2, 4)]:
+    row(rf.la_svd, normal(s), True, targets=[np.linalg.svd])
+
+
 # --------------------------------------------------------------------------
 # Cases
 
@@ -890,6 +1153,20 @@ VJP_ROWS = [
     (rf.v_solve, (wellcond(3), normal((3, 2))), (0, 1)),
     (rf.v_cumsum, (normal((2, 3)),), 0),
     (rf.v_maximum, (grid((3, 4)), grid((4,), 0.05)), (0, 1)),
+    (rf.v_split, (normal((2, 5)),), 0),
+    (rf.v_take_along_axis, (normal((2, 3)),), 0),
+    (rf.v_pad, (normal((2, 3)),), 0),
+    (rf.v_repeat, (normal((2, 3)),), 0),
+    (rf.v_tile, (normal((2, 3)),), 0),
+    (rf.v_einsum_diag, (normal((3, 3)), normal((2, 3))), (0, 1)),
+    (rf.v_kron, (normal((2, 3)), normal((3, 2))), (0, 1)),
+    (rf.v_tensordot, (normal((2, 3, 4)), normal((4, 2, 5))), (0, 1)),
+    (rf.v_slogdet, (wellcond(3, (2,)),), 0),
+    (rf.v_cholesky, (spd(3, (2,)),), 0),
+    (rf.v_eigh, (sym(3),), 0),
+    (rf.v_svd, (normal((4, 3)),), 0),
+    (rf.v_qr, (normal((4, 3)),), 0),
+    (rf.v_pinv, (normal((2, 4)),), 0),
 ]
 
 
@@ -916,30 +1193,22 @@ def test_vjp_inner_product(func, specs, wrt):
 
 
 # --------------------------------------------------------------------------
-# Unsupported norms must raise, never return a wrong gradient
+# Gradients that are not implemented must raise, never return a wrong gradient
 
-UNSUPPORTED_NORMS = [
-    (rf.norm_ord1_literal, (normal((4,)),)),
-    (rf.norm_ord1_literal, (normal((3, 3)),)),
-    (rf.norm_ord_inf_literal, (normal((4,)),)),
-    (rf.norm_ord, (normal((4,)), 1)),
-    (rf.norm_ord, (normal((4,)), 3)),
-    (rf.norm_ord, (normal((4,)), -np.inf)),
-    (rf.norm_ord, (normal((3, 3)), 2)),
-    (rf.norm_ord, (normal((3, 3)), "nuc")),
-    (rf.norm_ord, (normal((3, 3)), 1)),
-    (rf.norm_ord_axis, (normal((2, 3)), 1, 1)),
-    (rf.norm_ord_axis, (normal((2, 3)), 2, (0, 1))),
+UNSUPPORTED = [
+    (rf.sh_pad_reflect, (normal((4,)),)),
+    (rf.la_svd_full_extra, (normal((4, 2)),)),
+    (rf.la_qr_complete, (normal((4, 2)),)),
 ]
 
 
 @pytest.mark.parametrize(
     "func,specs",
-    UNSUPPORTED_NORMS,
-    ids=[f"{f.__name__}({','.join(repr(_spec(a)) for a in s)})" for f, s in UNSUPPORTED_NORMS],
+    UNSUPPORTED,
+    ids=[f"{f.__name__}({','.join(repr(_spec(a)) for a in s)})" for f, s in UNSUPPORTED],
 )
-def test_unsupported_norm_raises(func, specs):
-    rng = _rng("norm|" + func.__name__ + repr(specs))
+def test_unsupported_gradient_raises(func, specs):
+    rng = _rng("unsupported|" + func.__name__ + repr(specs))
     args = [_spec(s)(rng) for s in specs]
     args.append(_weight(func, args, rng, np.float64))
     with pytest.raises((NotImplementedError, TranspileError)):
@@ -1048,8 +1317,20 @@ def test_rows_exercise_their_targets():
 
 def test_every_wrapper_has_a_row():
     """No wrapper in rule_funcs.py is dead: each is in a row, a vjp row or a norm row."""
-    used = {r.func for r in ROWS} | {f for f, *_ in VJP_ROWS} | {f for f, _ in UNSUPPORTED_NORMS}
+    used = {r.func for r in ROWS} | {f for f, *_ in VJP_ROWS} | {f for f, _ in UNSUPPORTED}
     wrappers = {
         f for name, f in vars(rf).items() if inspect.isfunction(f) and f.__module__ == rf.__name__
     }
     assert not wrappers - used, sorted(f.__name__ for f in wrappers - used)
+
+
+def test_fmax_fmin_send_the_gradient_past_a_nan():
+    """``np.fmax``/``np.fmin`` ignore a nan operand: the other one gets the gradient."""
+    x, y = np.array([1.0, np.nan, 3.0]), np.array([np.nan, 2.0, 1.0])
+    c = np.array([1.0, 2.0, 3.0])
+    dx, dy = grad(rf.b_fmax, wrt=(0, 1))(x, y, c)
+    np.testing.assert_array_equal(dx, [1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(dy, [0.0, 2.0, 0.0])
+    dx, dy = grad(rf.b_fmin, wrt=(0, 1))(x, y, c)
+    np.testing.assert_array_equal(dx, [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(dy, [0.0, 2.0, 3.0])

@@ -179,6 +179,50 @@ def logaddexp(z, x, y):
     d[y] += ops.unbroadcast(d[z] * np.exp(y - z), y)
 
 
+@rule(np.logaddexp2, shape=ELEMENTWISE)
+def logaddexp2(z, x, y):
+    d[x] += ops.unbroadcast(d[z] * np.exp2(x - z), x)
+    d[y] += ops.unbroadcast(d[z] * np.exp2(y - z), y)
+
+
+@rule(np.sinc, shape=ELEMENTWISE)
+def sinc(y, x):
+    d[x] += d[y] * ops.sinc_slope(x, y)
+
+
+@rule(np.fmax, shape=ELEMENTWISE)
+def fmax(z, x, y):
+    d[x] += ops.unbroadcast(d[z] * ops.fwinner(x, y), x)
+    d[y] += ops.unbroadcast(d[z] * ops.fwinner(y, x), y)
+
+
+@rule(np.fmin, shape=ELEMENTWISE)
+def fmin(z, x, y):
+    d[x] += ops.unbroadcast(d[z] * ops.fwinner(-x, -y), x)
+    d[y] += ops.unbroadcast(d[z] * ops.fwinner(-y, -x), y)
+
+
+@rule(np.copysign, shape=ELEMENTWISE)  # the sign of _y: a constant almost everywhere
+def copysign(z, x, _y):
+    d[x] += ops.unbroadcast(d[z] * (np.sign(x) * np.sign(z)), x)
+
+
+@rule(np.deg2rad, np.radians, shape=ELEMENTWISE)
+def deg2rad(y, x):
+    d[x] += d[y] * 0.017453292519943295
+
+
+@rule(np.rad2deg, np.degrees, shape=ELEMENTWISE)
+def rad2deg(y, x):
+    d[x] += d[y] * 57.29577951308232
+
+
+@rule(np.float_power, shape=ELEMENTWISE)  # computes in float64: the adjoints take x's, y's type
+def float_power(z, x, y):
+    d[x] += ops.cast_like(ops.unbroadcast(d[z] * ops.pow_slope(x, y), x), x)
+    d[y] += ops.cast_like(ops.unbroadcast(d[z] * ops.pow_log(z, x), y), y)
+
+
 @rule(np.full, shape=FILL, fresh=True)
 def full(y, _shape, fill_value, _dtype=None, **_kwargs):
     d[fill_value] += ops.unbroadcast(d[y], fill_value)

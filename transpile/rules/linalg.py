@@ -1,4 +1,5 @@
-"""Linear algebra: products, inverses, determinants, solves, traces and diagonals."""
+"""Linear algebra: products (outer, einsum, kron, tensordot), inverses, determinants,
+solves, traces, diagonals, and decompositions (slogdet, cholesky, eigh, svd, qr, pinv)."""
 
 import numpy as np
 
@@ -54,9 +55,55 @@ def diag(y, v, _k=0):
 
 @rule(np.einsum, shape=SUBSCRIPTS_FIRST, shares=True)  # one operand: maybe a view
 def einsum(y, _subscripts, *operands, **_kwargs):
-    d[operands] += ops.uneinsum(d[y], _subscripts, operands, position)
+    d[operands] += ops.uneinsum_any(d[y], _subscripts, operands, position)
+
+
+@rule(np.kron, shape=ALL_DATA)
+def kron(y, a, b):
+    d[a] += ops.unkron(d[y], a, b, 0)
+    d[b] += ops.unkron(d[y], a, b, 1)
+
+
+@rule(np.tensordot, shape=TWO_DATA)
+def tensordot(y, a, b, _axes=2):
+    d[a] += ops.untensordot(d[y], a, b, _axes, 0)
+    d[b] += ops.untensordot(d[y], a, b, _axes, 1)
+
+
+# Decompositions. Those with several results (slogdet, eigh, svd, qr) return a tuple;
+# its adjoint ``d[y]`` is a list with one entry per result (zeros for results unused).
+
+
+@rule(np.linalg.slogdet, shape=ALL_DATA)
+def slogdet(y, a):
+    d[a] += ops.unslogdet(d[y], a)
+
+
+@rule(np.linalg.cholesky, shape=ALL_DATA)
+def cholesky(y, a, *, _upper=False):
+    d[a] += ops.uncholesky(d[y], y, _upper)
+
+
+@rule(np.linalg.eigh, shape=FIRST_DATA)
+def eigh(y, a, _UPLO="L"):
+    d[a] += ops.uneigh(d[y], y, _UPLO)
+
+
+@rule(np.linalg.svd, shape=FIRST_DATA)
+def svd(y, a, _full_matrices=True, _compute_uv=True, _hermitian=False):
+    d[a] += ops.unsvd(d[y], y, a, _full_matrices, _compute_uv, _hermitian)
+
+
+@rule(np.linalg.qr, shape=FIRST_DATA)
+def qr(y, a, _mode="reduced"):
+    d[a] += ops.unqr(d[y], y, a, _mode)
+
+
+@rule(np.linalg.pinv, shape=FIRST_DATA)
+def pinv(y, a, _rcond=None, _hermitian=False, **_kwargs):
+    d[a] += ops.unpinv(d[y], y, a, _hermitian)
 
 
 # Products without a rule yet: what the passes may assume where they are used on
 # values that are not differentiated.
-NO_RULE = (no_rule(np.inner, shape=ALL_DATA), no_rule(np.tensordot, shape=TWO_DATA))
+NO_RULE = (no_rule(np.inner, shape=ALL_DATA),)

@@ -44,6 +44,27 @@ def cumsum(y, a, _axis=None, _dtype=None, _out=None):
     d[a] += ops.uncumsum(d[y], a, _axis)
 
 
+@rule(np.cumprod, methods=("cumprod",), shape=FIRST_DATA)
+def cumprod(y, a, _axis=None, _dtype=None, _out=None):
+    d[a] += ops.uncumprod(d[y], y, a, _axis)
+
+
+@rule(np.nansum, shape=FIRST_DATA, reduces=True)
+def nansum(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.select(np.isnan(a), 0.0, ops.unreduce(d[y], a, _axis, _keepdims))
+
+
+@rule(np.nanmean, shape=FIRST_DATA, reduces=True)
+def nanmean(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.unnanmean(d[y], a, _axis, _keepdims)
+
+
+@rule(np.average, shape=FIRST_DATA, reduces=True)
+def average(y, a, _axis=None, weights=None, _returned=False, *, _keepdims=False):
+    d[a] += ops.unaverage(d[y], a, _axis, weights, _keepdims, _returned)
+    d[weights] += ops.unaverage_weights(d[y], y, a, _axis, weights, _keepdims, _returned)
+
+
 @rule(np.linalg.norm, shape=FIRST_DATA, reduces=True)
 def norm(y, x, _ord=None, _axis=None, _keepdims=False):
-    d[x] += ops.unnorm(d[y], y, x, _ord, _axis, _keepdims)
+    d[x] += ops.unnorm_ord(d[y], y, x, _ord, _axis, _keepdims)

@@ -1,4 +1,5 @@
-"""Shape changes, copies and gathers: reshape, transpose, .T, copy, astype, stacking, take."""
+"""Shape changes, copies, joins, splits and gathers: reshape, transpose, .T, copy, astype,
+stacking, split, repeat, tile, pad, take, take_along_axis, sort."""
 
 import builtins
 
@@ -12,7 +13,7 @@ from transpile.rules.declare import (
     no_rule,
     rule,
 )
-from transpile.template import d
+from transpile.template import d, position
 from transpile_runtime import ops
 
 
@@ -20,14 +21,17 @@ from transpile_runtime import ops
     np.reshape,
     np.squeeze,
     np.expand_dims,
-    np.atleast_1d,
-    np.atleast_2d,
     methods=("reshape", "squeeze"),
     shape=FIRST_DATA,
     passes=True,
 )
 def reshape(y, a, *_shape, **_kwargs):
     d[a] += np.reshape(d[y], np.shape(a))
+
+
+@rule(np.atleast_1d, np.atleast_2d, np.atleast_3d, shape=ALL_DATA, passes=True)
+def atleast(y, *arys):
+    d[arys] += ops.unatleast(d[y], arys, position)
 
 
 @rule(np.transpose, shape=FIRST_DATA, passes=True)
@@ -77,6 +81,26 @@ def matmul(z, x, y):
 @rule(np.vstack, shape=SEQUENCE_FIRST)
 def vstack(y, tup, **_kwargs):
     d[tup] += ops.unvstack(d[y], tup)
+
+
+@rule(np.hstack, shape=SEQUENCE_FIRST)
+def hstack(y, tup, **_kwargs):
+    d[tup] += ops.unjoin(d[y], tup, "h")
+
+
+@rule(np.dstack, shape=SEQUENCE_FIRST)
+def dstack(y, tup, **_kwargs):
+    d[tup] += ops.unjoin(d[y], tup, "d")
+
+
+@rule(np.column_stack, shape=SEQUENCE_FIRST)
+def column_stack(y, tup):
+    d[tup] += ops.unjoin(d[y], tup, "column")
+
+
+@rule(np.split, np.array_split, shape=FIRST_DATA, shares=True)  # a list of views
+def split(y, ary, _indices_or_sections, _axis=0):
+    d[ary] += np.concatenate(d[y], _axis)
 
 
 @rule(np.stack, shape=SEQUENCE_FIRST)
@@ -136,12 +160,35 @@ def take(y, a, indices, _axis=None, _out=None, _mode="raise"):
     d[a] += ops.untake(d[y], a, indices, _axis, _mode)
 
 
+@rule(np.take_along_axis, shape=TWO_DATA)
+def take_along_axis(y, arr, indices, _axis=-1):
+    d[arr] += ops.untake_along_axis(d[y], arr, indices, _axis)
+
+
+@rule(np.sort, shape=FIRST_DATA)
+def sort(y, a, _axis=-1, **_kwargs):
+    d[a] += ops.unsort(d[y], a, _axis)
+
+
+@rule(np.repeat, methods=("repeat",), shape=FIRST_DATA)
+def repeat(y, a, _repeats, _axis=None):
+    d[a] += ops.unrepeat_array(d[y], a, _repeats, _axis)
+
+
+@rule(np.tile, shape=FIRST_DATA)
+def tile(y, A, _reps):
+    d[A] += ops.untile(d[y], A, _reps)
+
+
+@rule(np.pad, shape=FIRST_DATA)
+def pad(y, array, _pad_width, _mode="constant", constant_values=0, **_kwargs):
+    d[array] += ops.unpad(d[y], array, _pad_width, _mode)
+    d[constant_values] += ops.unpad_fill(d[y], array, _pad_width, _mode, constant_values)
+
+
 # Shape functions without a rule yet: what the passes may assume where they are used
 # on values that are not differentiated.
 NO_RULE = (
-    no_rule(
-        np.swapaxes, np.moveaxis, np.atleast_3d, methods=("view",), shape=FIRST_DATA, passes=True
-    ),
+    no_rule(np.swapaxes, np.moveaxis, methods=("view",), shape=FIRST_DATA, passes=True),
     no_rule(np.diagonal, methods=("diagonal",), shape=FIRST_DATA, shares=True),  # read-only
-    no_rule(np.hstack, shape=SEQUENCE_FIRST),
 )
