@@ -16,6 +16,7 @@ not. Chains rooted anywhere else (``mylib.act``, ``config.W``) are checked whole
 
 import builtins
 import inspect
+import types
 from dataclasses import dataclass
 
 import gast
@@ -87,6 +88,18 @@ def _is_library_module(obj) -> bool:
     return inspect.ismodule(obj) and obj.__name__.split(".")[0] in LIBRARY_ROOTS
 
 
+def _is_bound_method(obj) -> bool:
+    """A method bound to an object (``norm.logpdf``, ``rng.normal``): made anew on each
+    attribute access, so never the same object twice; its object is read as the chain's
+    parent."""
+    owner = getattr(obj, "__self__", None)
+    return (
+        isinstance(obj, (types.MethodType, types.BuiltinMethodType))
+        and owner is not None
+        and not inspect.ismodule(owner)
+    )
+
+
 def collect(parsed):
     """``(code_reads, data_reads)``: the free names and chains ``parsed`` resolved while
     its function was transpiled, restricted to those the function's text mentions."""
@@ -104,6 +117,8 @@ def collect(parsed):
             continue
         if attrs and _is_library_module(parsed.reads.get(root)):
             continue  # the root's identity covers the chain
+        if attrs and _is_bound_method(obj):
+            continue  # the parent chain's identity covers it
         read = Read(chain, obj, parsed.namespace, parsed.cells.get(root))
         (code if is_code(obj) else data).append(read)
     return tuple(code), tuple(data)
