@@ -217,14 +217,26 @@ def test_fence_refuses_an_in_place_update_another_name_sees():
 
 def test_names_are_the_usual_ones_when_free():
     fn = built(S.plain, "names")
-    assert fn.names == {"np": "np", "ops": "ops", "Tape": "Tape", "tape": "tape"}
+    assert fn.names == {
+        "np": "np",
+        "ops": "ops",
+        "scipy_ops": "scipy_ops",
+        "Tape": "Tape",
+        "tape": "tape",
+    }
     assert fn.namespace["ops"] is ops
     assert fn.namer.adjoint("x") == "dx"
 
 
 def test_names_avoid_the_users_names():
     fn = built(S.takes_names, "names")
-    assert fn.names == {"np": "np", "ops": "ops_", "Tape": "Tape", "tape": "tape_1"}
+    assert fn.names == {
+        "np": "np",
+        "ops": "ops_",
+        "scipy_ops": "scipy_ops",
+        "Tape": "Tape",
+        "tape": "tape_1",
+    }
     assert fn.namespace["ops_"] is ops
     assert fn.namer.adjoint("x") == "d_x"  # dx is a parameter
 

@@ -10,17 +10,18 @@ import numpy as np
 
 from transpile.nodes import descendants
 from transpile.parse import MISSING
-from transpile_runtime import ops
+from transpile_runtime import ops, scipy_ops
 from transpile_runtime.tape import Tape
 
 
 def stage(fn, ctx):
     """A namer that avoids every name of the user's function, and the names the
-    generated code calls numpy (``np``), the runtime helpers (``ops``) and the tape by:
-    the usual ones unless the function uses them for something else."""
+    generated code calls numpy (``np``), the runtime helpers (``ops``, and ``scipy_ops``
+    of the scipy rules) and the tape by: the usual ones unless the function uses them
+    for something else."""
     parsed = fn.parsed
     fn.namer = Namer.for_tree(parsed.tree)
-    for key, obj in (("np", np), ("ops", ops), ("Tape", Tape)):
+    for key, obj in (("np", np), ("ops", ops), ("scipy_ops", scipy_ops), ("Tape", Tape)):
         found = parsed.lookup(key)
         usual = key not in parsed.local_names and (found is obj or found is MISSING)
         fn.names[key] = fn.namer.reserve(key) if usual else fn.namer.fresh(key + "_")
