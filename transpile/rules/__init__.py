@@ -12,6 +12,7 @@ properties a pass needs (``Declaration``: result shape, reductions, aliasing).
 
 import inspect
 import threading
+import types
 from dataclasses import dataclass, field
 
 import gast
@@ -27,6 +28,15 @@ from transpile.template import parse_template
 
 FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
 
+try:  # scipy is an optional dependency: its rules are loaded where it is installed
+    import scipy  # noqa: F401
+except ImportError:
+    OPTIONAL_FAMILIES = ()
+else:
+    from transpile.rules import scipy_special, scipy_stats
+
+    OPTIONAL_FAMILIES = (scipy_special, scipy_stats)
+
 
 @dataclass(frozen=True)
 class Registry:
@@ -39,10 +49,19 @@ class Registry:
     keepalive: list = field(default_factory=list, repr=False)  # the callables of functions
     number_power: object = None  # the power template for a number exponent (_power_form)
     declared: dict = field(default_factory=dict, repr=False)  # (table, key) -> Declaration
+    bound: dict = field(default_factory=dict, repr=False)  # a declared bound method -> itself
+
+    def canonical(self, obj):
+        """The callable whose id keys ``obj``'s rule: a bound method (``norm.logpdf``, made
+        anew on each attribute access) as the one declared, equal to it (same object and
+        function); a cupy function as its numpy twin."""
+        if isinstance(obj, types.MethodType):
+            return self.bound.get(obj, obj)
+        return _numpy_twin(obj)
 
     def declaration(self, obj):
         """The ``Declaration`` of a callable (of a cupy function: of its numpy twin), or None."""
-        return self.declared.get(("function", id(_numpy_twin(obj))))
+        return self.declared.get(("function", id(self.canonical(obj))))
 
     def method_declaration(self, name: str):
         """The ``Declaration`` of the method ``name`` (``x.sum()``), or None."""
@@ -66,10 +85,10 @@ _LOCK = threading.Lock()
 
 
 def registry() -> Registry:
-    """The rule registry, built once on first use."""
+    """The rule registry, built once on first use, with the optional families."""
     with _LOCK:
         if not _BUILT:
-            _BUILT.append(build_registry())
+            _BUILT.append(build_registry(FAMILIES + OPTIONAL_FAMILIES))
     return _BUILT[0]
 
 
@@ -113,6 +132,12 @@ def build_registry(families=FAMILIES) -> Registry:
         keep,
         number_power=parse_template(arith.pow_number),
         declared=declared,
+        bound={
+            obj: obj
+            for decl in declared.values()
+            for obj in decl.objects
+            if isinstance(obj, types.MethodType)
+        },
     )
 
 
@@ -257,7 +282,7 @@ def _classify_call(call, parsed, registry):
         return _template(tmpl, call, [func.value] + list(call.args), keywords)
     if obj is MISSING:
         return Match("unknown", tuple(operands), why=f"{gast.unparse(func).strip()}")
-    obj = _numpy_twin(obj)
+    obj = registry.canonical(obj)
     tmpl = registry.functions.get(id(obj))
     if tmpl is not None:
         if len(call.args) == 2:  # np.power(x, 2), pow(x, 2)
@@ -329,7 +354,10 @@ def _template(tmpl, node, args, keywords):
             "unknown", tuple(args) + tuple(keywords.values()), why=f"these arguments ({exc})"
         )
     operands = tuple(values[p] for p in tmpl.diff_params if p in values)
-    return Match("template", operands, template=tmpl, values=values)
+    match = Match("template", operands, template=tmpl, values=values)
+    # an argument the rule reads but does not differentiate (t.cdf's df) is an operand
+    # too: a varied one makes the statement active, and reverse refuses it
+    return Match("template", operands + blocked_operands(match), template=tmpl, values=values)
 
 
 def blocked_operands(match: Match):

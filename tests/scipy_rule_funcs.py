@@ -1,0 +1,274 @@
+"""Wrappers for the scipy rule table (``tests/test_rules_scipy.py``): one scipy function
+applied, weighted by ``c`` (shaped like its result) and summed, so that every entry of
+its Jacobian counts, as ``tests/rule_funcs.py`` does for the numpy rules."""
+
+import numpy as np
+from scipy import special
+from scipy.special import logsumexp, softmax
+from scipy.stats import beta, gamma, multivariate_normal, norm, poisson, t
+
+# scipy.special --------------------------------------------------------------
+
+
+def lse_all(a, c):
+    return np.sum(logsumexp(a) * c)
+
+
+def lse_axis(a, axis, c):
+    return np.sum(logsumexp(a, axis=axis) * c)
+
+
+def lse_keepdims(a, c):
+    return np.sum(logsumexp(a, axis=1, keepdims=True) * c)
+
+
+def lse_b(a, b, c):
+    return np.sum(logsumexp(a, axis=0, b=b) * c)
+
+
+def lse_b_positional(a, b, c):
+    return np.sum(special.logsumexp(a, 1, b) * c)
+
+
+def lse_return_sign(a, c):
+    out, sign = logsumexp(a, return_sign=True)
+    return np.sum(out * sign * c)
+
+
+def softmax_axis(x, c):
+    return np.sum(softmax(x, axis=1) * c)
+
+
+def softmax_all(x, c):
+    return np.sum(softmax(x) * c)
+
+
+def log_softmax_axis(x, c):
+    return np.sum(special.log_softmax(x, axis=-1) * c)
+
+
+def log_softmax_all(x, c):
+    return np.sum(special.log_softmax(x) * c)
+
+
+def expit(x, c):
+    return np.sum(special.expit(x) * c)
+
+
+def logit(x, c):
+    return np.sum(special.logit(x) * c)
+
+
+def gammaln(x, c):
+    return np.sum(special.gammaln(x) * c)
+
+
+def digamma(x, c):
+    return np.sum(special.digamma(x) * c)
+
+
+def psi(x, c):
+    return np.sum(special.psi(x) * c)
+
+
+def polygamma(x, c):
+    return np.sum(special.polygamma(2, x) * c)
+
+
+def betaln(a, b, c):
+    return np.sum(special.betaln(a, b) * c)
+
+
+def erf(x, c):
+    return np.sum(special.erf(x) * c)
+
+
+def erfc(x, c):
+    return np.sum(special.erfc(x) * c)
+
+
+def ndtr(x, c):
+    return np.sum(special.ndtr(x) * c)
+
+
+def log_ndtr(x, c):
+    return np.sum(special.log_ndtr(x) * c)
+
+
+def xlogy(x, y, c):
+    return np.sum(special.xlogy(x, y) * c)
+
+
+def xlog1py(x, y, c):
+    return np.sum(special.xlog1py(x, y) * c)
+
+
+# scipy.stats: loc and scale by keyword, positionally, and left out -------------------
+
+
+def norm_logpdf(x, loc, scale, c):
+    return np.sum(norm.logpdf(x, loc, scale) * c)
+
+
+def norm_logpdf_kw(x, loc, scale, c):
+    return np.sum(norm.logpdf(x, loc=loc, scale=scale) * c)
+
+
+def norm_logpdf_std(x, c):
+    return np.sum(norm.logpdf(x) * c)
+
+
+def norm_pdf(x, loc, scale, c):
+    return np.sum(norm.pdf(x, loc, scale=scale) * c)
+
+
+def norm_cdf(x, loc, scale, c):
+    return np.sum(norm.cdf(x, loc, scale) * c)
+
+
+def norm_logcdf(x, loc, scale, c):
+    return np.sum(norm.logcdf(x, loc=loc, scale=scale) * c)
+
+
+def t_logpdf(x, df, loc, scale, c):
+    return np.sum(t.logpdf(x, df, loc, scale) * c)
+
+
+def t_logpdf_kw(x, df, c):
+    return np.sum(t.logpdf(x, df=df) * c)
+
+
+def t_pdf(x, df, loc, scale, c):
+    return np.sum(t.pdf(x, df, loc=loc, scale=scale) * c)
+
+
+def t_cdf(x, df, loc, scale, c):
+    return np.sum(t.cdf(x, df, loc, scale) * c)
+
+
+def t_logcdf(x, df, loc, scale, c):
+    return np.sum(t.logcdf(x, df, loc, scale) * c)
+
+
+def gamma_logpdf(x, a, loc, scale, c):
+    return np.sum(gamma.logpdf(x, a, loc, scale) * c)
+
+
+def gamma_logpdf_kw(x, a, scale, c):
+    return np.sum(gamma.logpdf(x, a, scale=scale) * c)
+
+
+def gamma_pdf(x, a, loc, scale, c):
+    return np.sum(gamma.pdf(x, a, loc, scale) * c)
+
+
+def gamma_cdf(x, a, loc, scale, c):
+    return np.sum(gamma.cdf(x, a, loc=loc, scale=scale) * c)
+
+
+def gamma_logcdf(x, a, loc, scale, c):
+    return np.sum(gamma.logcdf(x, a, loc, scale) * c)
+
+
+def beta_logpdf(x, a, b, loc, scale, c):
+    return np.sum(beta.logpdf(x, a, b, loc, scale) * c)
+
+
+def beta_pdf(x, a, b, loc, scale, c):
+    return np.sum(beta.pdf(x, a, b, loc=loc, scale=scale) * c)
+
+
+def beta_cdf(x, a, b, loc, scale, c):
+    return np.sum(beta.cdf(x, a, b, loc, scale) * c)
+
+
+def beta_logcdf(x, a, b, loc, scale, c):
+    return np.sum(beta.logcdf(x, a, b, loc, scale) * c)
+
+
+def poisson_logpmf(k, mu, c):
+    return np.sum(poisson.logpmf(k, mu) * c)
+
+
+def poisson_logpmf_loc(k, mu, c):
+    return np.sum(poisson.logpmf(k, mu, loc=1) * c)
+
+
+def poisson_pmf(k, mu, c):
+    return np.sum(poisson.pmf(k, mu) * c)
+
+
+def poisson_cdf(k, mu, c):
+    return np.sum(poisson.cdf(k, mu) * c)
+
+
+def poisson_logcdf(k, mu, c):
+    return np.sum(poisson.logcdf(k, mu) * c)
+
+
+def mvn_logpdf(x, mean, a, c):
+    """``cov`` made symmetric from ``a``: a symmetric matrix's gradient is taken as the
+    symmetric one, which finite differences in ``a`` see."""
+    cov = 0.5 * (a + a.T)
+    return np.sum(multivariate_normal.logpdf(x, mean, cov) * c)
+
+
+def mvn_logpdf_kw(x, mean, a, c):
+    cov = 0.5 * (a + a.T)
+    return np.sum(multivariate_normal.logpdf(x, mean=mean, cov=cov) * c)
+
+
+def mvn_logpdf_nomean(x, a, c):
+    cov = 0.5 * (a + a.T)
+    return np.sum(multivariate_normal.logpdf(x, cov=cov) * c)
+
+
+def mvn_logpdf_diag(x, mean, v, c):
+    return np.sum(multivariate_normal.logpdf(x, mean, v) * c)
+
+
+def mvn_logpdf_scalar(x, mean, s, c):
+    return np.sum(multivariate_normal.logpdf(x, mean, s) * c)
+
+
+def mvn_pdf(x, mean, a, c):
+    cov = 0.5 * (a + a.T)
+    return np.sum(multivariate_normal.pdf(x, mean, cov) * c)
+
+
+# vector outputs, for vjp inner-product checks --------------------------------
+
+
+def v_lse_axis(a):
+    return logsumexp(a, axis=0)
+
+
+def v_lse_b(a, b):
+    return logsumexp(a, axis=1, b=b, keepdims=True)
+
+
+def v_softmax(x):
+    return softmax(x, axis=1)
+
+
+def v_log_softmax(x):
+    return special.log_softmax(x, axis=0)
+
+
+def v_mvn_logpdf(x, mean, a):
+    return multivariate_normal.logpdf(x, mean, 0.5 * (a + a.T))
+
+
+# refused -----------------------------------------------------------------------
+
+
+def t_cdf_df(df, c):
+    return np.sum(t.cdf(0.3, df) * c)
+
+
+def frozen_norm(loc, c):
+    return np.sum(norm(loc, 1.0).logpdf(0.3) * c)
+
+
+def mvn_cdf(x, c):
+    return np.sum(multivariate_normal.cdf(x, np.zeros(2), np.eye(2)) * c)
