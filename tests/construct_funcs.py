@@ -245,3 +245,57 @@ def mlp_loss(weights, x, y):
     out = h @ W + b
     l2 = sum(np.sum(W_**2) for W_, _ in weights)
     return np.mean((out - y) ** 2) + 0.01 * l2
+
+
+# --------------------------------------------------------------------------
+# functions as arguments and defaults
+
+
+def softplus(z):
+    return np.log1p(np.exp(z))
+
+
+def predict(params, x, nonlinearity=np.tanh):
+    return nonlinearity(x @ params)
+
+
+def loss_with_default_nonlinearity(params, x):
+    return np.sum(predict(params, x) ** 2)
+
+
+def loss_with_numpy_nonlinearity(params, x):
+    return np.sum(predict(params, x, np.sin) ** 2)
+
+
+def loss_with_user_nonlinearity(params, x):
+    return np.sum(predict(params, x, nonlinearity=softplus) ** 2)
+
+
+def weighted_activation(w, act=np.tanh):
+    return np.sum(act(w) * w)
+
+
+def activation_without_default(w, act):
+    return np.sum(act(w) * w)
+
+
+# --------------------------------------------------------------------------
+# starred unpacking and starred arguments
+
+
+def starred_unpacking(w):
+    first, *middle, last = w[0], w[1], w[2], w[3]
+    head, *tail = [np.sin(w), w * 2.0, w**2]
+    return first * middle[0] * last + middle[1] + np.sum(head * tail[1] + tail[0])
+
+
+def starred_unpacking_of_a_value(ws):
+    a, *rest = ws
+    *init, z = rest
+    return np.sum(a * z) + np.sum(init[0])
+
+
+def starred_shape_argument(w):
+    shape = (2, 3)
+    noise = np.zeros(*[shape])
+    return np.sum(np.reshape(w, shape) * 2.0 + noise)

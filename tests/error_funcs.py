@@ -200,8 +200,8 @@ def uses_loop_else(x):
 
 
 def uses_starred(x):
-    first, *rest = x  # ERR
-    return first * 2.0
+    parts = [x, x * 2.0]
+    return np.sum(np.add(*parts))  # ERR
 
 
 def uses_set_display(x):

@@ -2,6 +2,7 @@
 each gradient against central finite differences, on a first and a later call."""
 
 import copy
+import threading
 
 import construct_funcs as C
 import fd
@@ -51,6 +52,9 @@ CASES = [
         lambda: ([vec(3, s) for s in range(2)], [vec(3, s + 5) for s in range(2)]),
         (0, 1),
     ),
+    (C.starred_unpacking, lambda: (vec(),), 0),
+    (C.starred_unpacking_of_a_value, lambda: ([vec(3, s) for s in range(4)],), 0),
+    (C.starred_shape_argument, lambda: (vec(6),), 0),
     (C.dict_new_key, lambda: (vec(),), 0),
     (C.dict_new_keys_in_loop, lambda: (vec(),), 0),
     (C.dict_overwritten_and_new, lambda: (vec(),), 0),
@@ -135,3 +139,72 @@ def test_grad_of_a_closure_lambda_and_of_an_inline_one():
     w = vec(3)
     np.testing.assert_allclose(grad(make(3.0))(w), 3.0 * np.cos(w), rtol=1e-12)
     np.testing.assert_allclose(grad(lambda x, y: np.sum(x * y), wrt=1)(w, w + 1), w)
+
+
+# --------------------------------------------------------------------------
+# functions passed as arguments or defaults
+
+
+@pytest.mark.parametrize(
+    "func",
+    [
+        C.loss_with_default_nonlinearity,
+        C.loss_with_numpy_nonlinearity,
+        C.loss_with_user_nonlinearity,
+    ],
+)
+def test_callee_with_a_function_argument(func):
+    rng = _rng(3)
+    args = (rng.normal(size=3), rng.normal(size=(4, 3)))
+    actual = call_twice(grad(func), *args)
+    fd.assert_close((actual,), fd.numeric_grad(func, args, (0,)), rtol=1e-6, atol=1e-9)
+
+
+def _weighted(act, slope):
+    w = vec(3)
+    return w, act(w) + w * slope(w)
+
+
+def test_function_parameter_is_re_resolved_when_another_function_is_passed():
+    g = grad(C.weighted_activation)
+    w, expected = _weighted(np.tanh, lambda v: 1 - np.tanh(v) ** 2)
+    np.testing.assert_allclose(g(w), expected, rtol=1e-12)
+    w, expected = _weighted(np.sin, np.cos)
+    np.testing.assert_allclose(g(w, np.sin), expected, rtol=1e-12)
+    np.testing.assert_allclose(g(w, act=np.sin), expected, rtol=1e-12)
+    w, expected = _weighted(C.softplus, lambda v: 1 / (1 + np.exp(-v)))
+    np.testing.assert_allclose(g(w, C.softplus), expected, rtol=1e-12)
+    w, expected = _weighted(np.tanh, lambda v: 1 - np.tanh(v) ** 2)
+    np.testing.assert_allclose(g(w), expected, rtol=1e-12)  # back to the default
+
+
+def test_function_parameter_without_default_waits_for_the_call():
+    g = grad(C.activation_without_default)
+    w, expected = _weighted(np.sin, np.cos)
+    np.testing.assert_allclose(g(w, np.sin), expected, rtol=1e-12)
+    w, expected = _weighted(C.softplus, lambda v: 1 / (1 + np.exp(-v)))
+    np.testing.assert_allclose(g(w, C.softplus), expected, rtol=1e-12)
+    assert "np.sin" in source(g, w, np.cos)  # the adjoint of cos, as generated
+    with pytest.raises(TypeError, match="act"):
+        source(g)
+
+
+def test_function_parameter_in_threads():
+    g = grad(C.weighted_activation)
+    cases = [(np.tanh, lambda v: 1 - np.tanh(v) ** 2), (np.sin, np.cos), (np.exp, np.exp)]
+    errors = []
+
+    def work(k):
+        act, slope = cases[k % 3]
+        w, expected = _weighted(act, slope)
+        try:
+            np.testing.assert_allclose(g(w, act), expected, rtol=1e-12)
+        except AssertionError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

@@ -6,8 +6,10 @@ cached.
 """
 
 import functools
+import inspect
 
-from transpile import pipeline
+from transpile import bound_functions, pipeline
+from transpile.errors import TranspileError
 from transpile_runtime.structure import resolve_wrt
 
 
@@ -43,11 +45,42 @@ def _build(f, wrt, mode, verbose):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     indices, as_tuple = resolve_wrt(f, wrt)
-    generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple)
+    try:
+        generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple)
+    except TranspileError:
+        waiting = bound_functions.called_without_default(f)
+        if not waiting:
+            raise
+        return _deferred(f, indices, mode, as_tuple, waiting)
     fn = generated.function
     if verbose:
         print(source(fn))
     return fn
+
+
+def _deferred(f, indices, mode, as_tuple, waiting):
+    """The gradient of ``f``, whose parameters ``waiting`` are called as functions and
+    have no function default: transpiled at each call for the functions passed (a
+    dictionary lookup once made)."""
+    sig = inspect.signature(f)
+    params = list(sig.parameters)
+
+    def entry_for(args, kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        functions = bound_functions.of_arguments(params, bound.args)
+        generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple, functions=functions)
+        return generated.function, bound.args
+
+    @functools.wraps(f)
+    def gradient(*args, **kwargs):
+        entry, args = entry_for(args, kwargs)
+        return entry(*args)
+
+    gradient.__transpile_deferred__ = lambda args: entry_for(args, {})[0]
+    gradient.__transpile_waiting__ = waiting
+    del gradient.__wrapped__  # not the function itself: what inspect.unwrap must not find
+    return gradient
 
 
 @_decorator_or_call
@@ -82,6 +115,14 @@ def source(g, *example_args) -> Source:
     a gradient without control flow is specialized per signature (see the README's
     "Shape specialization"); for other gradients that is the same generic source.
     """
+    deferred = getattr(g, "__transpile_deferred__", None)
+    if deferred is not None:
+        if not example_args:
+            raise TypeError(
+                f"the gradient depends on the functions passed as "
+                f"{', '.join(g.__transpile_waiting__)}: show it with source(g, *args)"
+            )
+        g = deferred(example_args)
     dispatcher = getattr(g, "__transpile_dispatch__", None)
     if dispatcher is not None:
         dispatcher = dispatcher.current()  # after a rebound global: the gradient now run

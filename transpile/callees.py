@@ -11,8 +11,10 @@ import inspect
 
 import gast
 
-from transpile import parse
+from transpile import bound_functions, parse
 from transpile.errors import TranspileError, at
+from transpile.nodes import all_stmts
+from transpile.parse import MISSING
 
 
 def differentiate(fn, ctx, call, callee, stmt, act):
@@ -54,7 +56,12 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         if isinstance(node, gast.Name) and node.id in fn.kinds.sequences
     )
     gen = ctx.transpile(
-        callee, tuple(wrt), "split", stack=ctx.stack + (ctx.func,), sequences=sequences
+        callee,
+        tuple(wrt),
+        "split",
+        stack=ctx.stack + (ctx.func,),
+        sequences=sequences,
+        functions=_functions_passed(fn, callee, bound.arguments),
     )
     if id(gen) not in fn.callee_names:
         fwd_name = fn.namer.fresh(gen.name)
@@ -65,3 +72,34 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         fn.callee_names[id(gen)] = (fwd_name, bwd_name)
     fwd_name, bwd_name = fn.callee_names[id(gen)]
     return fwd_name, bwd_name, [params[i] for i in wrt], nodes
+
+
+def _functions_passed(fn, callee, arguments):
+    """The callee's parameters holding functions: its function defaults, and the
+    arguments that name a function (a global such as ``np.tanh``, or a parameter of
+    the caller known to hold one)."""
+    found = dict(bound_functions.of_defaults(callee))
+    for pname, node in arguments.items():
+        obj = _function_named(fn, node)
+        if obj is not MISSING and bound_functions.is_function_value(obj):
+            found[pname] = obj
+        else:
+            found.pop(pname, None)
+    return tuple(found.items())
+
+
+def _function_named(fn, node):
+    """What the argument ``node`` (an atom) denotes, looking through the temporary that
+    A-normal form made of an attribute chain (``_t3 = np.tanh``); MISSING if unknown."""
+    if not isinstance(node, gast.Name):
+        return MISSING
+    if node.id in fn.namer.temporaries:
+        values = [
+            s.value
+            for s in all_stmts(fn.tree.body)
+            if isinstance(s, gast.Assign)
+            and any(isinstance(t, gast.Name) and t.id == node.id for t in s.targets)
+        ]
+        if len(values) == 1 and isinstance(values[0], gast.Attribute):
+            return fn.parsed.resolve(values[0])
+    return fn.parsed.resolve(node)

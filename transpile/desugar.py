@@ -57,7 +57,9 @@ def comprehension(node, namer, parsed):
     for gen in reversed(node.generators):
         for test in reversed(gen.ifs):
             inner = [gast.If(test=test, body=inner, orelse=[])]
-        inner = [gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[], type_comment=None)]
+        inner = [
+            gast.For(target=gen.target, iter=gen.iter, body=inner, orelse=[], type_comment=None)
+        ]
     stmts = [assign(items, start, node)] + inner
     for s in stmts:
         _locate(s, node)
@@ -224,7 +226,9 @@ def _locals_of(fdef):
         if isinstance(s, gast.FunctionDef):
             found.add(s.name)
             continue
-        for n in descendants(s) if not isinstance(s, (gast.If, gast.For, gast.While)) else _heads(s):
+        for n in (
+            descendants(s) if not isinstance(s, (gast.If, gast.For, gast.While)) else _heads(s)
+        ):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 found.add(n.id)
     return found

@@ -32,6 +32,7 @@ import numpy as np
 from transpile import (
     arguments,
     assumptions,
+    bound_functions,
     buffers,
     deadcode,
     emit,
@@ -68,6 +69,7 @@ class EntrySpec:
     label: str
     rebuild: object  # (sequences) -> Generated: transpile the function again
     sequences: frozenset = frozenset()  # parameters known to hold lists or tuples
+    functions: tuple = ()  # (parameter, the function it was transpiled for)
     assumed_arrays: frozenset = frozenset()  # indices of parameters taken for arrays by + and *
     static: frozenset = None  # parameters that must be ints; None: never specialized
     mode: str = "grad"  # grad, value_and_grad or vjp: where the gradients are in the result
@@ -98,6 +100,7 @@ def stage(fn, ctx):
         label=f"{out.name} from {ctx.func.__name__}",
         rebuild=_rebuilder(ctx),
         sequences=ctx.sequences,
+        functions=ctx.functions,
         assumed_arrays=frozenset(fn.params.index(p) for p in fn.kinds.assumed_arrays),
         static=fn.static,
         mode=ctx.mode,
@@ -130,13 +133,13 @@ def _rebuilder(ctx):
     )
     wrt, mode, as_tuple, transpile = ctx.wrt, ctx.mode, ctx.as_tuple, ctx.transpile
 
-    def rebuild(sequences=frozenset()):
+    def rebuild(sequences=frozenset(), functions=ctx.functions):
         f = ref()
         if f is None:
             code, globs, fname, defaults, closure, kwdefaults, qualname, module = parts
             f = types.FunctionType(code, globs, fname, defaults, closure)
             f.__kwdefaults__, f.__qualname__, f.__module__ = kwdefaults, qualname, module
-        return transpile(f, wrt, mode, as_tuple, sequences=sequences)
+        return transpile(f, wrt, mode, as_tuple, sequences=sequences, functions=functions)
 
     return rebuild
 
@@ -158,6 +161,7 @@ class Dispatcher:
         self.routes = {}  # signature -> compiled route
         self.replaced = None  # the entry of a fresh transpilation, once a name was rebound
         self.for_sequences = {}  # parameters passed lists or tuples -> that transpilation
+        self.for_functions = {}  # id()s of the functions passed -> that transpilation
         self.lock = threading.Lock()
         self.local = threading.local()  # the current thread's probe observations
         self.probe_fn = None
@@ -205,8 +209,13 @@ class Dispatcher:
         )
 
     def read_checks(self, bound):
-        """Source checks that the code reads still denote what they did."""
+        """Source checks that the code reads still denote what they did, and that the
+        parameters holding functions hold the ones transpiled for."""
         checks = []
+        for param, function in self.spec.functions:
+            obj = self.spec.namer.fresh(f"_{param}_is")
+            bound[obj] = function
+            checks.append(f"{param} is {obj}")
         for i, read in enumerate(self.spec.code_reads):
             obj = self.spec.namer.fresh(f"_is{i}")
             bound[obj] = read.obj
@@ -282,6 +291,9 @@ class Dispatcher:
             return self.replaced(*args)
         if not assumptions.hold(self.spec.code_reads):
             return self.refresh()(*args)
+        functions = bound_functions.of_arguments(self.params, args)
+        if not bound_functions.same(functions, self.spec.functions):
+            return self.function_entry(functions)(*args)
         sequences = frozenset(
             self.params[i] for i in self.spec.assumed_arrays if isinstance(args[i], (list, tuple))
         )
@@ -334,12 +346,23 @@ class Dispatcher:
                 self.install(self.replaced)
         return self.replaced
 
+    def function_entry(self, functions):
+        """The entry of the gradient transpiled for the functions now passed."""
+        key = tuple((p, id(f)) for p, f in functions)
+        found = self.for_functions.get(key)
+        if found is None or not bound_functions.same(found[0], functions):
+            entry = self.spec.rebuild(self.spec.sequences, functions).function
+            found = self.for_functions.setdefault(key, (functions, entry))
+        return found[1]
+
     def sequence_entry(self, sequences):
         """The entry of the gradient transpiled with ``sequences`` known to be lists or
         tuples (made once per such set)."""
         entry = self.for_sequences.get(sequences)
         if entry is None:
-            entry = self.for_sequences.setdefault(sequences, self.spec.rebuild(sequences).function)
+            entry = self.for_sequences.setdefault(
+                sequences, self.spec.rebuild(sequences, self.spec.functions).function
+            )
         return entry
 
     def signature(self, args):

@@ -32,7 +32,6 @@ _EXPRESSIONS = {
     gast.YieldFrom: ("yield from", "differentiate a function that returns its value"),
     gast.Await: ("await", "differentiate a plain synchronous function"),
     gast.NamedExpr: ("an assignment expression (:=)", "assign on a separate line"),
-    gast.Starred: ("a starred expression", "pass the arguments one by one"),
 }
 _MATCH = getattr(gast, "Match", None)
 

@@ -60,6 +60,7 @@ class Context:
     mode: str  # grad, value_and_grad, vjp, or split (forward + adjoint of a callee)
     as_tuple: bool = False  # a tuple of gradients even for one wrt
     sequences: frozenset = frozenset()  # parameters known to hold lists or tuples
+    functions: tuple = ()  # (parameter, the function it holds): bound_functions
     stack: tuple = ()  # the user functions being transpiled around this one (recursion)
     transpile: object = None  # pipeline.transpile, for the user functions it calls
 

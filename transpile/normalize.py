@@ -187,6 +187,7 @@ class _Normalizer:
         if isinstance(target, (gast.Tuple, gast.List)) and isinstance(
             s.value, (gast.Tuple, gast.List)
         ):
+            target = self._gather_starred(target, s.value, s)
             if len(target.elts) != len(s.value.elts):
                 raise at(self.parsed, s, "tuple unpacking with mismatched lengths")
             values = [self.atom(v, pre) for v in s.value.elts]
@@ -196,6 +197,27 @@ class _Normalizer:
             return pre
         value = self.atom(s.value, pre)
         return pre + self.bind(target, value, s)
+
+    def _gather_starred(self, target, value, origin):
+        """``a, *rest = x, y, z`` as ``a, rest = x, [y, z]``: ``target`` with its starred
+        name, and ``value`` (a display, edited) with the items it takes as a list."""
+        starred = [i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+        if not starred:
+            return target
+        k, after = starred[0], len(target.elts) - starred[0] - 1
+        if len(value.elts) < len(target.elts) - 1 or any(
+            isinstance(e, gast.Starred) for e in value.elts
+        ):
+            raise at(self.parsed, origin, "tuple unpacking with mismatched lengths")
+        middle = value.elts[k : len(value.elts) - after]
+        value.elts = [
+            *value.elts[:k],
+            _loc(gast.List(elts=middle, ctx=gast.Load()), origin),
+            *value.elts[len(value.elts) - after :],
+        ]
+        elts = list(target.elts)
+        elts[k] = elts[k].value
+        return gast.Tuple(elts=elts, ctx=gast.Store())
 
     def _copy_if_name(self, v, pre, origin):
         # a, b = b, a: read every value before any target is written
@@ -214,9 +236,11 @@ class _Normalizer:
         if isinstance(target, (gast.Tuple, gast.List)):
             out = []
             for i, elt in enumerate(target.elts):
+                item = _unpacked_item(target.elts, i, value_atom)
                 if isinstance(elt, gast.Starred):
-                    raise at(self.parsed, origin, "starred unpacking is not supported")
-                item = gast.Subscript(value=value_atom, slice=const(i), ctx=gast.Load())
+                    elt, part = elt.value, self.namer.temp()
+                    out.append(assign(part, item, origin))  # one operation per line
+                    item = call(name("list"), [name(part)], origin)
                 if isinstance(elt, gast.Name):
                     out.append(assign(elt.id, item, origin))
                 else:
@@ -556,7 +580,12 @@ class _Normalizer:
             )
         else:
             new_func = self.atom(func, pre)
-        args = [self.atom(a, pre) for a in node.args]
+        args = [
+            _loc(gast.Starred(value=self.atom(a.value, pre), ctx=gast.Load()), a)
+            if isinstance(a, gast.Starred)
+            else self.atom(a, pre)
+            for a in node.args
+        ]
         keywords = []
         for kw in node.keywords:
             if kw.arg is None:
@@ -583,6 +612,20 @@ class _Normalizer:
         if _is_name_chain(node) and isinstance(node, gast.Attribute):
             return node  # np.newaxis
         return self.atom(node, pre)
+
+
+def _unpacked_item(elts, i, value):
+    """The expression that unpacking ``value`` into ``elts`` binds ``elts[i]`` to:
+    ``value[i]``; past a starred target, counted from the end; for the starred target
+    itself, ``value[i:-after]`` (of which it is a list)."""
+    starred = [k for k, e in enumerate(elts) if isinstance(e, gast.Starred)]
+    if not starred or i < starred[0]:
+        return gast.Subscript(value=value, slice=const(i), ctx=gast.Load())
+    after = len(elts) - starred[0] - 1
+    if i > starred[0]:
+        return gast.Subscript(value=value, slice=const(i - len(elts)), ctx=gast.Load())
+    part = gast.Slice(lower=const(i), upper=const(-after) if after else None, step=None)
+    return gast.Subscript(value=value, slice=part, ctx=gast.Load())
 
 
 def _loc(new, old):

@@ -39,6 +39,7 @@ class Parsed:
     cells: dict = field(repr=False)  # closure variable -> its cell
     local_names: frozenset = frozenset()
     reads: dict = field(default_factory=dict, repr=False)  # free name -> what it denoted
+    bound: dict = field(default_factory=dict)  # parameter -> the function it holds
 
     @property
     def free_values(self) -> dict:
@@ -52,7 +53,10 @@ class Parsed:
         return values
 
     def lookup(self, name: str):
-        """The object a free name denotes, or MISSING for locals and unknown names."""
+        """The object a free name denotes (or a parameter, the function it is known to
+        hold: ``bound``), or MISSING for locals and unknown names."""
+        if name in self.bound:
+            return self.bound[name]
         if name in self.local_names:
             return MISSING
         found = _lookup(name, self.cells, self.namespace)
@@ -127,6 +131,7 @@ def assigned_names(tree) -> set:
 def stage(fn, ctx):
     """Read the source of ``ctx.func``."""
     fn.parsed = run(ctx.func)
+    fn.parsed.bound.update(ctx.functions)
     return fn
 
 
@@ -219,8 +224,7 @@ def _read_lambda(func):
         raise _source_error(
             func,
             "no lambda in its file compiles to the code that runs",
-            "define the function with `def`, or re-run the cell or module that defines "
-            "the lambda",
+            "define the function with `def`, or re-run the cell or module that defines the lambda",
         )
     node, fname = found
     ret = gast.copy_location(gast.Return(value=node.body), node.body)

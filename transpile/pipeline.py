@@ -25,6 +25,7 @@ from transpile import (
     aliasing,
     assemble,
     assumptions,
+    bound_functions,
     copies,
     deadcode,
     dispatch,
@@ -95,21 +96,36 @@ _CACHE = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def transpile(func, wrt, mode, as_tuple=False, stack=(), sequences=frozenset()):
+def transpile(func, wrt, mode, as_tuple=False, stack=(), sequences=frozenset(), functions=None):
     """The generated function for ``func``, from the cache while every name it relied
-    on still denotes the same object."""
+    on still denotes the same object. ``functions``: the parameters holding functions
+    (``bound_functions``); by default, those whose default is a function."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
-    key = (tuple(wrt), mode, as_tuple, frozenset(sequences))
+    if functions is None:
+        functions = bound_functions.of_defaults(func)
+    key = (tuple(wrt), mode, as_tuple, frozenset(sequences), _FunctionsKey(functions))
     with _LOCK:
         found = _CACHE.get(func, {}).get(key)
     if found is not None and assumptions.hold(found.code_reads):
         return found
-    ctx = Context(func, tuple(wrt), mode, as_tuple, frozenset(sequences), stack, transpile)
+    ctx = Context(
+        func, tuple(wrt), mode, as_tuple, frozenset(sequences), tuple(functions), stack, transpile
+    )
     generated = run(ctx).generated
     with _LOCK:
         _CACHE.setdefault(func, {})[key] = generated
     return generated
+
+
+class _FunctionsKey(tuple):
+    """``(parameter, function)`` pairs compared by the functions' identity."""
+
+    def __eq__(self, other):
+        return bound_functions.same(self, other)
+
+    def __hash__(self):
+        return hash(tuple((p, id(f)) for p, f in self))
 
 
 def run(ctx, until=None):
@@ -127,7 +143,9 @@ def dump(func, wrt, stage):
     """The source of ``func``'s gradient as it stands after ``stage``."""
     if stage not in STAGE_NAMES:
         raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGE_NAMES)}")
-    fn = run(Context(func, tuple(wrt), "grad", transpile=transpile), until=stage)
+    functions = bound_functions.of_defaults(func)
+    ctx = Context(func, tuple(wrt), "grad", functions=functions, transpile=transpile)
+    fn = run(ctx, until=stage)
     return render(fn)
 
 

@@ -261,6 +261,15 @@ class _Reverse:
             )
         return handler(s, match, target)
 
+    def adjoint_refused(self, s, match, target):
+        raise at(
+            self.ctx,
+            s,
+            match.why,
+            "pass the arguments one by one (f(xs[0], xs[1])), or give the function a "
+            "list parameter",
+        )
+
     def adjoint_template(self, s, match, target):
         through = composites.log_sigmoid(s.value, self.definitions, self.ctx.parsed.resolve)
         if through is not None:

@@ -10,7 +10,9 @@ differentiate, or a special form (copy, subscript read, container display) that
 properties a pass needs (``Declaration``: result shape, reductions, aliasing).
 """
 
+import importlib
 import inspect
+import sys
 import threading
 import types
 from dataclasses import dataclass, field
@@ -28,14 +30,19 @@ from transpile.template import parse_template
 
 FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
 
-try:  # scipy is an optional dependency: its rules are loaded where it is installed
-    import scipy  # noqa: F401
-except ImportError:
-    OPTIONAL_FAMILIES = ()
-else:
-    from transpile.rules import scipy_special, scipy_stats
+# scipy is optional, and importing scipy.stats takes half a second: each family of
+# scipy rules loads once the user's program has imported the module it covers
+_OPTIONAL = (
+    ("scipy.special", "transpile.rules.scipy_special"),
+    ("scipy.stats", "transpile.rules.scipy_stats"),
+)
 
-    OPTIONAL_FAMILIES = (scipy_special, scipy_stats)
+
+def optional_families() -> tuple:
+    """The optional rule families whose library the program has imported."""
+    return tuple(
+        importlib.import_module(family) for module, family in _OPTIONAL if module in sys.modules
+    )
 
 
 @dataclass(frozen=True)
@@ -80,16 +87,21 @@ class Registry:
         return list({id(d): d for d in self.declared.values()}.values())
 
 
-_BUILT = []
+_BUILT = {}  # the optional modules imported -> the registry with their families
 _LOCK = threading.Lock()
 
 
 def registry() -> Registry:
-    """The rule registry, built once on first use, with the optional families."""
-    with _LOCK:
-        if not _BUILT:
-            _BUILT.append(build_registry(FAMILIES + OPTIONAL_FAMILIES))
-    return _BUILT[0]
+    """The rule registry, built on first use, and again when the program has imported
+    a library with optional rules (``optional_families``)."""
+    key = tuple(module for module, _ in _OPTIONAL if module in sys.modules)
+    found = _BUILT.get(key)
+    if found is None:
+        with _LOCK:
+            if key not in _BUILT:
+                _BUILT[key] = build_registry(FAMILIES + optional_families())
+            found = _BUILT[key]
+    return found
 
 
 def declarations(family):
@@ -268,6 +280,12 @@ def _classify_attribute(value, parsed, registry):
 
 
 def _classify_call(call, parsed, registry):
+    if any(isinstance(a, gast.Starred) for a in call.args):
+        return _classify_starred_call(call, parsed, registry)
+    return _classify_plain_call(call, parsed, registry)
+
+
+def _classify_plain_call(call, parsed, registry):
     func = call.func
     keywords = {kw.arg: kw.value for kw in call.keywords}
     operands = list(call.args) + list(keywords.values())
@@ -296,6 +314,24 @@ def _classify_call(call, parsed, registry):
         return Match("user", tuple(operands), callee=obj)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
     return Match("unknown", tuple(operands), why=f"{name}")
+
+
+def _classify_starred_call(call, parsed, registry):
+    """``f(*xs)``: fine where ``f`` ends differentiation (``np.random.randn(*shape)``);
+    refused where a differentiated value may flow through the starred argument."""
+    operands = [a.value if isinstance(a, gast.Starred) else a for a in call.args]
+    operands += [kw.value for kw in call.keywords]
+    obj = parsed.resolve(call.func)
+    if obj is not MISSING and (
+        nondiff.is_random(obj) or _is_nondiff(registry.declaration(registry.canonical(obj)))
+    ):
+        return Match("nondiff")
+    what = gast.unparse(call.func).strip()
+    return Match(
+        "refused",
+        tuple(operands),
+        why=f"a starred argument to {what}(...) carries a value the output depends on",
+    )
 
 
 # the node types of a right-hand side, each with how it is differentiated

@@ -1,5 +1,5 @@
 """``scipy.special``: log-sum-exp, softmax, the logistic and normal functions, gamma and
-beta functions, ``xlogy``. Loaded only where scipy is installed (``rules.OPTIONAL_FAMILIES``).
+beta functions, ``xlogy``. Loaded only where scipy is installed (``rules.optional_families``).
 
 ``logsumexp`` takes ``axis``, ``b`` (differentiated too) and ``keepdims``; with
 ``return_sign`` (a tuple result) it has no rule, and a differentiated call is refused.

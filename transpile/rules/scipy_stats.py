@@ -1,6 +1,6 @@
 """``scipy.stats``: densities and distribution functions of ``norm``, ``t``, ``gamma``,
 ``beta``, ``poisson`` and ``multivariate_normal``, differentiated in ``x`` and in each
-continuous parameter. Loaded only where scipy is installed (``rules.OPTIONAL_FAMILIES``).
+continuous parameter. Loaded only where scipy is installed (``rules.optional_families``).
 
 They are called as methods of scipy's distribution objects, ``norm.logpdf(x, loc,
 scale)``, positionally or by keyword; each template's parameters carry scipy's names.
