@@ -537,6 +537,25 @@ def test_cli_demo():
     assert "def " in done.stdout
 
 
+def test_cli_lists_every_rule():
+    from transpile.rules import registry
+
+    done = run_cli("--rules")
+    assert done.returncode == 0, done.stderr
+    listed = set(done.stdout.splitlines())
+    for spelled, obj in [("numpy.tanh", np.tanh), ("numpy.linalg.solve", np.linalg.solve)]:
+        assert spelled in listed and registry().declaration(obj) is not None
+    assert "x.sum()" in listed and "@" in listed
+    differentiated = done.stdout.split("\n\n")[0].splitlines()
+    count = int(differentiated[0].rsplit(":", 1)[1])
+    assert count == len(differentiated) - 1
+    try:
+        import scipy.special  # noqa: F401
+    except ImportError:
+        return
+    assert "scipy.special.logsumexp" in listed and "scipy.stats.norm.logpdf" in listed
+
+
 def test_module_globals_are_read_live(tmp_path):
     """Like the user's own function, the gradient sees a module global's current value."""
     import importlib.util

@@ -2,6 +2,7 @@
 
 python -m transpile path/to/file.py:func [--wrt a,b] [--mode grad|vjp] [--dump STAGE]
 python -m transpile --demo
+python -m transpile --rules
 """
 
 import argparse
@@ -94,6 +95,21 @@ def demo() -> int:
         return 0 if ok else 1
 
 
+def list_rules() -> int:
+    """Print the rule table, the optional scipy rules included where scipy is installed."""
+    import importlib
+
+    for optional in ("scipy.special", "scipy.stats"):
+        try:
+            importlib.import_module(optional)  # its rules load once it is imported
+        except ImportError:
+            pass
+    from transpile.rules import listing, registry
+
+    print(listing.table(registry()))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m transpile",
@@ -114,6 +130,11 @@ def main(argv=None) -> int:
         "--stages", action="store_true", help="list the compiler's stages, in order"
     )
     parser.add_argument(
+        "--rules",
+        action="store_true",
+        help="list every function, method and operator with a derivative rule",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help="print the gradient of a demo loss and check it numerically",
@@ -121,6 +142,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.demo:
         return demo()
+    if args.rules:
+        return list_rules()
     if args.stages:
         from transpile.pipeline import STAGES
 

@@ -1,0 +1,104 @@
+"""``python -m transpile --rules``: every function, method, attribute and operator
+the registry knows, by the name a program spells it with."""
+
+import builtins
+import importlib
+import types
+
+import gast
+
+from transpile.rules.declare import Kind
+
+# where the public names live, searched in this order for an object's spelling
+_NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "math", "scipy.special", "scipy.stats")
+
+_OPERATORS = {
+    gast.Add: "+",
+    gast.Sub: "-",
+    gast.Mult: "*",
+    gast.Div: "/",
+    gast.FloorDiv: "//",
+    gast.Mod: "%",
+    gast.Pow: "**",
+    gast.MatMult: "@",
+    gast.USub: "unary -",
+    gast.UAdd: "unary +",
+    gast.Not: "not",
+    gast.Invert: "~",
+}
+
+
+def _spellings():
+    """id(object) (for a bound method: its owner and function) -> ``module.name``."""
+    found = {}
+    for module_name in _NAMESPACES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        # an object's own name first (numpy.arccos, not its alias numpy.acos)
+        items = sorted(
+            (attr, value) for attr, value in vars(module).items() if not attr.startswith("_")
+        )
+        items.sort(key=lambda item: getattr(item[1], "__name__", None) != item[0])
+        for attr, value in items:
+            found.setdefault(_key(value), f"{module_name}.{attr}")
+            if (
+                module_name == "scipy.stats"
+                and hasattr(value, "logpdf")
+                or hasattr(value, "logpmf")
+            ):
+                for method in ("logpdf", "pdf", "cdf", "logcdf", "logpmf", "pmf"):
+                    bound = getattr(value, method, None)
+                    if bound is not None:
+                        found.setdefault(_key(bound), f"{module_name}.{attr}.{method}")
+    for attr, value in vars(builtins).items():
+        found.setdefault(_key(value), attr)
+    return found
+
+
+def _key(obj):
+    if isinstance(obj, types.MethodType):
+        return ("method", id(obj.__self__), id(obj.__func__))
+    return id(obj)
+
+
+def _spell(obj, spellings):
+    name = spellings.get(_key(obj))
+    if name is not None:
+        return name
+    module = getattr(obj, "__module__", None) or ""
+    return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', repr(obj)))}"
+
+
+def table(registry) -> str:
+    """The listing, one section per kind of rule."""
+    spellings = _spellings()
+    sections = {kind: {"functions": set(), "methods": set(), "other": set()} for kind in Kind}
+    for decl in registry.all_declarations():
+        part = sections[decl.kind]
+        part["functions"] |= {_spell(o, spellings) for o in decl.objects}
+        part["methods"] |= {f"x.{m}()" for m in decl.methods}
+        part["other"] |= {f"x.{a}" for a in decl.attributes}
+        part["other"] |= {
+            _OPERATORS.get(op, op.__name__) + (" on lists and tuples" if decl.sequences else "")
+            for op in decl.operators
+        }
+    titles = {
+        Kind.RULE: "differentiated",
+        Kind.NONDIFF: "constants to differentiation (no gradient flows through them, no error)",
+        Kind.NO_RULE: "known but not differentiable yet (a differentiated use is an error)",
+    }
+    lines = []
+    for kind, title in titles.items():
+        part = sections[kind]
+        count = sum(len(v) for v in part.values())
+        lines.append(f"# {title}: {count}")
+        for group in ("functions", "methods", "other"):
+            lines += sorted(part[group], key=str.lower)
+        lines.append("")
+    lines.append(
+        "# and, by rule or by reading their source: your own functions, lambdas, local "
+        "functions, methods of your classes"
+    )
+    return "\n".join(lines)
