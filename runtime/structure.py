@@ -9,18 +9,19 @@ structure. Both the compiler and the numeric checker use these helpers.
 import inspect
 
 
-def resolve_wrt(func, wrt):
-    """Return ``(indices, as_tuple)`` for ``wrt`` against ``func``'s parameters.
+def resolve_wrt(func, wrt, names=None):
+    """Return ``(indices, as_tuple)`` for ``wrt`` against ``func``'s parameters (or
+    against ``names``, the parameters it is transpiled with).
 
     ``indices`` are positional parameter indices; ``as_tuple`` says whether the
     caller asked for a tuple (and so gets a tuple of gradients back).
     """
-    params = [
-        p
-        for p in inspect.signature(func).parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    names = [p.name for p in params]
+    if names is None:
+        names = [
+            p.name
+            for p in inspect.signature(func).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     as_tuple = isinstance(wrt, (tuple, list))
     items = tuple(wrt) if as_tuple else (wrt,)
     if as_tuple and not items:

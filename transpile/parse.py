@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import lambda_source
+from transpile import lambda_source, varargs
 from transpile.errors import TranspileError
 from transpile.nodes import descendants, function_def
 
@@ -131,6 +131,8 @@ def assigned_names(tree) -> set:
 def stage(fn, ctx):
     """Read the source of ``ctx.func``."""
     fn.parsed = run(ctx.func)
+    if ctx.varargs is not None and fn.parsed.tree.args.vararg is not None:
+        fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
     fn.parsed.bound.update(ctx.functions)
     return fn
 
