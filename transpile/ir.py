@@ -61,8 +61,10 @@ class Context:
     as_tuple: bool = False  # a tuple of gradients even for one wrt
     sequences: frozenset = frozenset()  # parameters known to hold lists or tuples
     functions: tuple = ()  # (parameter, the function it holds): bound_functions
-    stack: tuple = ()  # the user functions being transpiled around this one (recursion)
+    varargs: int = None  # the number of arguments *args takes here: varargs
+    stack: tuple = ()  # recursion.Frame of the transpilations in progress, this one last
     transpile: object = None  # pipeline.transpile, for the user functions it calls
+    classes: tuple = ()  # (parameter, object_args.Layout): user objects passed (objects)
 
 
 @dataclass
