@@ -1,12 +1,15 @@
 """transpile: source-to-source reverse-mode automatic differentiation for NumPy code.
 
 ``grad(f)`` reads ``f``'s source and returns an explicit, readable adjoint function
-written in plain numpy; ``source(grad(f))`` shows it.
+written in plain numpy; ``source(grad(f))`` shows it. ``defvjp``, ``rule`` (with ``d``)
+and ``nondifferentiable`` give derivative rules of your own.
 """
 
 from transpile.api import grad, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
 from transpile.errors import TranspileError
+from transpile.template import d
+from transpile.user_rules import defvjp, nondifferentiable, rule
 from transpile_runtime import stop_gradient
 
 __all__ = [
@@ -14,8 +17,12 @@ __all__ = [
     "TranspileError",
     "assert_grad_close",
     "check_grad",
+    "d",
+    "defvjp",
     "grad",
+    "nondifferentiable",
     "numeric_grad",
+    "rule",
     "source",
     "stop_gradient",
     "value_and_grad",

@@ -45,6 +45,7 @@ from transpile import (
     signs,
     snapshot,
     tidy,
+    user_rules,
     zeros,
 )
 from transpile.ir import Context, Function
@@ -105,6 +106,7 @@ def transpile(func, wrt, mode, as_tuple=False, stack=(), sequences=frozenset(), 
     if functions is None:
         functions = bound_functions.of_defaults(func)
     key = (tuple(wrt), mode, as_tuple, frozenset(sequences), _FunctionsKey(functions))
+    key += (user_rules.version(),)  # a rule registered since: transpile again
     with _LOCK:
         found = _CACHE.get(func, {}).get(key)
     if found is not None and assumptions.hold(found.code_reads):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import callees, composites, scalars, shapes
+from transpile import callees, composites, scalars, shapes, user_rules
 from transpile.errors import at
 from transpile.ir import COMMENT, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
@@ -59,6 +59,7 @@ class _Scope:
     differentiate_call: object  # (call, callee, stmt, activity) -> names of fwd and bwd
     filename: str
     line_offset: int
+    bind: object = None  # (base, obj, key=None) -> the name obj is bound to in the code
 
 
 def stage(fn, ctx):
@@ -71,6 +72,7 @@ def stage(fn, ctx):
         functools.partial(callees.differentiate, fn, ctx),
         fn.parsed.filename,
         fn.parsed.line_offset,
+        user_rules.binder(fn.namer, fn.namespace),
     )
     fn.emitted = run(fn.tree, scope)
     return fn
@@ -282,7 +284,8 @@ class _Reverse:
         def adjoint_or_result(node):
             return self.d(target) if node is result else adjoint_of(node)
 
-        lines = expand(match.template, values, adjoint_or_result, self.ctx.runtime_names)
+        names = match.template.names(self.ctx.runtime_names, self.ctx.bind)
+        lines = expand(match.template, values, adjoint_or_result, names)
         lookup = self.shapes.get(id(s))
         return [s], [shapes.elide_unbroadcast(stmt, param, values, lookup) for param, stmt in lines]
 
@@ -331,6 +334,29 @@ class _Reverse:
     def adjoint_user(self, s, match, target):
         return self.user_call(s, match, target)
 
+    def adjoint_vjp(self, s, match, target):
+        """A call with a ``defvjp`` rule: the primal call as written; each differentiated
+        argument's adjoint from the user's adjoint function (``user_rules``)."""
+        try:
+            lines = user_rules.adjoint_lines(
+                match.callee,
+                s.value,
+                target,
+                self.d(target),
+                self.adjoint_of(s),
+                self.ctx.bind,
+                self.ctx.runtime_names["ops"],
+            )
+        except user_rules.Refused as exc:
+            raise at(
+                self.ctx,
+                s,
+                str(exc),
+                "wrap that argument in stop_gradient(...) if it is a constant, or give "
+                "defvjp an adjoint for it",
+            ) from None
+        return [s], lines
+
     def check_blocked(self, s, match):
         for n in blocked_operands(match):
             if self.act.is_varied(s, n.id):
@@ -365,7 +391,8 @@ class _Reverse:
         fwd, bwd, wrt_params, arg_nodes = self.ctx.differentiate_call(
             call, match.callee, s, self.act
         )
-        saved = self.namer.fresh(f"{match.callee.__name__}_saved")
+        base = match.callee.__name__
+        saved = self.namer.fresh(f"{base if base.isidentifier() else 'lambda_'}_saved")
         new_call = gast.Call(func=name(fwd), args=clone(call.args), keywords=clone(call.keywords))
         primal = gast.copy_location(
             gast.Assign(

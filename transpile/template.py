@@ -63,6 +63,11 @@ class Template:
         """The parameters whose adjoint the body writes."""
         return frozenset(s.target.slice.id for s in self.body if isinstance(s, gast.AugAssign))
 
+    def names(self, runtime_names: dict, bind) -> dict:
+        """The generated code's names for the module references in the template's lines
+        (``np``, ``ops``); ``bind(base, obj)`` binds another object (user templates)."""
+        return runtime_names
+
     def bind(self, result, args, keywords):
         """Map parameter names to operand nodes; raises TypeError when they do not fit."""
         params = self.signature.parameters

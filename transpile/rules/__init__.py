@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
+from transpile import user_rules
 from transpile.kinds import is_sequence_op
 from transpile.nodes import descendants
 from transpile.parse import MISSING
@@ -172,6 +173,7 @@ class Match:
     """How one right-hand side is differentiated.
 
     kind: 'template' | 'nondiff' | 'copy' | 'subscript' | 'display' | 'user' |
+          'vjp' (a ``defvjp`` rule: ``callee`` is its ``user_rules.Found``) |
           'unknown' (an active use is an error) | 'constant'
     operands: the operand nodes whose adjoints receive contributions.
     """
@@ -300,6 +302,9 @@ def _classify_plain_call(call, parsed, registry):
         return _template(tmpl, call, [func.value] + list(call.args), keywords)
     if obj is MISSING:
         return Match("unknown", tuple(operands), why=f"{gast.unparse(func).strip()}")
+    found = user_rules.find(obj)
+    if found is not None:  # the user's rules come first
+        return _classify_user_rule(found, call, keywords, operands)
     obj = registry.canonical(obj)
     tmpl = registry.functions.get(id(obj))
     if tmpl is not None:
@@ -316,14 +321,34 @@ def _classify_plain_call(call, parsed, registry):
     return Match("unknown", tuple(operands), why=f"{name}")
 
 
+def _classify_user_rule(found, call, keywords, operands):
+    """A call with a rule from ``user_rules``: a constant, a template (through a bound
+    method, its object is the first argument), or the user's adjoint functions."""
+    kind = found.rule.kind
+    if kind == "nondiff":
+        return Match("nondiff")
+    if kind == "vjp":
+        return Match("vjp", tuple(operands), callee=found)
+    args = list(call.args)
+    if found.prefix and isinstance(call.func, gast.Attribute) and len(found.prefix) == 1:
+        args.insert(0, call.func.value)  # obj.method(x): the template's first argument is obj
+    elif found.prefix or found.keywords:
+        return Match("unknown", tuple(operands), why=f"a rule template through {found.called!r}")
+    return _template(found.rule.template, call, args, keywords)
+
+
 def _classify_starred_call(call, parsed, registry):
     """``f(*xs)``: fine where ``f`` ends differentiation (``np.random.randn(*shape)``);
     refused where a differentiated value may flow through the starred argument."""
     operands = [a.value if isinstance(a, gast.Starred) else a for a in call.args]
     operands += [kw.value for kw in call.keywords]
     obj = parsed.resolve(call.func)
-    if obj is not MISSING and (
-        nondiff.is_random(obj) or _is_nondiff(registry.declaration(registry.canonical(obj)))
+    found = user_rules.find(obj) if obj is not MISSING else None
+    if found is not None and found.rule.kind == "nondiff":
+        return Match("nondiff")
+    if found is None and (
+        obj is not MISSING
+        and (nondiff.is_random(obj) or _is_nondiff(registry.declaration(registry.canonical(obj))))
     ):
         return Match("nondiff")
     what = gast.unparse(call.func).strip()
