@@ -207,3 +207,13 @@ def test_in_a_loop():
 
 def test_in_a_called_function():
     check(u.outer_loss, (RNG.uniform(0.5, 3.0, size=4),))
+
+
+def test_functions_passed_as_arguments():
+    x = np.linspace(-1, 1, 5) + 0.05
+    check(u.act_loss, (x,))  # a partial as the default
+    g = grad(u.act_loss)
+    expected = numeric_grad(lambda x: u.act_loss(x, u.erf), (x,), (0,))[0]
+    for _ in range(2):  # an np.vectorize with a rule, passed
+        assert_close(g(x, u.erf), expected, rtol=1e-6, atol=1e-9)
+    check(u.erf_act_loss, (x,))

@@ -180,3 +180,12 @@ def inner(x):
 
 def outer_loss(x):
     return np.sum(inner(x) * x)
+
+
+# ---- functions passed as arguments
+def act_loss(x, act=huber_half):
+    return np.sum(act(x) * x)
+
+
+def erf_act_loss(x, act=erf):
+    return np.sum(act(x))

@@ -13,10 +13,15 @@ import types
 import gast
 import numpy as np
 
+from transpile import user_rules
+
 
 def is_function_value(value) -> bool:
-    """A function, builtin, ufunc, bound method or ``functools.partial``; not a class
-    (``dtype=np.float32``) nor an array."""
+    """A function, builtin, ufunc, bound method or ``functools.partial``, or anything
+    with a rule of the user's (an ``np.vectorize``); not a class (``dtype=np.float32``)
+    nor an array."""
+    if user_rules.find(value) is not None:
+        return True
     return isinstance(
         value,
         (
