@@ -10,7 +10,7 @@ from transpile.checking import GradReport, assert_grad_close, check_grad, numeri
 from transpile.errors import TranspileError
 from transpile.template import d
 from transpile.user_rules import defvjp, nondifferentiable, rule
-from transpile_runtime import stop_gradient
+from transpile_runtime import insert_grad_of, stop_gradient
 
 __all__ = [
     "GradReport",
@@ -20,6 +20,7 @@ __all__ = [
     "d",
     "defvjp",
     "grad",
+    "insert_grad_of",
     "nondifferentiable",
     "numeric_grad",
     "rule",

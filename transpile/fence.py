@@ -67,6 +67,8 @@ def _check(parsed, root):
         if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
             continue  # anything goes inside stop_gradient(...): it is never differentiated
         kind = type(node)
+        if kind is gast.With and grad_hook(parsed, node) is not None:
+            continue
         if kind in _STATEMENTS:
             what, hint = _STATEMENTS[kind]
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
@@ -94,6 +96,25 @@ def _check(parsed, root):
                 "a loop target must be a name or a tuple of names",
                 "assign inside the loop body instead",
             )
+
+
+def grad_hook(parsed, node):
+    """``(x, dx)`` for ``with insert_grad_of(x) as dx:``, else None."""
+    from transpile_runtime import insert_grad_of
+
+    if len(node.items) != 1:
+        return None
+    item = node.items[0]
+    call, target = item.context_expr, item.optional_vars
+    if not (
+        isinstance(call, gast.Call)
+        and parsed.resolve(call.func) is insert_grad_of
+        and len(call.args) == 1
+        and isinstance(call.args[0], gast.Name)
+        and isinstance(target, gast.Name)
+    ):
+        return None
+    return call.args[0].id, target.id
 
 
 def _is_stop_gradient(parsed, func):

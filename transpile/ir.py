@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 ZERO = "__zero__"
 RESTORE = "__restore__"
 COMMENT = "__comment__ "
+GRAD_HOOK = "__grad_hook__"  # __grad_hook__(x, "dx", "<block>"): insert_grad_of's block
 
 
 class Annotation(enum.Enum):

@@ -35,8 +35,9 @@ import builtins
 
 import gast
 
-from transpile import desugar, lower, rename
+from transpile import desugar, fence, lower, rename
 from transpile.errors import at
+from transpile.ir import GRAD_HOOK
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
 from transpile.parse import MISSING
 
@@ -87,6 +88,14 @@ class _Normalizer:
 
     def stmt_Pass(self, s):
         return []
+
+    def stmt_With(self, s):
+        """``with insert_grad_of(x) as dx: block`` (the only ``with`` the fence lets
+        through): a marker carrying the block's text, which the adjoint sweep runs."""
+        x, dx = fence.grad_hook(self.parsed, s)
+        text = "".join(gast.unparse(b) + "\n" for b in s.body)
+        hook = gast.Call(func=name(GRAD_HOOK), args=[name(x), const(dx), const(text)], keywords=[])
+        return [gast.copy_location(gast.Expr(value=hook), s)]
 
     def stmt_FunctionDef(self, s):
         if s.decorator_list:

@@ -21,7 +21,7 @@ import gast
 
 from transpile import callees, composites, scalars, shapes, user_rules
 from transpile.errors import at
-from transpile.ir import COMMENT, RESTORE, ZERO
+from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
 from transpile.parse import MISSING
 from transpile.rules import blocked_operands, registry
@@ -494,6 +494,8 @@ class _Reverse:
         """A call for its effect: ``hs.append(h)`` has an adjoint (a pop); a method that
         changes a differentiated value is refused; anything else is a constant."""
         func = s.value.func
+        if isinstance(func, gast.Name) and func.id == GRAD_HOOK:
+            return [], self.grad_hook(s)
         if (
             isinstance(func, gast.Attribute)
             and func.attr == "append"
@@ -512,6 +514,20 @@ class _Reverse:
                 "build a new value instead (only list.append is supported)",
             )
         return [s], []
+
+    def grad_hook(self, s):
+        """The block of ``with insert_grad_of(x) as dx:``, where the backward sweep
+        reaches it, with ``dx`` the adjoint of ``x`` there."""
+        x, dx, text = s.value.args[0].id, s.value.args[1].value, s.value.args[2].value
+        adj = self.d(x)
+        block = gast.parse(text).body
+        for stmt in block:
+            for n in descendants(stmt):
+                if isinstance(n, gast.Name) and n.id == dx:
+                    n.id = adj
+                if hasattr(n, "lineno"):
+                    gast.copy_location(n, s)
+        return [comment(f"insert_grad_of({x})", s), *block]
 
     def append(self, s, base):
         """``base.append(item)``: the adjoint pops the item's adjoint off ``d[base]``."""
