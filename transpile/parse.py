@@ -356,8 +356,11 @@ _SAME_OP = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL_FUNCTION"}
 
 def _instructions(code):
     # EXTENDED_ARG only widens the next argument: where jumps are longer in one
-    # compilation than the other, it appears in one only
-    found = [ins for ins in dis.get_instructions(code) if ins.opname != "EXTENDED_ARG"]
+    # compilation than the other, it appears in one only. PUSH_NULL belongs to the
+    # call protocol: `functools.partial(f, a)(x)` compiles with one where the module
+    # imports functools and a LOAD_METHOD where the text is compiled alone
+    skipped = ("EXTENDED_ARG", "PUSH_NULL")
+    found = [ins for ins in dis.get_instructions(code) if ins.opname not in skipped]
     index = {}
     for k, ins in enumerate(found):
         index[ins.offset] = k
