@@ -32,6 +32,7 @@ line number of the user's statement they came from.
 """
 
 import builtins
+import functools
 
 import gast
 
@@ -71,6 +72,7 @@ class _Normalizer:
                 self.bindings[n.name] = self.bindings.get(n.name, 0) + 1
         self.values = desugar.used_as_values(parsed.tree, self._is_map)
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
+        self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.inlining = []  # the local functions whose bodies are being inlined
 
     # statements -----------------------------------------------------------------
@@ -186,13 +188,8 @@ class _Normalizer:
                 pre.extend(self.bind(target, value, s))
             return pre
         target = s.targets[0]
-        if isinstance(target, gast.Name) and isinstance(s.value, gast.Lambda):
-            return self.define(target.id, s.value)
         if isinstance(target, gast.Name):
-            value = self.expr(s.value, pre, top=True)
-            if isinstance(value, gast.Name) and value.id == target.id:
-                return pre  # x = x changes nothing
-            return pre + [assign(target.id, value, s)]
+            return self.assign_name(target.id, s)
         if isinstance(target, (gast.Tuple, gast.List)) and isinstance(
             s.value, (gast.Tuple, gast.List)
         ):
@@ -206,6 +203,18 @@ class _Normalizer:
             return pre
         value = self.atom(s.value, pre)
         return pre + self.bind(target, value, s)
+
+    def assign_name(self, target, s):
+        """``target = value``: a lambda or partial is remembered for its calls."""
+        if isinstance(s.value, gast.Lambda):
+            return self.define(target, s.value)
+        if self._is_partial(s.value):
+            return self.define_partial(target, s.value, s)
+        pre = []
+        value = self.expr(s.value, pre, top=True)
+        if isinstance(value, gast.Name) and value.id == target:
+            return pre  # x = x changes nothing
+        return pre + [assign(target, value, s)]
 
     def _gather_starred(self, target, value, origin):
         """``a, *rest = x, y, z`` as ``a, rest = x, [y, z]``: ``target`` with its starred
@@ -376,6 +385,13 @@ class _Normalizer:
             t = self.namer.temp()
             pre.append(assign(t, call(name("min"), lengths, origin), origin))
             return name(t), elems
+        if _is_call_to(self.parsed, it, builtins.reversed) and len(it.args) == 1:
+            length, elems = self._elements(it.args[0], target, index, pre, origin)
+            if not all(isinstance(e, gast.Subscript) for _, e in elems):
+                raise at(self.parsed, origin, "reversed() of something that is not a sequence")
+            # the k-th item of reversed(seq) is seq[-1 - k]
+            back = gast.BinOp(left=const(-1), op=gast.Sub(), right=name(index))
+            return length, [(tgt, _index_with(e, back)) for tgt, e in elems]
         seq = self.atom(it, pre)
         t = self.namer.temp()
         pre.append(assign(t, call(name("len"), [seq], origin), origin))
@@ -558,9 +574,56 @@ class _Normalizer:
             and not node.keywords
         )
 
-    def desugared_call(self, node, pre):
-        """The value of a call of a local function, a lambda or ``map``, else None."""
+    def _is_partial(self, node):
+        return (
+            isinstance(node, gast.Call)
+            and self.parsed.resolve(node.func) is functools.partial
+            and node.args
+            and not any(isinstance(a, gast.Starred) for a in node.args)
+            and all(k.arg is not None for k in node.keywords)
+        )
+
+    def define_partial(self, fname, node, origin):
+        """``f = functools.partial(g, a, k=b)`` called later as ``f(x)``: a call of
+        ``g(a, x, k=b)``, with ``a`` and ``b`` as they were here."""
+        if self.bindings.get(fname, 0) > 1 or fname in self.values:
+            pre = []
+            return pre + [assign(fname, self.expr(node, pre, top=True), origin)]
+        pre = []
+        frozen = [self._copy_if_name(self.atom(a, pre), pre, origin) for a in node.args[1:]]
+        keywords = [
+            gast.keyword(arg=k.arg, value=self._copy_if_name(self.atom(k.value, pre), pre, origin))
+            for k in node.keywords
+        ]
+        self.partials[fname] = (node.args[0], frozen, keywords)
+        return pre
+
+    def _through_partial(self, node):
+        """A call of a partial (bound to a name here, or made in the call itself) as the
+        call of its function with the stored arguments first; else None."""
         func = node.func
+        if isinstance(func, gast.Name) and func.id in self.partials:
+            target, args, keywords = self.partials[func.id]
+        elif self._is_partial(func):
+            target, args, keywords = func.args[0], func.args[1:], func.keywords
+        elif _is_name_chain(func) and isinstance(self.parsed.resolve(func), functools.partial):
+            target, args, keywords = _stored_in(func, self.parsed.resolve(func))
+        else:
+            return None
+        merged = gast.Call(
+            func=clone(target),
+            args=[clone(a) for a in args] + list(node.args),
+            keywords=[clone(k) for k in keywords] + list(node.keywords),
+        )
+        return _loc(merged, node)
+
+    def desugared_call(self, node, pre):
+        """The value of a call of a local function, a lambda, a partial or ``map``, else
+        None."""
+        func = node.func
+        through = self._through_partial(node)
+        if through is not None:
+            return self.call(through, pre)
         if isinstance(func, gast.Name) and func.id in self.locals:
             return self.inline(self.locals[func.id], node, pre)
         if isinstance(func, gast.Lambda):
@@ -635,6 +698,26 @@ def _unpacked_item(elts, i, value):
         return gast.Subscript(value=value, slice=const(i - len(elts)), ctx=gast.Load())
     part = gast.Slice(lower=const(i), upper=const(-after) if after else None, step=None)
     return gast.Subscript(value=value, slice=part, ctx=gast.Load())
+
+
+def _stored_in(chain, partial):
+    """``(function, arguments, keywords)`` of the global partial ``chain`` names, as
+    reads of it (``part.args[0]``): the call reads them when it runs."""
+
+    def field(attr):
+        return gast.Attribute(value=clone(chain), attr=attr, ctx=gast.Load())
+
+    def item(attr, key):
+        return gast.Subscript(value=field(attr), slice=const(key), ctx=gast.Load())
+
+    args = [item("args", i) for i in range(len(partial.args))]
+    keywords = [gast.keyword(arg=k, value=item("keywords", k)) for k in partial.keywords]
+    return field("func"), args, keywords
+
+
+def _index_with(element, index):
+    """``element`` (``seq[i]`` from ``_elements``) reading ``seq[index]`` instead."""
+    return gast.Subscript(value=element.value, slice=index, ctx=gast.Load())
 
 
 def _loc(new, old):

@@ -253,6 +253,8 @@ class _Reverse:
         handler = getattr(self, f"adjoint_{match.kind}", None)
         if handler is None:
             what = match.why or gast.unparse(s.value).strip()
+            if what in self.namer.temporaries:
+                what = "the function called on this line"
             raise at(
                 self.ctx,
                 s,
