@@ -159,12 +159,20 @@ def _bind_parameters(params, bound, body, renames, namer, call):
     stmts, atoms = [], {}
     for p in params:
         arg = bound[p]
-        if isinstance(arg, (gast.Name, gast.Constant)) and p not in bound_inside:
+        if _is_plain(arg) and p not in bound_inside:
             atoms[p] = arg
             continue
         renames[p] = namer.fresh(p)
         stmts.append(assign(renames[p], arg, call))
     return stmts, atoms
+
+
+def _is_plain(arg):
+    """An argument read as it is wherever the parameter is: a name, a constant, or a
+    chain of attributes of a name (``np.tanh``)."""
+    while isinstance(arg, gast.Attribute):
+        arg = arg.value
+    return isinstance(arg, (gast.Name, gast.Constant))
 
 
 def used_as_values(tree, is_map):

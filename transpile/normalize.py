@@ -288,6 +288,9 @@ class _Normalizer:
         raise at(self.parsed, origin, f"cannot assign to {type(target).__name__}")
 
     def stmt_If(self, s):
+        known = _known_truth(s.test, self.parsed.resolve)
+        if known is not None:
+            return self.block(s.body if known else s.orelse)
         pre = []
         test = self.truth(s.test, pre)
         node = gast.If(test=test, body=self.block(s.body), orelse=self.block(s.orelse))
@@ -528,7 +531,12 @@ class _Normalizer:
         )
 
     def expr_IfExp(self, node, pre):
-        """``a if c else b`` becomes a branch assigning a temporary."""
+        """``a if c else b`` becomes a branch assigning a temporary (or, where ``c`` is
+        known here, the branch taken: ``act(out) if act is not None`` once an inlined
+        call made ``act`` a function)."""
+        known = _known_truth(node.test, self.parsed.resolve)
+        if known is not None:
+            return self.expr(node.body if known else node.orelse, pre, top=True)
         t = self.namer.temp()
         test = self.truth(node.test, pre)
         body, orelse = [], []
@@ -698,6 +706,35 @@ def _unpacked_item(elts, i, value):
         return gast.Subscript(value=value, slice=const(i - len(elts)), ctx=gast.Load())
     part = gast.Slice(lower=const(i), upper=const(-after) if after else None, step=None)
     return gast.Subscript(value=value, slice=part, ctx=gast.Load())
+
+
+def _known_truth(test, resolve):
+    """True or False for a test decided before the function runs (``None is None``,
+    ``True``, ``np.tanh is not None`` where ``np.tanh`` resolves), else None."""
+    if isinstance(test, gast.Constant) and isinstance(test.value, (bool, type(None))):
+        return bool(test.value)
+    if not (
+        isinstance(test, gast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (gast.Is, gast.IsNot))
+        and _is_none(test.comparators[0])
+    ):
+        return None
+    left = test.left
+    if isinstance(left, gast.Constant):
+        known = left.value is None
+    elif isinstance(left, gast.Attribute) and _is_name_chain(left):
+        found = resolve(left)  # a module's function, say: what the code reads there
+        if found is MISSING:
+            return None
+        known = found is None
+    else:
+        return None
+    return known if isinstance(test.ops[0], gast.Is) else not known
+
+
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _stored_in(chain, partial):
