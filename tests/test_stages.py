@@ -942,3 +942,26 @@ def test_anf_output_has_only_the_statement_shapes_normalize_lists(func):
 def test_the_shape_check_refuses_what_normalize_removes(text):
     tree = gast.parse(f"def f(x):\n{textwrap.indent(text, '    ')}\n    return x\n").body[0]
     assert shape_violations(tree) != []
+
+
+def test_objects_makes_method_calls_function_calls_and_fields_of_a_view_keys():
+    import method_funcs as M
+
+    from transpile.object_args import layout
+
+    model = M.MLP(np.ones((3, 4)), np.zeros(4), np.ones((4, 2)))
+    classes = (("self", layout(model)),)
+    ctx = Context(M.MLP.hidden, (0,), "split", transpile=pipeline.transpile, classes=classes)
+    fn = pipeline.run(ctx, until="objects")
+    assert emit.to_source(fn.parsed.tree) == golden(
+        """
+        def hidden(self, x):
+            z = x @ self['W1'] + self['b1']
+            return np.maximum(z, stop_gradient(self).leak * z)
+        """
+    )
+    ctx = Context(
+        M.mlp_loss, (0,), "grad", transpile=pipeline.transpile, classes=(("model", layout(model)),)
+    )
+    text = emit.to_source(pipeline.run(ctx, until="objects").parsed.tree)
+    assert "MLP_forward(model, x)" in text

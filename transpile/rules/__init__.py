@@ -300,8 +300,8 @@ def _classify_plain_call(call, parsed, registry):
         if tmpl is None:
             return Match("unknown", (func.value, *operands), why=f"method .{func.attr}()")
         return _template(tmpl, call, [func.value] + list(call.args), keywords)
-    if obj is MISSING:
-        return Match("unknown", tuple(operands), why=f"{gast.unparse(func).strip()}")
+    if obj is MISSING:  # a local called (layer(x)): it is an operand too
+        return Match("unknown", (func, *operands), why=f"{gast.unparse(func).strip()}")
     found = user_rules.find(obj)
     if found is not None:  # the user's rules come first
         return _classify_user_rule(found, call, keywords, operands)
