@@ -217,3 +217,15 @@ def test_functions_passed_as_arguments():
     for _ in range(2):  # an np.vectorize with a rule, passed
         assert_close(g(x, u.erf), expected, rtol=1e-6, atol=1e-9)
     check(u.erf_act_loss, (x,))
+
+
+def test_value_and_grad_and_vjp():
+    x, y = RNG.normal(size=(3, 4)), RNG.normal(size=4)
+    value, dx = transpile.value_and_grad(u.erf_loss)(x)
+    assert value == pytest.approx(u.erf_loss(x))
+    assert_close(dx, numeric_grad(u.erf_loss, (x,), (0,))[0], rtol=1e-6, atol=1e-9)
+    dout = RNG.normal(size=(3, 4))
+    pullback = transpile.vjp(u.erf_map, wrt=(0, 1))
+    expected = numeric_grad(lambda x, y: np.sum(dout * u.erf_map(x, y)), (x, y), (0, 1))
+    for _ in range(2):
+        assert_close(pullback(x, y, dout), expected, rtol=1e-6, atol=1e-9)

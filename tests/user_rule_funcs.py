@@ -189,3 +189,7 @@ def act_loss(x, act=huber_half):
 
 def erf_act_loss(x, act=erf):
     return np.sum(act(x))
+
+
+def erf_map(x, y):
+    return hypot(x, y) * erf(x)
