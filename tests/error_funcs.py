@@ -121,13 +121,14 @@ def calls_exec_made(x):
 
 
 # --------------------------------------------------------------------------
-# Recursion
+# Recursion: differentiated (once refused); without a base case, Python's
+# RecursionError when the gradient runs, as when the function runs
 
 
 def recursive(x, n):
     if n == 0:
         return np.sum(x)
-    return recursive(x * 2.0, n - 1)  # ERR
+    return recursive(x * 2.0, n - 1)
 
 
 def ping(x, n):
@@ -139,7 +140,11 @@ def ping(x, n):
 def pong(x, n):
     if n == 0:
         return np.sum(x)
-    return ping(x * 3.0, n - 1)  # ERR
+    return ping(x * 3.0, n - 1)
+
+
+def endless(x):
+    return np.sum(x) + endless(x * 0.5)
 
 
 # --------------------------------------------------------------------------

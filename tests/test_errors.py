@@ -184,17 +184,31 @@ def test_call_to_function_without_source_is_transpile_error():
 # Recursion
 
 
-def test_direct_recursion():
-    err = transpile_error(E.recursive)
-    assert_located(err, E.recursive, hint_words=("loop",))
-    assert "recursi" in err.what and "recursive" in err.what
+def test_direct_recursion_is_differentiated():
+    x = np.array([0.5, -1.0])
+    g = grad(E.recursive)
+    for n in (0, 3, 3):
+        np.testing.assert_allclose(g(x, n), np.full(2, 2.0**n))
 
 
-def test_mutual_recursion():
-    err = transpile_error(E.ping)
-    # the cycle closes at the call back to ping() inside pong
-    assert_located(err, E.pong, hint_words=("loop",))
-    assert "recursi" in err.what and "ping" in err.what
+def test_mutual_recursion_is_differentiated():
+    x = np.array([0.5, -1.0])
+    g = grad(E.ping)
+    for n, factor in ((0, 1.0), (1, 2.0), (4, 36.0), (4, 36.0)):
+        np.testing.assert_allclose(g(x, n), np.full(2, factor))
+
+
+def test_recursion_without_a_base_case_fails_as_python_does():
+    g = grad(E.endless)  # not a transpile-time error: the function is never called
+    with pytest.raises(RecursionError):
+        E.endless(np.ones(2))
+    with pytest.raises(RecursionError):
+        g(np.ones(2))
+
+
+def test_recursive_local_function_is_still_refused():
+    err = transpile_error(E.recursive_local_def)
+    assert "module level" in err.hint
 
 
 # --------------------------------------------------------------------------

@@ -71,8 +71,7 @@ def _split(fn, ctx, primal, adjoint, ret, result):
         kwarg=None,
         defaults=[],
     )
-    base = fn.parsed.name
     return [
-        Output(f"{base}_fwd", clone(fn.tree.args), primal + [fwd_ret]),
-        Output(f"{base}_bwd", bwd_args, ([unpack] if saved_names else []) + adjoint + [ret]),
+        Output(fn.names["fwd"], clone(fn.tree.args), primal + [fwd_ret]),
+        Output(fn.names["bwd"], bwd_args, ([unpack] if saved_names else []) + adjoint + [ret]),
     ]

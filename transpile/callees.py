@@ -4,14 +4,17 @@ returns its result and what its adjoint needs, and that adjoint.
 ``differentiate`` is called by the reverse sweep for an active call. It binds the
 call's arguments to the callee's parameters, differentiates with respect to those
 that carry a varied value, tells the callee which parameters receive lists or
-tuples, and returns the names the generated code calls the pair by.
+tuples, and returns the names the generated code calls the pair by. A recursive
+call (the callee is being transpiled around this one, for the same parameters)
+calls the pair that transpilation makes: ``f_fwd`` calls ``f_fwd``, ``f_bwd`` calls
+``f_bwd`` (``recursion``).
 """
 
 import inspect
 
 import gast
 
-from transpile import bound_functions, parse
+from transpile import bound_functions, parse, recursion
 from transpile.errors import TranspileError, at
 from transpile.nodes import all_stmts
 from transpile.parse import MISSING
@@ -19,13 +22,6 @@ from transpile.parse import MISSING
 
 def differentiate(fn, ctx, call, callee, stmt, act):
     """``(fwd_name, bwd_name, differentiated parameter names, argument nodes)``."""
-    if callee in ctx.stack:
-        raise at(
-            fn.parsed,
-            stmt,
-            f"recursive call to {callee.__name__}() cannot be differentiated",
-            "rewrite the recursion as a loop",
-        )
     sig = inspect.signature(callee)
     try:
         bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
@@ -40,7 +36,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
             wrt.append(params.index(pname))
             nodes.append(node)
     try:
-        parse.run(callee)
+        tree = parse.run(callee).tree
     except TranspileError as exc:
         raise at(
             fn.parsed,
@@ -59,19 +55,32 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         callee,
         tuple(wrt),
         "split",
-        stack=ctx.stack + (ctx.func,),
+        stack=ctx.stack,
         sequences=sequences,
         functions=_functions_passed(fn, callee, bound.arguments),
     )
     if id(gen) not in fn.callee_names:
-        fwd_name = fn.namer.fresh(gen.name)
-        bwd_name = fn.namer.fresh(gen.extra.name)
-        fn.namespace[fwd_name] = gen.function
-        fn.namespace[bwd_name] = gen.extra.function
+        fwd_name, bwd_name = _bind_pair(fn, ctx, gen, tree.name)
         fn.callees.append(gen)
         fn.callee_names[id(gen)] = (fwd_name, bwd_name)
     fwd_name, bwd_name = fn.callee_names[id(gen)]
     return fwd_name, bwd_name, [params[i] for i in wrt], nodes
+
+
+def _bind_pair(fn, ctx, gen, base):
+    """The names the generated code calls ``gen``'s pair by, bound in ``fn.namespace``.
+    A call of the function being built, for the same key, calls the pair by its own
+    names (``f_fwd`` inside ``f_fwd``); another transpilation in progress (mutual
+    recursion) is bound to placeholders that ``recursion.close`` fills."""
+    if isinstance(gen, recursion.StandIn) and gen.frame is ctx.stack[-1]:
+        names = (fn.names["fwd"], fn.names["bwd"])
+    elif isinstance(gen, recursion.StandIn):
+        names = tuple(map(fn.namer.fresh, recursion.pair_names(ctx.stack, gen.frame.depth, base)))
+    else:
+        names = (fn.namer.fresh(gen.name), fn.namer.fresh(gen.extra.name))
+    fn.namespace[names[0]] = gen.function
+    fn.namespace[names[1]] = gen.extra.function
+    return names
 
 
 def _functions_passed(fn, callee, arguments):

@@ -73,6 +73,8 @@ def compile_function(
         code = fn.__code__
         closure = tuple(cells.get(n, c) for n, c in zip(code.co_freevars, fn.__closure__))
         fn = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+        if name in code.co_freevars and name not in cells:  # it calls itself (recursion):
+            closure[code.co_freevars.index(name)].cell_contents = fn  # as made here
     weakref.finalize(fn, linecache.cache.pop, filename, None)  # the source goes with it
     return fn
 

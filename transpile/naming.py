@@ -8,6 +8,7 @@ re-assigned variable ``h2, h3``, and adjoints ``dx`` (``d_x`` when ``dx`` is tak
 import gast
 import numpy as np
 
+from transpile import recursion
 from transpile.nodes import descendants
 from transpile.parse import MISSING
 from transpile_runtime import ops, scipy_ops
@@ -18,7 +19,8 @@ def stage(fn, ctx):
     """A namer that avoids every name of the user's function, and the names the
     generated code calls numpy (``np``), the runtime helpers (``ops``, and ``scipy_ops``
     of the scipy rules) and the tape by: the usual ones unless the function uses them
-    for something else."""
+    for something else. A callee's forward and adjoint functions are ``f_fwd`` and
+    ``f_bwd`` (``recursion.pair_names``): reserved, so no other name is given them."""
     parsed = fn.parsed
     fn.namer = Namer.for_tree(parsed.tree)
     for key, obj in (("np", np), ("ops", ops), ("scipy_ops", scipy_ops), ("Tape", Tape)):
@@ -27,6 +29,11 @@ def stage(fn, ctx):
         fn.names[key] = fn.namer.reserve(key) if usual else fn.namer.fresh(key + "_")
         fn.namespace[fn.names[key]] = obj
     fn.names["tape"] = fn.namer.fresh("tape")
+    if ctx.mode == "split":  # a recursive call calls the pair by these names
+        pair = (f"{parsed.name}_fwd", f"{parsed.name}_bwd")
+        if ctx.stack:
+            pair = recursion.pair_names(ctx.stack, len(ctx.stack) - 1, parsed.name)
+        fn.names["fwd"], fn.names["bwd"] = (fn.namer.reserve(n) for n in pair)
     return fn
 
 

@@ -39,6 +39,7 @@ from transpile import (
     ownership,
     parse,
     record,
+    recursion,
     reverse,
     seeding,
     shapes,
@@ -100,23 +101,37 @@ _LOCK = threading.Lock()
 def transpile(func, wrt, mode, as_tuple=False, stack=(), sequences=frozenset(), functions=None):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
-    (``bound_functions``); by default, those whose default is a function."""
+    (``bound_functions``); by default, those whose default is a function. ``stack``: the
+    ``recursion.Frame`` of each transpilation in progress around this one; a call of one
+    of them for the same key gets forward references to its pair (``recursion``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
         functions = bound_functions.of_defaults(func)
     key = (tuple(wrt), mode, as_tuple, frozenset(sequences), _FunctionsKey(functions))
     key += (user_rules.version(),)  # a rule registered since: transpile again
+    in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
+    if in_progress is not None:
+        return in_progress
     with _LOCK:
         found = _CACHE.get(func, {}).get(key)
     if found is not None and assumptions.hold(found.code_reads):
         return found
+    frame = recursion.Frame(func, key, len(stack))
     ctx = Context(
-        func, tuple(wrt), mode, as_tuple, frozenset(sequences), tuple(functions), stack, transpile
+        func,
+        tuple(wrt),
+        mode,
+        as_tuple,
+        frozenset(sequences),
+        tuple(functions),
+        stack=stack + (frame,),
+        transpile=transpile,
     )
     generated = run(ctx).generated
-    with _LOCK:
-        _CACHE.setdefault(func, {})[key] = generated
+    for built in recursion.close(stack, frame, generated):
+        with _LOCK:
+            _CACHE.setdefault(built.func, {})[built.key] = built.generated
     return generated
 
 
