@@ -6,6 +6,7 @@ call; the cache, rebound helpers and the generated source."""
 import copy
 import re
 import sys
+import threading
 
 import fd
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 import recursion_funcs as R
 from variants import call_twice
 
-from transpile import grad, source, value_and_grad
+from transpile import grad, pipeline, recursion, source, value_and_grad
 from transpile.pipeline import transpile
 
 
@@ -178,8 +179,6 @@ def test_rebinding_a_helper_of_the_other_function_transpiles_both_again():
 def test_a_failed_transpilation_caches_nothing_half_built(monkeypatch):
     """A cycle whose outer transpilation fails leaves no pair of its inner function
     in the cache: the inner one refers to the outer one's placeholders."""
-    from transpile import pipeline, recursion
-
     closed = []
     real_close = recursion.close
 
@@ -202,3 +201,27 @@ def test_a_failed_transpilation_caches_nothing_half_built(monkeypatch):
     fd.assert_close(
         grad(R.even)(x, 5), fd.numeric_grad(R.even, (x, 5), (0,))[0], rtol=1e-6, atol=1e-9
     )
+
+
+def test_concurrent_first_gradients_of_a_cycle():
+    """Each thread's transpilations have a stack of their own; what one caches is whole."""
+    for f in (R.three_a, R.three_b, R.three_c):
+        pipeline._CACHE.pop(f, None)
+    x = vec()
+    expected = fd.numeric_grad(R.three_a, (x, 4), (0,))[0]
+    results, errors = [], []
+
+    def work():
+        try:
+            results.append(grad(R.three_a)(x, 4))
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for r in results:
+        fd.assert_close(r, expected, rtol=1e-6, atol=1e-9)
