@@ -2,7 +2,11 @@
 defined inside the differentiated one, comprehensions, generators, ``map`` and dicts
 that grow, for ``tests/test_constructs.py``. Nothing here runs at import time."""
 
+import functools
+
 import numpy as np
+
+from transpile import insert_grad_of
 
 # --------------------------------------------------------------------------
 # lambdas
@@ -299,3 +303,93 @@ def starred_shape_argument(w):
     shape = (2, 3)
     noise = np.zeros(*[shape])
     return np.sum(np.reshape(w, shape) * 2.0 + noise)
+
+
+# --------------------------------------------------------------------------
+# *args
+
+
+def sum_of_squares(*params):
+    return sum(np.sum(p**2) for p in params) + np.sum(params[0] * params[-1])
+
+
+def scaled_pairs(scale, *ws):
+    return scale * np.sum(ws[0] * ws[1])
+
+
+def tanh_total(scale, *zs):
+    total = 0.0
+    for z in zs:
+        total = total + np.sum(np.tanh(z) * scale)
+    return total + np.sum(zs[0] * zs[-1])
+
+
+def calls_with_varargs(x, y):
+    return tanh_total(2.0, x, y, x * y) + tanh_total(1.0, y)
+
+
+# --------------------------------------------------------------------------
+# insert_grad_of: user code on an adjoint, as the backward sweep reaches it
+
+SEEN = []
+
+
+def doubled_gradient(x):
+    y = np.sin(x)
+    with insert_grad_of(y) as dy:
+        SEEN.append(np.copy(dy))
+        dy = dy * 2.0
+    return np.sum(y * y)
+
+
+def clipped_gradient(x):
+    h = x * 3.0
+    with insert_grad_of(h) as dh:
+        dh = np.clip(dh, -1.0, 1.0)
+    return np.sum(h**2)
+
+
+def damped_in_loop(x):
+    h = x
+    for _ in range(3):
+        h = np.tanh(h * 1.5)
+        with insert_grad_of(h) as dh:
+            dh = dh * 0.5
+    return np.sum(h)
+
+
+# --------------------------------------------------------------------------
+# functools.partial of numpy functions, reversed, sorted keys
+
+
+def partial_of_numpy(x):
+    return np.sum(functools.partial(np.multiply, 2.0)(x) * x)
+
+
+def reversed_loop(ws):
+    total = 0.0
+    for w in reversed(ws):
+        total = total * 0.5 + np.sum(np.sin(w))
+    return total
+
+
+def sorted_by_key(ws):
+    order = sorted(range(len(ws)), key=lambda i: -i)
+    return sum(np.sum(ws[i] * (k + 1)) for k, i in enumerate(order))
+
+
+def scaled_tanh(x, s, shift=0.0):
+    return np.sum(np.tanh(x + shift) * s)
+
+
+SCALED_TWICE = functools.partial(scaled_tanh, s=2.0)
+
+
+def global_partial_of_user_function(x):
+    return SCALED_TWICE(x) + SCALED_TWICE(x * x, shift=0.5)
+
+
+def local_partial(x, s):
+    f = functools.partial(scaled_tanh, s=s)
+    g = functools.partial(np.multiply, x)
+    return f(x) + f(x * 2.0, shift=s) + np.sum(g(x)) + functools.partial(scaled_tanh, x)(s)

@@ -218,12 +218,12 @@ def uses_keyword_only(x, *, scale=1.0):  # ERR
     return np.sum(x * scale)
 
 
-def helper_with_varargs(*zs):  # ERR
-    return zs[0] * 2.0
+def helper_with_kwargs(z, **options):
+    return z * options["scale"]
 
 
-def calls_helper_with_varargs(x):
-    return np.sum(helper_with_varargs(x))
+def calls_helper_with_kwargs(x):
+    return np.sum(helper_with_kwargs(x, scale=2.0))  # ERR
 
 
 def uses_method_without_rule(x):

@@ -55,6 +55,11 @@ CASES = [
     (C.starred_unpacking, lambda: (vec(),), 0),
     (C.starred_unpacking_of_a_value, lambda: ([vec(3, s) for s in range(4)],), 0),
     (C.starred_shape_argument, lambda: (vec(6),), 0),
+    (C.partial_of_numpy, lambda: (vec(),), 0),
+    (C.global_partial_of_user_function, lambda: (vec(),), 0),
+    (C.local_partial, lambda: (vec(), vec(seed=4)), (0, 1)),
+    (C.reversed_loop, lambda: ([vec(3, s) for s in range(3)],), 0),
+    (C.sorted_by_key, lambda: ([vec(3, s) for s in range(3)],), 0),
     (C.dict_new_key, lambda: (vec(),), 0),
     (C.dict_new_keys_in_loop, lambda: (vec(),), 0),
     (C.dict_overwritten_and_new, lambda: (vec(),), 0),
@@ -208,3 +213,69 @@ def test_function_parameter_in_threads():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+# --------------------------------------------------------------------------
+# *args: the gradient is made per number of arguments
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_grad_of_a_varargs_function(count):
+    args = tuple(vec(3, s) for s in range(count))
+    wrt = tuple(range(count))
+    actual = call_twice(grad(C.sum_of_squares, wrt=wrt), *args)
+    fd.assert_close(actual, fd.numeric_grad(C.sum_of_squares, args, wrt), rtol=1e-6, atol=1e-9)
+
+
+def test_varargs_after_a_fixed_parameter():
+    args = (2.0, vec(3, 1), vec(3, 2))
+    actual = call_twice(grad(C.scaled_pairs, wrt=(0, 1, 2)), *args)
+    expected = fd.numeric_grad(C.scaled_pairs, args, (0, 1, 2))
+    fd.assert_close(actual, expected, rtol=1e-6, atol=1e-9)
+    assert "def dscaled_pairs(scale, ws0, ws1)" in source(grad(C.scaled_pairs), *args)
+
+
+def test_callee_with_varargs():
+    args = (vec(3, 1), vec(3, 2))
+    actual = call_twice(grad(C.calls_with_varargs, wrt=(0, 1)), *args)
+    expected = fd.numeric_grad(C.calls_with_varargs, args, (0, 1))
+    fd.assert_close(actual, expected, rtol=1e-6, atol=1e-9)
+
+
+# --------------------------------------------------------------------------
+# insert_grad_of
+
+
+def test_insert_grad_of_reads_and_scales_the_adjoint():
+    x = vec(3)
+    C.SEEN.clear()
+    g = grad(C.doubled_gradient)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 2.0 * 2.0 * np.sin(x) * np.cos(x), rtol=1e-12)
+    # the block saw the adjoint of y where the sweep reached it: d sum(y^2) / dy
+    assert len(C.SEEN) == 2
+    np.testing.assert_allclose(C.SEEN[0], 2.0 * np.sin(x), rtol=1e-12)
+
+
+def test_insert_grad_of_clips_the_adjoint():
+    x = np.array([0.01, -0.5, 0.9])
+    expected = 3.0 * np.clip(2.0 * 3.0 * x, -1.0, 1.0)
+    np.testing.assert_allclose(call_twice(grad(C.clipped_gradient), x), expected, rtol=1e-12)
+
+
+def test_insert_grad_of_in_a_loop_runs_at_each_step():
+    x = vec(3)
+    hs = [x]
+    for _ in range(3):
+        hs.append(np.tanh(hs[-1] * 1.5))
+    expected = np.ones_like(x)
+    for k in reversed(range(3)):
+        expected = expected * 0.5 * (1.0 - hs[k + 1] ** 2) * 1.5
+    np.testing.assert_allclose(call_twice(grad(C.damped_in_loop), x), expected, rtol=1e-12)
+
+
+def test_insert_grad_of_is_inert_in_a_plain_call():
+    x = vec(3)
+    C.SEEN.clear()
+    assert C.doubled_gradient(x) == np.sum(np.sin(x) ** 2)
+    assert C.SEEN == [0.0]

@@ -8,7 +8,7 @@ cached.
 import functools
 import inspect
 
-from transpile import bound_functions, pipeline
+from transpile import bound_functions, object_args, parse, pipeline, varargs
 from transpile.errors import TranspileError
 from transpile_runtime.structure import resolve_wrt
 
@@ -44,32 +44,58 @@ def _decorator_or_call(make):
 def _build(f, wrt, mode, verbose):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
+    if _takes_varargs(f):
+        return _deferred(f, wrt, mode, waiting=("*" + _takes_varargs(f),))
     indices, as_tuple = resolve_wrt(f, wrt)
     try:
         generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple)
     except TranspileError:
+        if object_args.receivers(f):  # user objects may be passed: wait for their classes
+            return object_args.deferred(f, indices, mode, as_tuple, pipeline.transpile)
         waiting = bound_functions.called_without_default(f)
         if not waiting:
             raise
-        return _deferred(f, indices, mode, as_tuple, waiting)
+        return _deferred(f, wrt, mode, waiting)
     fn = generated.function
     if verbose:
         print(source(fn))
     return fn
 
 
-def _deferred(f, indices, mode, as_tuple, waiting):
-    """The gradient of ``f``, whose parameters ``waiting`` are called as functions and
-    have no function default: transpiled at each call for the functions passed (a
-    dictionary lookup once made)."""
+def _takes_varargs(f):
+    """The name of ``f``'s ``*args`` parameter, or None."""
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+
+
+def _deferred(f, wrt, mode, waiting):
+    """The gradient of ``f``, transpiled at each call for what the call passes (a
+    dictionary lookup once made): ``waiting`` are the parameters it depends on, those
+    called as functions without a function default, or ``*args`` (made per number of
+    arguments, ``wrt`` counting the arguments as passed)."""
     sig = inspect.signature(f)
-    params = list(sig.parameters)
+    fixed = [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    vararg = _takes_varargs(f)
 
     def entry_for(args, kwargs):
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
+        count, params = None, fixed
+        if vararg is not None:
+            count = len(bound.arguments.get(vararg, ()))
+            params = fixed + varargs.spread_names(parse.run(f).tree, count)
+        indices, as_tuple = resolve_wrt(f, wrt, params)
         functions = bound_functions.of_arguments(params, bound.args)
-        generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple, functions=functions)
+        generated = pipeline.transpile(
+            f, indices, mode, as_tuple=as_tuple, functions=functions, varargs=count
+        )
         return generated.function, bound.args
 
     @functools.wraps(f)

@@ -14,7 +14,7 @@ import inspect
 
 import gast
 
-from transpile import bound_functions, parse, recursion
+from transpile import bound_functions, objects, parse, recursion, varargs
 from transpile.errors import TranspileError, at
 from transpile.nodes import all_stmts
 from transpile.parse import MISSING
@@ -29,12 +29,6 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         raise at(
             fn.parsed, stmt, f"call to {callee.__name__}() does not match its signature: {exc}"
         ) from None
-    params = list(sig.parameters)
-    wrt, nodes = [], []
-    for pname, node in bound.arguments.items():
-        if isinstance(node, gast.Name) and act.is_varied(stmt, node.id):
-            wrt.append(params.index(pname))
-            nodes.append(node)
     try:
         tree = parse.run(callee).tree
     except TranspileError as exc:
@@ -46,9 +40,16 @@ def differentiate(fn, ctx, call, callee, stmt, act):
             "define it with `def` in a file, or wrap the value in "
             "stop_gradient(...) if it is a constant",
         ) from None
+    arguments, count = _spread_arguments(fn, stmt, callee, sig, bound, tree)
+    params = list(arguments)
+    wrt, nodes = [], []
+    for pname, node in arguments.items():
+        if isinstance(node, gast.Name) and act.is_varied(stmt, node.id):
+            wrt.append(params.index(pname))
+            nodes.append(node)
     sequences = frozenset(
         pname
-        for pname, node in bound.arguments.items()
+        for pname, node in arguments.items()
         if isinstance(node, gast.Name) and node.id in fn.kinds.sequences
     )
     gen = ctx.transpile(
@@ -57,7 +58,9 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         "split",
         stack=ctx.stack,
         sequences=sequences,
-        functions=_functions_passed(fn, callee, bound.arguments),
+        functions=_functions_passed(fn, callee, arguments),
+        varargs=count,
+        classes=objects.passed(fn, ctx, arguments),
     )
     if id(gen) not in fn.callee_names:
         fwd_name, bwd_name = _bind_pair(fn, ctx, gen, tree.name)
@@ -112,3 +115,25 @@ def _function_named(fn, node):
         if len(values) == 1 and isinstance(values[0], gast.Attribute):
             return fn.parsed.resolve(values[0])
     return fn.parsed.resolve(node)
+
+
+def _spread_arguments(fn, stmt, callee, sig, bound, tree):
+    """``(parameter -> argument node, how many *args)``: the callee's parameters as
+    ``varargs.spread`` makes them for this call (``*rest`` as ``rest0, rest1``)."""
+    arguments, count = {}, None
+    for pname, value in bound.arguments.items():
+        kind = sig.parameters[pname].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            names = varargs.spread_names(tree, len(value))
+            arguments.update(zip(names, value))
+            count = len(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            raise at(
+                fn.parsed,
+                stmt,
+                f"{callee.__name__}() takes **{pname}, which is not supported",
+                "give it the keyword parameters it reads",
+            )
+        else:
+            arguments[pname] = value
+    return arguments, count

@@ -132,6 +132,7 @@ def _rebuilder(ctx):
         func.__module__,
     )
     wrt, mode, as_tuple, transpile = ctx.wrt, ctx.mode, ctx.as_tuple, ctx.transpile
+    varargs, classes = ctx.varargs, ctx.classes
 
     def rebuild(sequences=frozenset(), functions=ctx.functions):
         f = ref()
@@ -139,7 +140,16 @@ def _rebuilder(ctx):
             code, globs, fname, defaults, closure, kwdefaults, qualname, module = parts
             f = types.FunctionType(code, globs, fname, defaults, closure)
             f.__kwdefaults__, f.__qualname__, f.__module__ = kwdefaults, qualname, module
-        return transpile(f, wrt, mode, as_tuple, sequences=sequences, functions=functions)
+        return transpile(
+            f,
+            wrt,
+            mode,
+            as_tuple,
+            sequences=sequences,
+            functions=functions,
+            varargs=varargs,
+            classes=classes,
+        )
 
     return rebuild
 

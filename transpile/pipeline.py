@@ -36,6 +36,7 @@ from transpile import (
     kinds,
     naming,
     normalize,
+    objects,
     ownership,
     parse,
     record,
@@ -64,6 +65,7 @@ STAGES = (
     Stage("parse", parse.stage, "read the source; refuse a decorated or changed function"),
     Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
     Stage("names", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
+    Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
     Stage("anf", normalize.stage, "single exit, one operation per line, jumps lowered, renames"),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
     # analyses
@@ -98,17 +100,37 @@ _CACHE = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def transpile(func, wrt, mode, as_tuple=False, stack=(), sequences=frozenset(), functions=None):
+def transpile(
+    func,
+    wrt,
+    mode,
+    as_tuple=False,
+    stack=(),
+    sequences=frozenset(),
+    functions=None,
+    varargs=None,
+    classes=(),
+):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
-    (``bound_functions``); by default, those whose default is a function. ``stack``: the
-    ``recursion.Frame`` of each transpilation in progress around this one; a call of one
-    of them for the same key gets forward references to its pair (``recursion``)."""
+    (``bound_functions``); by default, those whose default is a function. ``varargs``:
+    how many arguments ``*args`` takes (``varargs``). ``stack``: the ``recursion.Frame``
+    of each transpilation in progress around this one; a call of one of them for the
+    same key gets forward references to its pair (``recursion``). ``classes``: the
+    ``object_args.Layout`` of each parameter holding a user object (``objects``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
         functions = bound_functions.of_defaults(func)
-    key = (tuple(wrt), mode, as_tuple, frozenset(sequences), _FunctionsKey(functions))
+    key = (
+        tuple(wrt),
+        mode,
+        as_tuple,
+        frozenset(sequences),
+        _FunctionsKey(functions),
+        varargs,
+        classes,
+    )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
     if in_progress is not None:
@@ -125,8 +147,10 @@ def transpile(func, wrt, mode, as_tuple=False, stack=(), sequences=frozenset(), 
         as_tuple,
         frozenset(sequences),
         tuple(functions),
-        stack=stack + (frame,),
-        transpile=transpile,
+        varargs,
+        stack + (frame,),
+        transpile,
+        classes=tuple(classes),
     )
     generated = run(ctx).generated
     for built in recursion.close(stack, frame, generated):
