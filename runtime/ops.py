@@ -1343,3 +1343,290 @@ def unatleast(g, arrays, index):
     input, a tuple of them for several)."""
     mine = g if len(arrays) == 1 else g[index]
     return np.reshape(mine, np.shape(arrays[index]))
+
+
+# Helpers of the rules for diagonal, diff, trapezoid, inner, cross, matrix_power,
+# multi_dot, eigvalsh, append, the nan reductions, ptp, median, real and lstsq.
+
+
+@helper(passes=True)
+def uncast(g, y, x):
+    """Adjoint of a cast ``y = x.astype(t)``: ``g`` in ``x``'s type; zero where ``y`` is
+    of integers or bools (a step function of ``x``)."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and dtype.kind not in "fc":
+        return zeros_like(x)
+    return cast_like(g, x)
+
+
+@helper(fresh=True)
+def undiagonal(g, a, offset=0, axis1=0, axis2=1):
+    """Adjoint of ``np.diagonal(a, offset, axis1, axis2)``: ``g`` on that diagonal."""
+    out = zeros_like(a)
+    nd = np.ndim(a)
+    moved = np.moveaxis(out, (axis1 % nd, axis2 % nd), (-2, -1))  # a view of out
+    n = np.shape(g)[-1]
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    moved[..., rows, cols] = g
+    return out
+
+
+def _undiff_last(g, n):
+    """Adjoint of ``np.diff(., n, axis=-1)``: minus the differences of ``g`` padded with 0."""
+    for _ in range(n):
+        zero = np.zeros_like(g, shape=np.shape(g)[:-1] + (1,))
+        g = np.concatenate([zero, g, zero], axis=-1)
+        g = g[..., :-1] - g[..., 1:]
+    return g
+
+
+def _length_along(e, axis):
+    """How many entries ``np.diff``'s ``prepend``/``append`` ``e`` adds along ``axis``."""
+    return 0 if e is None else np.shape(e)[axis] if np.ndim(e) else 1
+
+
+@helper(fresh=True)
+def undiff(g, a, n=1, axis=-1, prepend=None, append=None, which=0):
+    """Adjoint of ``np.diff(a, n, axis, prepend, append)`` for ``a`` (``which`` 0),
+    ``prepend`` (1) or ``append`` (2)."""
+    axis %= np.ndim(a)
+    full = np.moveaxis(_undiff_last(np.moveaxis(g, axis, -1), n), -1, axis)
+    before = _length_along(prepend, axis)
+    bounds = [0, before, before + np.shape(a)[axis]]
+    bounds.append(bounds[-1] + _length_along(append, axis))
+    part = np.take(full, np.arange(bounds[(1, 0, 2)[which]], bounds[(2, 1, 3)[which]]), axis)
+    mine = (a, prepend, append)[which]
+    return cast_like(unbroadcast(part, mine) if which else part, mine)
+
+
+@helper(fresh=True)
+def untrapezoid(g, y, x=None, dx=1.0, axis=-1, which=0):
+    """Adjoint of ``np.trapezoid(y, x, dx, axis)`` for ``y`` (``which`` 0), ``x`` (1) or
+    ``dx`` (2)."""
+    nd = np.ndim(y)
+    axis %= nd
+    h = np.moveaxis(np.expand_dims(g, axis), axis, -1)
+    ym = np.moveaxis(y, axis, -1)
+    if x is None:
+        width = dx if np.ndim(dx) == 0 else np.moveaxis(dx, axis, -1)
+    elif np.ndim(x) == 1:
+        width = x[1:] - x[:-1]
+    else:
+        width = np.diff(np.moveaxis(x, axis, -1), axis=-1)
+    if which == 0:
+        w = width * h * 0.5
+        steps = np.shape(ym)[:-1] + (np.shape(ym)[-1] - 1,)
+        w = np.broadcast_to(w, np.broadcast_shapes(np.shape(w), steps))
+        zero = np.zeros_like(w, shape=np.shape(w)[:-1] + (1,))
+        out = np.concatenate([w, zero], -1) + np.concatenate([zero, w], -1)
+        return cast_like(unbroadcast(np.moveaxis(out, -1, axis), y), y)
+    slope = h * (ym[..., 1:] + ym[..., :-1]) * 0.5  # d out / d width
+    if which == 2:
+        return cast_like(
+            unbroadcast(slope if np.ndim(dx) == 0 else np.moveaxis(slope, -1, axis), dx), dx
+        )
+    if np.ndim(x) == 1:
+        slope = np.reshape(np.sum(slope, axis=tuple(range(np.ndim(slope) - 1))), (-1,))
+        return cast_like(_undiff_last(slope, 1), x)
+    out = np.moveaxis(_undiff_last(slope, 1), -1, axis)
+    return cast_like(unbroadcast(out, x), x)
+
+
+def _as_array(v):
+    return v if hasattr(v, "ndim") else np.asarray(v)
+
+
+@helper(fresh=True)
+def uninner(g, a, b, which):
+    """Adjoint of operand ``which`` (0 or 1) of ``np.inner(a, b)``: ``g`` contracted with
+    the other operand over the other's leading axes."""
+    mine, other = (a, b) if which == 0 else (b, a)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:  # a product
+        return cast_like(unbroadcast(g * other, mine), mine)
+    other = _as_array(other)
+    n_a, n_b = np.ndim(a) - 1, np.ndim(b) - 1
+    if which == 0:  # g's axes: a's leading ones, then b's
+        out = np.tensordot(g, other, (list(range(n_a, n_a + n_b)), list(range(n_b))))
+    else:
+        out = np.tensordot(g, other, (list(range(n_a)), list(range(n_a))))
+    return cast_like(out, mine)
+
+
+@helper(fresh=True)
+def uncross(g, a, b, which, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Adjoint of operand ``which`` (0 or 1) of ``np.cross(a, b, ...)``: ``b x g`` for
+    ``a`` and ``g x a`` for ``b`` (2-vectors are 3-vectors with a zero z)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a3, b3 = np.moveaxis(_as_array(a), axisa, -1), np.moveaxis(_as_array(b), axisb, -1)
+    plane = a3.shape[-1] == 2 and b3.shape[-1] == 2
+    a3, b3 = _to_3d(a3), _to_3d(b3)
+    if plane:  # the result is the z of each product
+        g = np.asarray(g) if not hasattr(g, "ndim") else g
+        g3 = np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
+    else:
+        g3 = np.moveaxis(g, axisc, -1)
+    out = np.cross(b3, g3) if which == 0 else np.cross(g3, a3)
+    mine = (a, b)[which]
+    n = np.shape(mine)[(axisa, axisb)[which]]
+    out = np.moveaxis(out[..., :n], -1, (axisa, axisb)[which])
+    return cast_like(unbroadcast(out, mine), mine)
+
+
+def _to_3d(v):
+    if v.shape[-1] == 3:
+        return v
+    return np.concatenate([v, np.zeros_like(v, shape=v.shape[:-1] + (1,))], axis=-1)
+
+
+@helper(fresh=True)
+def unmatrix_power(g, a, n):
+    """Adjoint of ``np.linalg.matrix_power(a, n)``: the sum over ``k`` of
+    ``(a^T)^k g (a^T)^(n-1-k)``; for ``n < 0``, through the inverse."""
+    if n < 0:
+        inv = np.linalg.inv(a)
+        return -(mT(inv) @ unmatrix_power(g, inv, -n) @ mT(inv))
+    powers = [None, a]  # powers[k] = a^k; a^0 is left out of the products
+    for _ in range(2, n):
+        powers.append(powers[-1] @ a)
+    out = zeros_like(a)
+    for k in range(n):
+        left = g if k == 0 else mT(powers[k]) @ g
+        out = out + (left if k == n - 1 else left @ mT(powers[n - 1 - k]))
+    return out
+
+
+@helper(fresh=True)
+def unmulti_dot(g, arrays):
+    """Adjoint of ``np.linalg.multi_dot(arrays)``: for each matrix, the product of those
+    before it (transposed), ``g``, and those after it (transposed). The first and last
+    may be vectors (a row and a column)."""
+    mats = [_as_array(m) for m in arrays]
+    first_vec, last_vec = mats[0].ndim == 1, mats[-1].ndim == 1
+    if first_vec:
+        mats[0] = mats[0][None, :]
+    if last_vec:
+        mats[-1] = mats[-1][:, None]
+    g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
+    before = [None]
+    for m in mats[:-1]:
+        before.append(m if before[-1] is None else before[-1] @ m)
+    out, after = [None] * len(mats), None
+    for k in range(len(mats) - 1, -1, -1):
+        right = g if after is None else g @ mT(after)
+        out[k] = right if before[k] is None else mT(before[k]) @ right
+        after = mats[k] if after is None else mats[k] @ after
+    return [cast_like(np.reshape(o, np.shape(m)), m) for o, m in zip(out, arrays)]
+
+
+@helper(fresh=True)
+def uneigvalsh(g, a, UPLO="L"):
+    """Adjoint of ``np.linalg.eigvalsh(a, UPLO)``: ``v diag(g) v^T``, on the triangle of
+    ``a`` that is read."""
+    _, v = np.linalg.eigh(a, UPLO)
+    full = (v * g[..., None, :]) @ mT(v)
+    if UPLO.upper() == "U":
+        return mT(_lower_half(mT(full + mT(full))))
+    return _lower_half(full + mT(full))
+
+
+@helper(passes=True)
+def unappend(g, arr, values, axis=None, which=0):
+    """Adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``np.append(arr, values, axis)``."""
+    if axis is None:
+        g, cut = np.ravel(g), int(np.size(arr))
+        part = g[:cut] if which == 0 else g[cut:]
+    else:
+        cut = np.shape(arr)[axis]
+        part = np.split(g, [cut], axis=axis)[which]
+    mine = (arr, values)[which]
+    return unarray(np.reshape(part, np.shape(mine)), mine)
+
+
+@helper(fresh=True)
+def unnan_extreme(g, y, x, axis=None, keepdims=False):
+    """Adjoint of ``np.nanmax``/``np.nanmin``: split evenly between the entries that attain
+    it; nan entries (and slices of nans only) get 0."""
+    hit = x == unreduce(y, x, axis, keepdims)
+    count = hit.sum(axis=_axes(np.ndim(x), axis), keepdims=True)
+    share = (hit / np.maximum(count, 1)).astype(x.dtype, copy=False)
+    return unreduce(g, x, axis, keepdims) * share
+
+
+@helper(fresh=True)
+def unnanprod(g, a, axis=None, keepdims=False):
+    """Adjoint of ``np.nanprod``: the product's, with nans taken as 1 and given 0."""
+    nan = np.isnan(a)
+    return np.where(nan, 0, unreduce_prod(g, np.where(nan, 1, a), axis, keepdims))
+
+
+@helper(fresh=True)
+def unnanvar(g, a, axis=None, ddof=0, keepdims=False):
+    """Adjoint of ``np.nanvar``: the variance's over the entries that are not nan."""
+    present = ~np.isnan(a)
+    count = np.sum(present, axis=axis, keepdims=True, dtype=a.dtype)
+    mean = np.sum(np.where(present, a, 0), axis=axis, keepdims=True) / count
+    slope = (a - mean) * (2.0 / np.maximum(count - ddof, 1))
+    return np.where(present, unreduce(g, a, axis, keepdims) * slope, 0)
+
+
+@helper(fresh=True)
+def unptp(g, a, axis=None, keepdims=False):
+    """Adjoint of ``np.ptp``: the max's adjoint minus the min's."""
+    hi = np.max(a, axis=axis, keepdims=keepdims)
+    lo = np.min(a, axis=axis, keepdims=keepdims)
+    return unreduce_extreme(g, hi, a, axis, keepdims) - unreduce_extreme(g, lo, a, axis, keepdims)
+
+
+@helper(fresh=True)
+def unmedian(g, a, axis=None, keepdims=False):
+    """Adjoint of ``np.median``: ``g`` on the middle entry of each slice, or half of it on
+    each of the two middle ones (a subgradient where entries tie, as for ``np.sort``)."""
+    nd = np.ndim(a)
+    axes = _axes(nd, axis)
+    rest = tuple(i for i in range(nd) if i not in axes)
+    moved = np.transpose(a, rest + axes)
+    flat = np.reshape(moved, moved.shape[: len(rest)] + (-1,))
+    order = np.argsort(flat, axis=-1, kind="stable")
+    n = flat.shape[-1]
+    weight = zeros_like(flat)
+    middle = order[..., (n - 1) // 2 : n // 2 + 1]
+    np.put_along_axis(weight, middle, 1.0 if n % 2 else 0.5, axis=-1)
+    weight = np.transpose(np.reshape(weight, moved.shape), np.argsort(rest + axes))
+    return unreduce(g, a, axis, keepdims) * weight
+
+
+@helper(passes=True, checks=True)
+def real_only(g, x):
+    """Adjoint of ``np.real``, ``np.conj`` and ``x.real`` of a real ``x``: ``g`` itself."""
+    if isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", "") == "c":
+        raise NotImplementedError(
+            "the gradient of np.real, np.conj and .real is supported for real inputs only"
+        )
+    return g
+
+
+@helper(fresh=True, checks=True)
+def unlstsq(g, y, a, b, which):
+    """Adjoint of ``a`` (``which`` 0) or ``b`` (1) in ``np.linalg.lstsq(a, b)``, through
+    its solution and residuals (the rank and singular values are refused), where the
+    rank of ``a`` does not change nearby."""
+    gx, gres, _, gs = g
+    if np.any(gs):
+        raise NotImplementedError(
+            "the gradient of np.linalg.lstsq's singular values is not supported"
+        )
+    x = y[0]
+    vector = np.ndim(b) == 1
+    x2, b2 = (x[:, None], b[:, None]) if vector else (x, b)
+    gx2 = gx[:, None] if vector else gx
+    pinv = np.linalg.pinv(a)
+    if which == 1:
+        out = mT(pinv) @ gx2
+    else:
+        out = unpinv(gx2 @ mT(b2), pinv, a)
+    if np.size(y[1]) and np.any(gres):  # residuals: sum of squares of b - a x, x optimal
+        resid = (b2 - a @ x2) * (2.0 * np.reshape(gres, (1, -1)))
+        out = out + (resid if which == 1 else -(resid @ mT(x2)))
+    return cast_like(np.reshape(out, np.shape((a, b)[which])), (a, b)[which])

@@ -1130,3 +1130,246 @@ def v_qr(a):
 
 def v_pinv(a):
     return np.linalg.pinv(a)
+
+
+# --------------------------------------------------------------------------
+# Axes, flips, differences, appends; inner, cross, powers, products, eigvalsh,
+# lstsq; the nan reductions, ptp, median, trapezoid; real and conj
+
+
+def sh_swapaxes(x, a1, a2, c):
+    return np.sum(np.swapaxes(x, a1, a2) * c)
+
+
+def sh_swapaxes_method(x, c):
+    return np.sum(x.swapaxes(0, -1) * c)
+
+
+def sh_moveaxis(x, source, destination, c):
+    return np.sum(np.moveaxis(x, source, destination) * c)
+
+
+def sh_rot90(x, k, axes, c):
+    return np.sum(np.rot90(x, k, axes) * c)
+
+
+def sh_rot90_default(x, c):
+    return np.sum(np.rot90(x) * c)
+
+
+def sh_fliplr(x, c):
+    return np.sum(np.fliplr(x) * c)
+
+
+def sh_flipud(x, c):
+    return np.sum(np.flipud(x) * c)
+
+
+def sh_diff(x, n, axis, c):
+    return np.sum(np.diff(x, n=n, axis=axis) * c)
+
+
+def sh_diff_default(x, c):
+    return np.sum(np.diff(x) * c)
+
+
+def sh_diff_ends(x, p, q, c):
+    return np.sum(np.diff(x, axis=0, prepend=p, append=q) * c)
+
+
+def sh_append(x, v, axis, c):
+    return np.sum(np.append(x, v, axis=axis) * c)
+
+
+def sh_append_flat(x, v, c):
+    return np.sum(np.append(x, v) * c)
+
+
+def sh_astype_bool(x, c):
+    return np.sum(x.astype(bool) * c) + np.sum(x.astype(float) * c)
+
+
+def la_diagonal(x, offset, axis1, axis2, c):
+    return np.sum(np.diagonal(x, offset, axis1, axis2) * c)
+
+
+def la_diagonal_method(x, c):
+    return np.sum(x.diagonal(1) * c)
+
+
+def la_inner(x, y, c):
+    return np.sum(np.inner(x, y) * c)
+
+
+def la_cross(x, y, c):
+    return np.sum(np.cross(x, y) * c)
+
+
+def la_cross_axis(x, y, axisa, axisb, axisc, c):
+    return np.sum(np.cross(x, y, axisa=axisa, axisb=axisb, axisc=axisc) * c)
+
+
+def la_cross_same_axis(x, y, axis, c):
+    return np.sum(np.cross(x, y, axis=axis) * c)
+
+
+def la_matrix_power(a, n, c):
+    return np.sum(np.linalg.matrix_power(a, n) * c)
+
+
+def la_multi_dot(x, y, z, c):
+    return np.sum(np.linalg.multi_dot([x, y, z]) * c)
+
+
+def la_multi_dot_two(x, y, c):
+    return np.sum(np.linalg.multi_dot([x, y]) * c)
+
+
+def la_eigvalsh(a, c):
+    return np.sum(np.linalg.eigvalsh(a) * c)
+
+
+def la_eigvalsh_upper(a, c):
+    return np.sum(np.linalg.eigvalsh(a, UPLO="U") * c)
+
+
+def la_lstsq(a, b, c):
+    x, residuals, rank, s = np.linalg.lstsq(a, b)
+    return np.sum(x * c)
+
+
+def la_lstsq_residuals(a, b, c):
+    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=None)
+    return np.sum(x * c) + np.sum(residuals * 0.5)
+
+
+def la_lstsq_singular_values(a, b, c):
+    return np.sum(np.linalg.lstsq(a, b)[3] * c)
+
+
+def red_nanmax(x, axis, keepdims, c):
+    return np.sum(np.nanmax(x, axis=axis, keepdims=keepdims) * c)
+
+
+def red_nanmin(x, axis, keepdims, c):
+    return np.sum(np.nanmin(x, axis=axis, keepdims=keepdims) * c)
+
+
+def red_nanprod(x, axis, keepdims, c):
+    return np.sum(np.nanprod(x, axis=axis, keepdims=keepdims) * c)
+
+
+def red_nanvar(x, axis, ddof, keepdims, c):
+    return np.sum(np.nanvar(x, axis=axis, ddof=ddof, keepdims=keepdims) * c)
+
+
+def red_nanstd(x, axis, ddof, keepdims, c):
+    return np.sum(np.nanstd(x, axis=axis, ddof=ddof, keepdims=keepdims) * c)
+
+
+def red_ptp(x, axis, keepdims, c):
+    return np.sum(np.ptp(x, axis=axis, keepdims=keepdims) * c)
+
+
+def red_median(x, axis, keepdims, c):
+    return np.sum(np.median(x, axis=axis, keepdims=keepdims) * c)
+
+
+def red_trapezoid(y, axis, c):
+    return np.sum(np.trapezoid(y, axis=axis) * c)
+
+
+def red_trapezoid_x(y, x, axis, c):
+    return np.sum(np.trapezoid(y, x, axis=axis) * c)
+
+
+def red_trapezoid_dx(y, dx, c):
+    return np.sum(np.trapezoid(y, dx=dx) * c)
+
+
+def u_real(x, c):
+    return np.sum(np.real(x) * c)
+
+
+def u_real_attr(x, c):
+    return np.sum(x.real * c)
+
+
+def u_conj(x, c):
+    return np.sum(np.conj(x) * c)
+
+
+def u_conjugate(x, c):
+    return np.sum(np.conjugate(x) * c)
+
+
+def u_conj_method(x, c):
+    return np.sum(x.conj() * c)
+
+
+def u_conjugate_method(x, c):
+    return np.sum(x.conjugate() * c)
+
+
+def v_swapaxes(x):
+    return x.swapaxes(0, 2)
+
+
+def v_rot90(x):
+    return np.rot90(x, 3, axes=(1, 2))
+
+
+def v_diagonal(x):
+    return np.diagonal(x, -1, 2, 0)
+
+
+def v_diff(x):
+    return np.diff(x, n=2, axis=0)
+
+
+def v_append(x, y):
+    return np.append(x, y, axis=1)
+
+
+def v_inner(x, y):
+    return np.inner(x, y)
+
+
+def v_cross(x, y):
+    return np.cross(x, y)
+
+
+def v_matrix_power(a):
+    return np.linalg.matrix_power(a, 3)
+
+
+def v_multi_dot(x, y, z):
+    return np.linalg.multi_dot([x, y, z])
+
+
+def v_eigvalsh(a):
+    return np.linalg.eigvalsh(a)
+
+
+def v_lstsq(a, b):
+    return np.linalg.lstsq(a, b)[0]
+
+
+def v_nanvar(x):
+    return np.nanvar(x, axis=0)
+
+
+def v_median(x):
+    return np.median(x, axis=-1)
+
+
+def v_ptp(x):
+    return np.ptp(x, axis=1)
+
+
+def v_trapezoid(y, x):
+    return np.trapezoid(y, x, axis=0)
+
+
+def u_real_of_complex(x, c):
+    return np.sum(np.real(x * 1j) * c)

@@ -16,7 +16,8 @@ the registry entries the row exercises (``targets``), and tolerances.
   functions.
 * ``test_unsupported_gradient_raises``: gradients that are not implemented
   (np.pad modes other than 'constant', the non-unique singular vectors of a full
-  SVD, a complete QR of a tall matrix) raise instead of returning a wrong gradient.
+  SVD, a complete QR of a tall matrix, lstsq's singular values, np.real of a complex
+  value) raise instead of returning a wrong gradient.
 * ``test_fmax_fmin_send_the_gradient_past_a_nan``: the operand that is not nan wins.
 * ``test_every_rule_has_a_row``: every callable, method, attribute and
   operator in the registry (and in the family tables) is the target of a row,
@@ -1048,6 +1049,187 @@ for s in [(3, 3), (2, 3, 3), (4, 2), (2, 4)]:
     row(rf.la_svd, normal(s), True, targets=[np.linalg.svd])
 
 
+# Axes, flips, differences, appends ----------------------------------------------
+
+
+def distinct_nan(shape):
+    """``distinct`` values with a nan in every other row (a unique nanmax/nanmin)."""
+
+    def make(r, s):
+        v = distinct(s)(r)
+        v.reshape(-1, s[-1])[::2, 1] = np.nan
+        return v
+
+    return Dom("distinct_nan", shape, make)
+
+
+for s, a1, a2 in [((2, 3), 0, 1), ((2, 3, 4), 0, 2), ((2, 3, 4), 1, -1), ((3,), 0, 0)]:
+    row(rf.sh_swapaxes, normal(s), a1, a2, targets=[np.swapaxes], f32=s == (2, 3))
+row(rf.sh_swapaxes_method, normal((2, 3, 4)), targets=["swapaxes"], f32=True)
+for s, src, dst in [((2, 3, 4), 0, -1), ((2, 3, 4), (0, 1), (2, 0)), ((2, 3), -1, 0)]:
+    row(rf.sh_moveaxis, normal(s), src, dst, targets=[np.moveaxis], f32=s == (2, 3))
+for s, k, axes in [
+    ((2, 3), 1, (0, 1)),
+    ((2, 3), 2, (0, 1)),
+    ((2, 3), -1, (1, 0)),
+    ((2, 3), 5, (0, 1)),
+    ((2, 3, 4), 3, (1, 2)),
+]:
+    row(rf.sh_rot90, normal(s), k, axes, targets=[np.rot90], f32=k == 1)
+row(rf.sh_rot90_default, normal((3, 2, 2)), targets=[np.rot90])
+for s in [(2, 3), (2, 3, 2)]:
+    row(rf.sh_fliplr, normal(s), targets=[np.fliplr], f32=s == (2, 3))
+for s in [(3,), (2, 3)]:
+    row(rf.sh_flipud, normal(s), targets=[np.flipud], f32=s == (2, 3))
+for s, n, axis in [((5,), 1, -1), ((5,), 3, 0), ((4, 3), 1, 0), ((4, 3), 2, -1), ((2, 4, 3), 2, 1)]:
+    row(rf.sh_diff, normal(s), n, axis, targets=[np.diff], f32=(n, axis) == (1, 0))
+row(rf.sh_diff, normal((3, 2)), 0, 0, targets=[np.diff])
+row(rf.sh_diff_default, normal((2, 4)), targets=[np.diff])
+for sp, sq in [(PY, (1, 3)), ((), (2, 3)), ((1, 3), PY)]:
+    row(
+        rf.sh_diff_ends,
+        normal((4, 3)),
+        normal(sp),
+        normal(sq),
+        targets=[np.diff],
+        wrt=((0, 1, 2), 0, 1, 2),
+        f32=sp == (1, 3),
+    )
+for sx, sv, axis in [((2, 3), (1, 3), 0), ((2, 3), (2, 2), 1), ((2, 3), (2, 2), -1)]:
+    row(rf.sh_append, normal(sx), normal(sv), axis, targets=[np.append], wrt=BOTH, f32=axis == 0)
+for sx, sv in [((2, 3), (3,)), ((3,), PY), ((2, 2), (2, 3)), (PY, ())]:
+    row(rf.sh_append_flat, normal(sx), normal(sv), targets=[np.append], wrt=BOTH)
+row(rf.sh_astype_bool, away((2, 3)), targets=["astype"], f32=True)
+
+# Diagonals, products, powers, eigvalsh, lstsq ------------------------------------
+
+for s, offset, a1, a2 in [
+    ((3, 4), 0, 0, 1),
+    ((3, 4), 1, 0, 1),
+    ((4, 3), -2, 0, 1),
+    ((3, 4), 0, 1, 0),
+    ((2, 3, 4), 1, 1, 2),
+    ((3, 2, 3), -1, -1, 0),
+]:
+    row(rf.la_diagonal, normal(s), offset, a1, a2, targets=[np.diagonal], f32=offset == 1)
+row(rf.la_diagonal_method, normal((3, 4)), targets=["diagonal"])
+row(rf.la_diagonal_method, normal((2, 3, 3)), targets=["diagonal"])
+for sx, sy in [
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((3,), (4, 3)),
+    ((2, 3), (4, 3)),
+    ((2, 2, 3), (1, 3)),
+    ((), (3,)),
+    ((2, 3), PY),
+]:
+    f32 = (sx, sy) == ((2, 3), (4, 3))  # np.inner(x32, 0.5) is float64: no weak scalars
+    row(rf.la_inner, normal(sx), normal(sy), targets=[np.inner], wrt=BOTH, f32=f32)
+for sx, sy in [
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((4, 1, 3), (2, 3)),
+    ((2,), (2,)),
+    ((3, 2), (2,)),
+    ((2,), (3,)),
+    ((2, 3), (2, 2)),
+]:
+    row(rf.la_cross, normal(sx), normal(sy), targets=[np.cross], wrt=BOTH, f32=sx == (2, 3))
+row(rf.la_cross_axis, normal((3, 4)), normal((4, 3)), 0, -1, 0, targets=[np.cross], wrt=BOTH)
+row(rf.la_cross_axis, normal((2, 4)), normal((4, 3)), 0, 1, -1, targets=[np.cross], wrt=BOTH)
+row(rf.la_cross_same_axis, normal((3, 2)), normal((3, 1)), 0, targets=[np.cross], wrt=BOTH)
+for n, batch, power in [(3, (), 1), (3, (), 2), (3, (), 3), (2, (2,), 4), (3, (), 0), (3, (), -2)]:
+    row(
+        rf.la_matrix_power,
+        wellcond(n, batch),
+        power,
+        targets=[np.linalg.matrix_power],
+        f32=power == 3,
+        rtol=1e-5,
+    )
+for sx, sy, sz in [((2, 3), (3, 4), (4, 2)), ((3,), (3, 4), (4,)), ((3,), (3, 2), (2, 4))]:
+    row(
+        rf.la_multi_dot,
+        normal(sx),
+        normal(sy),
+        normal(sz),
+        targets=[np.linalg.multi_dot],
+        wrt=((0, 1, 2), 0, 1, 2),
+        f32=sx == (2, 3),
+    )
+for sx, sy in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2))]:
+    row(rf.la_multi_dot_two, normal(sx), normal(sy), targets=[np.linalg.multi_dot], wrt=BOTH)
+for n, batch in [(1, ()), (3, ()), (3, (2,))]:
+    row(rf.la_eigvalsh, sym(n, batch), targets=[np.linalg.eigvalsh], f32=n == 3 and not batch)
+    row(rf.la_eigvalsh_upper, sym(n, batch), targets=[np.linalg.eigvalsh])
+for a, b in [
+    (normal((4, 3)), normal((4,))),
+    (normal((5, 2)), normal((5, 3))),
+    (wellcond(3), normal((3,))),
+    (normal((2, 4)), normal((2,))),
+]:
+    row(rf.la_lstsq, a, b, targets=[np.linalg.lstsq], wrt=BOTH, f32=a.shape == (4, 3))
+    row(rf.la_lstsq_residuals, a, b, targets=[np.linalg.lstsq], wrt=BOTH)
+
+# The nan reductions, ptp, median, trapezoid ----------------------------------------
+
+NAN_VARIANTS = [
+    ((4, 3), None, False),
+    ((4, 3), 0, True),
+    ((4, 3), -1, False),
+    ((2, 4, 3), (0, 2), False),
+]
+for shp, axis, keepdims in NAN_VARIANTS:
+    for fn, target in [(rf.red_nanmax, np.nanmax), (rf.red_nanmin, np.nanmin)]:
+        row(fn, distinct_nan(shp), axis, keepdims, targets=[target], f32=axis == 0)
+    row(rf.red_nanprod, with_nan(shp), axis, keepdims, targets=[np.nanprod], f32=axis == 0)
+    for fn, target in [(rf.red_nanvar, np.nanvar), (rf.red_nanstd, np.nanstd)]:
+        for ddof in (0, 1):
+            row(fn, with_nan(shp), axis, ddof, keepdims, targets=[target], f32=axis == 0)
+row(rf.red_nanmax, distinct((2, 3)), 1, False, targets=[np.nanmax])
+row(rf.red_nanprod, with_zero((2, 3)), 1, False, targets=[np.nanprod])
+row(rf.red_nanvar, normal((2, 3)), None, 1, False, targets=[np.nanvar])
+for shp, axis, keepdims in [
+    ((5,), None, False),
+    ((3, 4), None, True),
+    ((3, 4), 0, False),
+    ((3, 4), -1, True),
+    ((2, 3, 4), (0, 2), False),
+]:
+    row(rf.red_ptp, distinct(shp), axis, keepdims, targets=[np.ptp], f32=axis == 0)
+    row(rf.red_median, distinct(shp), axis, keepdims, targets=[np.median], f32=axis == 0)
+row(rf.red_median, distinct((3, 5)), 1, False, targets=[np.median])
+for shp, axis in [((5,), -1), ((3, 4), 0), ((3, 4), -1), ((2, 3, 4), 1)]:
+    row(rf.red_trapezoid, normal(shp), axis, targets=[np.trapezoid], f32=axis == 0)
+for sy, sx, axis in [((5,), (5,), -1), ((3, 4), (4,), 1), ((3, 4), (3,), 0), ((3, 4), (3, 4), 0)]:
+    row(
+        rf.red_trapezoid_x,
+        normal(sy),
+        normal(sx),
+        axis,
+        targets=[np.trapezoid],
+        wrt=BOTH,
+        f32=sy == (3, 4) and axis == 1,
+    )
+for sd in [PY, ()]:
+    row(rf.red_trapezoid_dx, normal((3, 4)), pos(sd), targets=[np.trapezoid], wrt=BOTH)
+
+# real and conj of real values: the identity ------------------------------------------
+
+for fn, target in [
+    (rf.u_real, np.real),
+    (rf.u_real_attr, ".real"),
+    (rf.u_conj, np.conj),
+    (rf.u_conjugate, np.conjugate),
+    (rf.u_conj_method, "conj"),
+    (rf.u_conjugate_method, "conjugate"),
+]:
+    for s in [PY, (), (3,), (2, 3)]:
+        if s is PY and isinstance(target, str):
+            continue  # a Python float has .real and .conjugate(), but not .conj()
+        row(fn, normal(s), targets=[target], f32=s == (2, 3))
+
+
 # --------------------------------------------------------------------------
 # Cases
 
@@ -1167,6 +1349,21 @@ VJP_ROWS = [
     (rf.v_svd, (normal((4, 3)),), 0),
     (rf.v_qr, (normal((4, 3)),), 0),
     (rf.v_pinv, (normal((2, 4)),), 0),
+    (rf.v_swapaxes, (normal((2, 3, 4)),), 0),
+    (rf.v_rot90, (normal((2, 3, 4)),), 0),
+    (rf.v_diagonal, (normal((3, 2, 4)),), 0),
+    (rf.v_diff, (normal((5, 2)),), 0),
+    (rf.v_append, (normal((2, 3)), normal((2, 2))), (0, 1)),
+    (rf.v_inner, (normal((2, 3)), normal((4, 3))), (0, 1)),
+    (rf.v_cross, (normal((2, 3)), normal((3,))), (0, 1)),
+    (rf.v_matrix_power, (wellcond(3, (2,)),), 0),
+    (rf.v_multi_dot, (normal((3,)), normal((3, 4)), normal((4, 2))), (0, 1, 2)),
+    (rf.v_eigvalsh, (sym(3, (2,)),), 0),
+    (rf.v_lstsq, (normal((5, 3)), normal((5, 2))), (0, 1)),
+    (rf.v_nanvar, (with_nan((4, 3)),), 0),
+    (rf.v_median, (distinct((3, 4)),), 0),
+    (rf.v_ptp, (distinct((3, 4)),), 0),
+    (rf.v_trapezoid, (normal((4, 3)), normal((4,))), (0, 1)),
 ]
 
 
@@ -1199,6 +1396,8 @@ UNSUPPORTED = [
     (rf.sh_pad_reflect, (normal((4,)),)),
     (rf.la_svd_full_extra, (normal((4, 2)),)),
     (rf.la_qr_complete, (normal((4, 2)),)),
+    (rf.la_lstsq_singular_values, (normal((4, 3)), normal((4,)))),
+    (rf.u_real_of_complex, (normal((3,)),)),  # np.real of a complex value
 ]
 
 

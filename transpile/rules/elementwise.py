@@ -233,9 +233,14 @@ def full_like(y, _a, fill_value, _dtype=None, **_kwargs):
     d[fill_value] += ops.unbroadcast(d[y], fill_value)
 
 
+@rule(np.real, attributes=("real",), shape=ALL_DATA, passes=True)  # of a real x: x itself
+@rule(np.conjugate, methods=("conj", "conjugate"), shape=ELEMENTWISE)
+def real(y, val):
+    d[val] += ops.real_only(d[y], val)  # complex inputs are refused
+
+
 # Attributes without a rule yet: what the passes may assume where they are read from
 # values that are not differentiated.
 NO_RULE = (
-    no_rule(attributes=("real",), shape=ALL_DATA, passes=True),
-    no_rule(attributes=("imag",), shape=ALL_DATA, shares=True),  # of a real array: read-only
-)
+    no_rule(attributes=("imag",), shape=ALL_DATA, shares=True),
+)  # of a real array: read-only

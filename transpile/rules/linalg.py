@@ -1,14 +1,15 @@
 """Linear algebra: products (outer, einsum, kron, tensordot), inverses, determinants,
-solves, traces, diagonals, and decompositions (slogdet, cholesky, eigh, svd, qr, pinv)."""
+solves, traces, diagonals, and decompositions (slogdet, cholesky, eigh, svd, qr, pinv);
+inner, cross, matrix_power, multi_dot, eigvalsh, lstsq."""
 
 import numpy as np
 
 from transpile.rules.declare import (
     ALL_DATA,
     FIRST_DATA,
+    SEQUENCE_FIRST,
     SUBSCRIPTS_FIRST,
     TWO_DATA,
-    no_rule,
     rule,
 )
 from transpile.template import d, position
@@ -104,6 +105,39 @@ def pinv(y, a, _rcond=None, _hermitian=False, **_kwargs):
     d[a] += ops.unpinv(d[y], y, a, _hermitian)
 
 
-# Products without a rule yet: what the passes may assume where they are used on
-# values that are not differentiated.
-NO_RULE = (no_rule(np.inner, shape=ALL_DATA),)
+@rule(np.diagonal, methods=("diagonal",), shape=FIRST_DATA, shares=True)  # a read-only view
+def diagonal(y, a, _offset=0, _axis1=0, _axis2=1):
+    d[a] += ops.undiagonal(d[y], a, _offset, _axis1, _axis2)
+
+
+@rule(np.inner, shape=ALL_DATA)
+def inner(y, a, b):
+    d[a] += ops.uninner(d[y], a, b, 0)
+    d[b] += ops.uninner(d[y], a, b, 1)
+
+
+@rule(np.cross, shape=TWO_DATA)
+def cross(c, a, b, _axisa=-1, _axisb=-1, _axisc=-1, _axis=None):
+    d[a] += ops.uncross(d[c], a, b, 0, _axisa, _axisb, _axisc, _axis)
+    d[b] += ops.uncross(d[c], a, b, 1, _axisa, _axisb, _axisc, _axis)
+
+
+@rule(np.linalg.matrix_power, shape=FIRST_DATA)
+def matrix_power(y, a, _n):
+    d[a] += ops.unmatrix_power(d[y], a, _n)
+
+
+@rule(np.linalg.multi_dot, shape=SEQUENCE_FIRST)
+def multi_dot(y, arrays, **_kwargs):
+    d[arrays] += ops.unmulti_dot(d[y], arrays)
+
+
+@rule(np.linalg.eigvalsh, shape=FIRST_DATA)
+def eigvalsh(w, a, _UPLO="L"):
+    d[a] += ops.uneigvalsh(d[w], a, _UPLO)
+
+
+@rule(np.linalg.lstsq, shape=TWO_DATA)  # (x, residuals, rank, s): through x and residuals
+def lstsq(y, a, b, _rcond=None):
+    d[a] += ops.unlstsq(d[y], y, a, b, 0)
+    d[b] += ops.unlstsq(d[y], y, a, b, 1)

@@ -1,10 +1,11 @@
 """Reductions with ``axis`` and ``keepdims``: the adjoint is broadcast back over the
 reduced axes by ``ops.unreduce``. ``reduces``: called with the array alone, the
-result is a scalar."""
+result is a scalar. Also the nan reductions, ptp, median (a subgradient where entries
+tie, as for sort) and trapezoid."""
 
 import numpy as np
 
-from transpile.rules.declare import FIRST_DATA, rule
+from transpile.rules.declare import FIRST_DATA, TWO_DATA, rule
 from transpile.template import d
 from transpile_runtime import ops
 
@@ -68,3 +69,40 @@ def average(y, a, _axis=None, weights=None, _returned=False, *, _keepdims=False)
 @rule(np.linalg.norm, shape=FIRST_DATA, reduces=True)
 def norm(y, x, _ord=None, _axis=None, _keepdims=False):
     d[x] += ops.unnorm_ord(d[y], y, x, _ord, _axis, _keepdims)
+
+
+@rule(np.nanmax, np.nanmin, shape=FIRST_DATA, reduces=True)
+def nanmax(y, a, _axis=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.unnan_extreme(d[y], y, a, _axis, _keepdims)
+
+
+@rule(np.nanprod, shape=FIRST_DATA, reduces=True)
+def nanprod(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
+    d[a] += ops.unnanprod(d[y], a, _axis, _keepdims)
+
+
+@rule(np.nanvar, shape=FIRST_DATA, reduces=True)
+def nanvar(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
+    d[a] += ops.unnanvar(d[y], a, _axis, _ddof, _keepdims)
+
+
+@rule(np.nanstd, shape=FIRST_DATA, reduces=True)
+def nanstd(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
+    d[a] += ops.unnanvar(d[y] / (2.0 * y), a, _axis, _ddof, _keepdims)
+
+
+@rule(np.ptp, shape=FIRST_DATA, reduces=True)
+def ptp(y, a, _axis=None, _out=None, _keepdims=False):
+    d[a] += ops.unptp(d[y], a, _axis, _keepdims)
+
+
+@rule(np.median, shape=FIRST_DATA, reduces=True)
+def median(y, a, _axis=None, _out=None, _overwrite_input=False, _keepdims=False):
+    d[a] += ops.unmedian(d[y], a, _axis, _keepdims)
+
+
+@rule(np.trapezoid, shape=TWO_DATA)  # y, x data; dx may be data too (a keyword)
+def trapezoid(z, y, x=None, dx=1.0, _axis=-1):
+    d[y] += ops.untrapezoid(d[z], y, x, dx, _axis, 0)
+    d[x] += ops.untrapezoid(d[z], y, x, dx, _axis, 1)
+    d[dx] += ops.untrapezoid(d[z], y, x, dx, _axis, 2)

@@ -1,5 +1,6 @@
 """Shape changes, copies, joins, splits and gathers: reshape, transpose, .T, copy, astype,
-stacking, split, repeat, tile, pad, take, take_along_axis, sort."""
+stacking, split, repeat, tile, pad, take, take_along_axis, sort, swapaxes, moveaxis,
+rot90, fliplr, flipud, diff, append."""
 
 import builtins
 
@@ -57,7 +58,7 @@ def copy(y, a, *_args, **_kwargs):
 
 @rule(methods=("astype",), shape=FIRST_DATA, passes=True)  # astype(t, copy=False) may pass
 def astype(y, a, *_args, **_kwargs):
-    d[a] += ops.cast_like(d[y], a)
+    d[a] += ops.uncast(d[y], y, a)  # zero for a cast to ints or bools
 
 
 @rule(np.ravel, methods=("ravel",), shape=FIRST_DATA, passes=True)
@@ -186,9 +187,44 @@ def pad(y, array, _pad_width, _mode="constant", constant_values=0, **_kwargs):
     d[constant_values] += ops.unpad_fill(d[y], array, _pad_width, _mode, constant_values)
 
 
+@rule(np.swapaxes, methods=("swapaxes",), shape=FIRST_DATA, passes=True)
+def swapaxes(y, a, _axis1, _axis2):
+    d[a] += np.swapaxes(d[y], _axis1, _axis2)
+
+
+@rule(np.moveaxis, shape=FIRST_DATA, passes=True)
+def moveaxis(y, a, _source, _destination):
+    d[a] += np.moveaxis(d[y], _destination, _source)
+
+
+@rule(np.rot90, shape=FIRST_DATA, passes=True)
+def rot90(y, m, _k=1, _axes=(0, 1)):
+    d[m] += np.rot90(d[y], -_k, _axes)
+
+
+@rule(np.fliplr, shape=FIRST_DATA, passes=True)
+def fliplr(y, m):
+    d[m] += np.flip(d[y], 1)
+
+
+@rule(np.flipud, shape=FIRST_DATA, passes=True)
+def flipud(y, m):
+    d[m] += np.flip(d[y], 0)
+
+
+@rule(np.diff, shape=FIRST_DATA, passes=True)  # n=0 returns a itself
+def diff(y, a, _n=1, _axis=-1, prepend=None, append=None):
+    d[a] += ops.undiff(d[y], a, _n, _axis, prepend, append, 0)
+    d[prepend] += ops.undiff(d[y], a, _n, _axis, prepend, append, 1)
+    d[append] += ops.undiff(d[y], a, _n, _axis, prepend, append, 2)
+
+
+@rule(np.append, shape=TWO_DATA)
+def append(y, arr, values, _axis=None):
+    d[arr] += ops.unappend(d[y], arr, values, _axis, 0)
+    d[values] += ops.unappend(d[y], arr, values, _axis, 1)
+
+
 # Shape functions without a rule yet: what the passes may assume where they are used
 # on values that are not differentiated.
-NO_RULE = (
-    no_rule(np.swapaxes, np.moveaxis, methods=("view",), shape=FIRST_DATA, passes=True),
-    no_rule(np.diagonal, methods=("diagonal",), shape=FIRST_DATA, shares=True),  # read-only
-)
+NO_RULE = (no_rule(methods=("view",), shape=FIRST_DATA, passes=True),)
