@@ -11,6 +11,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import backend
+
 Helper = namedtuple("Helper", "fresh passes shares linear shape_args specialized checks")
 
 
@@ -269,9 +271,8 @@ def unreduce(g, x, axis=None, keepdims=False):
             # cheaper to fill than to use as a broadcast view
             out = np.empty_like(like, dtype=dtype, shape=shape)
             if scalar:
-                out.fill(g)
-            else:
-                out[...] = g
+                return backend.fill(out, g)
+            out[...] = g
             return out
         if scalar:  # a large one is a read-only view of one number: no memory
             g = np.full_like(like, g, dtype=dtype, shape=())
@@ -1630,3 +1631,10 @@ def unlstsq(g, y, a, b, which):
         resid = (b2 - a @ x2) * (2.0 * np.reshape(gres, (1, -1)))
         out = out + (resid if which == 1 else -(resid @ mT(x2)))
     return cast_like(np.reshape(out, np.shape((a, b)[which])), (a, b)[which])
+
+
+@helper(fresh=True)
+def unvecdot(g, other, mine, axis=-1):
+    """Adjoint of ``mine`` in ``np.vecdot`` of ``mine`` and ``other`` (either order) over
+    ``axis``: ``g`` times the other operand, summed where ``mine`` was broadcast."""
+    return cast_like(unbroadcast(np.expand_dims(g, axis) * other, mine), mine)

@@ -1373,3 +1373,63 @@ def v_trapezoid(y, x):
 
 def u_real_of_complex(x, c):
     return np.sum(np.real(x * 1j) * c)
+
+
+# The array-API spellings (numpy 2): np.linalg.* on the last two axes, vecdot,
+# matrix_transpose; and np.positive, np.nancumsum
+
+
+def u_positive(x, c):
+    return np.sum(np.positive(x) * c)
+
+
+def red_nancumsum(x, axis, c):
+    return np.sum(np.nancumsum(x, axis=axis) * c)
+
+
+def sh_matrix_transpose(x, c):
+    return np.sum(np.matrix_transpose(x) * c)
+
+
+def sh_linalg_matrix_transpose(x, c):
+    return np.sum(np.linalg.matrix_transpose(x) * c)
+
+
+def sh_linalg_matmul(x, y, c):
+    return np.sum(np.linalg.matmul(x, y) * c)
+
+
+def la_linalg_outer(x, y, c):
+    return np.sum(np.linalg.outer(x, y) * c)
+
+
+def la_linalg_tensordot(x, y, c):
+    return np.sum(np.linalg.tensordot(x, y, axes=1) * c)
+
+
+def la_linalg_cross(x, y, axis, c):
+    return np.sum(np.linalg.cross(x, y, axis=axis) * c)
+
+
+def la_linalg_diagonal(x, offset, c):
+    return np.sum(np.linalg.diagonal(x, offset=offset) * c)
+
+
+def la_linalg_trace(x, offset, c):
+    return np.sum(np.linalg.trace(x, offset=offset) * c)
+
+
+def la_vecdot(x, y, axis, c):
+    return np.sum(np.vecdot(x, y, axis=axis) * c)
+
+
+def la_linalg_vecdot(x, y, c):
+    return np.sum(np.linalg.vecdot(x, y) * c)
+
+
+def v_vecdot(x, y):
+    return np.vecdot(x, y)
+
+
+def v_linalg_diagonal(x):
+    return np.linalg.diagonal(x, offset=-1)

@@ -1230,6 +1230,35 @@ for fn, target in [
         row(fn, normal(s), targets=[target], f32=s == (2, 3))
 
 
+# The array-API spellings (numpy 2), positive, nancumsum ------------------------------
+
+for s in [PY, (), (3,), (2, 3)]:
+    row(rf.u_positive, normal(s), targets=[np.positive], f32=s == (2, 3))
+for shp, axis in [((4, 3), None), ((4, 3), 0), ((4, 3), -1), ((2, 4, 3), 1)]:
+    row(rf.red_nancumsum, with_nan(shp), axis, targets=[np.nancumsum], f32=axis == 0)
+for s in [(2, 3), (2, 3, 4)]:
+    row(rf.sh_matrix_transpose, normal(s), targets=[np.matrix_transpose], f32=s == (2, 3))
+    row(rf.sh_linalg_matrix_transpose, normal(s), targets=[np.linalg.matrix_transpose])
+for sx, sy in [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 2, 3), (3,))]:
+    f32 = sx == (2, 3)
+    row(rf.sh_linalg_matmul, normal(sx), normal(sy), targets=[np.linalg.matmul], wrt=BOTH, f32=f32)
+row(rf.la_linalg_outer, normal((3,)), normal((4,)), targets=[np.linalg.outer], wrt=BOTH, f32=True)
+row(rf.la_linalg_tensordot, normal((2, 3)), normal((3, 4)), targets=[np.linalg.tensordot], wrt=BOTH)
+for sx, sy, axis in [((3,), (3,), -1), ((2, 3), (3,), -1), ((3, 2), (3, 1), 0)]:
+    row(rf.la_linalg_cross, normal(sx), normal(sy), axis, targets=[np.linalg.cross], wrt=BOTH)
+for s, offset in [((3, 4), 0), ((3, 4), 1), ((2, 4, 3), -1)]:
+    row(rf.la_linalg_diagonal, normal(s), offset, targets=[np.linalg.diagonal], f32=offset == 1)
+    row(rf.la_linalg_trace, normal(s), offset, targets=[np.linalg.trace], f32=offset == 1)
+for sx, sy, axis in [
+    ((3,), (3,), -1),
+    ((2, 3), (3,), -1),
+    ((2, 3), (2, 3), 0),
+    ((4, 1, 3), (2, 3), -1),
+]:
+    row(rf.la_vecdot, normal(sx), normal(sy), axis, targets=[np.vecdot], wrt=BOTH, f32=sx == (2, 3))
+row(rf.la_linalg_vecdot, normal((2, 3)), normal((3,)), targets=[np.linalg.vecdot], wrt=BOTH)
+
+
 # --------------------------------------------------------------------------
 # Cases
 
@@ -1364,6 +1393,8 @@ VJP_ROWS = [
     (rf.v_median, (distinct((3, 4)),), 0),
     (rf.v_ptp, (distinct((3, 4)),), 0),
     (rf.v_trapezoid, (normal((4, 3)), normal((4,))), (0, 1)),
+    (rf.v_vecdot, (normal((2, 3)), normal((4, 1, 3))), (0, 1)),
+    (rf.v_linalg_diagonal, (normal((2, 3, 4)),), 0),
 ]
 
 

@@ -64,7 +64,7 @@ def neg(y, x):
     d[x] -= d[y]
 
 
-@rule(operators=(gast.UAdd,), shape=ELEMENTWISE)
+@rule(np.positive, operators=(gast.UAdd,), shape=ELEMENTWISE)
 def pos(y, x):
     d[x] += d[y]
 

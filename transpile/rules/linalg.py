@@ -16,7 +16,7 @@ from transpile.template import d, position
 from transpile_runtime import ops
 
 
-@rule(np.outer, shape=ALL_DATA)
+@rule(np.outer, np.linalg.outer, shape=ALL_DATA)
 def outer(y, a, b):
     d[a] += np.reshape(d[y] @ np.ravel(b), np.shape(a))
     d[b] += np.reshape(np.ravel(a) @ d[y], np.shape(b))
@@ -65,7 +65,7 @@ def kron(y, a, b):
     d[b] += ops.unkron(d[y], a, b, 1)
 
 
-@rule(np.tensordot, shape=TWO_DATA)
+@rule(np.tensordot, np.linalg.tensordot, shape=TWO_DATA)
 def tensordot(y, a, b, _axes=2):
     d[a] += ops.untensordot(d[y], a, b, _axes, 0)
     d[b] += ops.untensordot(d[y], a, b, _axes, 1)
@@ -116,7 +116,7 @@ def inner(y, a, b):
     d[b] += ops.uninner(d[y], a, b, 1)
 
 
-@rule(np.cross, shape=TWO_DATA)
+@rule(np.cross, np.linalg.cross, shape=TWO_DATA)
 def cross(c, a, b, _axisa=-1, _axisb=-1, _axisc=-1, _axis=None):
     d[a] += ops.uncross(d[c], a, b, 0, _axisa, _axisb, _axisc, _axis)
     d[b] += ops.uncross(d[c], a, b, 1, _axisa, _axisb, _axisc, _axis)
@@ -141,3 +141,22 @@ def eigvalsh(w, a, _UPLO="L"):
 def lstsq(y, a, b, _rcond=None):
     d[a] += ops.unlstsq(d[y], y, a, b, 0)
     d[b] += ops.unlstsq(d[y], y, a, b, 1)
+
+
+# The array-API spellings in np.linalg that work on the last two axes
+
+
+@rule(np.linalg.diagonal, shape=FIRST_DATA, shares=True)  # a read-only view
+def linalg_diagonal(y, x, *, _offset=0):
+    d[x] += ops.undiagonal(d[y], x, _offset, -2, -1)
+
+
+@rule(np.linalg.trace, shape=FIRST_DATA)
+def linalg_trace(y, x, *, _offset=0, _dtype=None):
+    d[x] += ops.untrace(d[y], x, _offset, -2, -1)
+
+
+@rule(np.vecdot, np.linalg.vecdot, shape=ALL_DATA)
+def vecdot(y, x1, x2, *, _axis=-1, **_kwargs):
+    d[x1] += ops.unvecdot(d[y], x2, x1, _axis)
+    d[x2] += ops.unvecdot(d[y], x1, x2, _axis)

@@ -106,3 +106,8 @@ def trapezoid(z, y, x=None, dx=1.0, _axis=-1):
     d[y] += ops.untrapezoid(d[z], y, x, dx, _axis, 0)
     d[x] += ops.untrapezoid(d[z], y, x, dx, _axis, 1)
     d[dx] += ops.untrapezoid(d[z], y, x, dx, _axis, 2)
+
+
+@rule(np.nancumsum, shape=FIRST_DATA)
+def nancumsum(y, a, _axis=None, _dtype=None, _out=None):
+    d[a] += ops.select(np.isnan(a), 0.0, ops.uncumsum(d[y], a, _axis))

@@ -73,7 +73,7 @@ def dot(z, x, y):
     d[y] += ops.dot_right(d[z], x, y)
 
 
-@rule(np.matmul, shape=ALL_DATA)
+@rule(np.matmul, np.linalg.matmul, shape=ALL_DATA)
 def matmul(z, x, y):
     d[x] += ops.matmul_left(d[z], x, y)
     d[y] += ops.matmul_right(d[z], x, y)
@@ -228,3 +228,8 @@ def append(y, arr, values, _axis=None):
 # Shape functions without a rule yet: what the passes may assume where they are used
 # on values that are not differentiated.
 NO_RULE = (no_rule(methods=("view",), shape=FIRST_DATA, passes=True),)
+
+
+@rule(np.matrix_transpose, np.linalg.matrix_transpose, shape=FIRST_DATA, passes=True)
+def matrix_transpose(y, x):
+    d[x] += ops.mT(d[y])
