@@ -297,3 +297,7 @@ def calls_helper_updating_its_argument(x):
     y = x * 1.0
     z = helper_updating_its_argument(y)
     return np.sum(y * z)
+
+
+def applies_passed_function(x, act=np.i0):
+    return np.sum(act(x))  # ERR

@@ -304,3 +304,12 @@ def test_helper_updating_the_callers_array():
     err = transpile_error(E.calls_helper_updating_its_argument)
     assert_located(err, E.helper_updating_its_argument, hint_words=("a = a * 2.0",))
     assert "caller" in err.what
+
+
+def test_a_function_argument_without_rule_is_named_without_stop_gradient_advice():
+    with pytest.raises(TranspileError) as info:
+        grad(E.applies_passed_function)(np.ones(2))  # made at grad() or at the first call
+    err = info.value
+    assert_located(err, E.applies_passed_function)
+    assert "`act` holds i0" in err.what
+    assert "stop_gradient" not in str(err) and "defvjp" in err.hint

@@ -252,18 +252,34 @@ class _Reverse:
         method per kind of match."""
         handler = getattr(self, f"adjoint_{match.kind}", None)
         if handler is None:
-            what = match.why or gast.unparse(s.value).strip()
-            if what in self.namer.temporaries:
-                what = "the function called on this line"
-            raise at(
+            raise self.no_rule(s, match)
+        return handler(s, match, target)
+
+    def no_rule(self, s, match):
+        """The error for an active operation without a rule, in the user's terms."""
+        what = match.why or gast.unparse(s.value).strip()
+        if what in self.namer.temporaries:
+            what = "the function called on this line"
+        func = getattr(s.value, "func", None)
+        held = isinstance(func, gast.Name) and func.id in self.ctx.parsed.bound
+        if held:  # a function passed as an argument: stop_gradient is not the remedy
+            return at(
                 self.ctx,
                 s,
-                f"no derivative rule for {what}, and it is applied to a value "
-                "that the output depends on",
-                "wrap the value in stop_gradient(...) if it should be a constant, or call a "
-                "Python function (with source) that computes it with supported operations",
+                f"`{func.id}` holds {what}, which has no derivative rule and no Python "
+                "source to differentiate",
+                f"pass a function with a rule or with source, or give {what} a rule: "
+                f"transpile.defvjp({what}, lambda g, ans, x: ...)",
             )
-        return handler(s, match, target)
+        return at(
+            self.ctx,
+            s,
+            f"no derivative rule for {what}, and it is applied to a value "
+            "that the output depends on",
+            "wrap the value in stop_gradient(...) if it should be a constant, give the "
+            "function a rule (transpile.defvjp), or call a Python function (with source) "
+            "that computes it with supported operations",
+        )
 
     def adjoint_refused(self, s, match, target):
         raise at(
