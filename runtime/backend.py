@@ -1,0 +1,48 @@
+"""What differs between array libraries, in one place: numpy's own fast paths, and
+the portable forms the runtime uses for any other NEP-13/18 array type (cupy,
+dask, a strict test double).
+
+The runtime calls ``np.*`` functions, which dispatch to the array's library through
+``__array_function__`` and ``__array_ufunc__``; creation functions pass ``like=`` an
+argument (NEP-35) so that a new array belongs to the argument's library. What not
+every library supports goes through here: ``ufunc.at`` (a scatter), ``fill``, and
+views that a write goes through. Nothing here converts an array to numpy (no
+``np.asarray`` of a possibly device array).
+"""
+
+import numpy as np
+
+
+def scatter_add(buf, index, g):
+    """``buf[index] += g`` in place with repeated indices summed (``np.add.at``).
+
+    numpy uses ``np.add.at``; other libraries need not have ``ufunc.at`` (dask has
+    not), so for them the positions ``index`` reaches are numbered and the entries of
+    ``g`` summed per position by ``np.bincount``, which they do have."""
+    if type(buf) is np.ndarray:
+        np.add.at(buf, index, g)
+        return
+    shape = np.shape(buf)
+    n = int(np.size(buf))
+    positions = np.reshape(np.arange(n, like=buf), shape)[index]
+    values = np.broadcast_to(g, np.shape(positions))
+    total = np.bincount(np.reshape(positions, (-1,)), np.reshape(values, (-1,)), n)
+    buf[...] = buf + np.reshape(total, shape).astype(buf.dtype, copy=False)
+
+
+def through_view(flat, out):
+    """``out``, written through its view ``flat``; where the library made ``flat`` a
+    copy instead of a view (it has no ``base``), ``flat`` shaped as ``out``."""
+    if flat is out or getattr(flat, "base", None) is not None:
+        return out
+    return np.reshape(flat, np.shape(out))
+
+
+def fill(out, value):
+    """``out`` with every entry set to the number ``value``, in place (numpy's
+    ``fill``; a broadcast write for libraries without it)."""
+    if type(out) is np.ndarray:
+        out.fill(value)
+    else:
+        out[...] = value
+    return out
