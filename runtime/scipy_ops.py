@@ -7,9 +7,14 @@ so the compiler finds their declarations as it does at the user's call sites; th
 helpers below are the adjoints too long for a template line.
 """
 
+import numbers
+import threading
+import weakref
+
 import numpy as np
 
 from .ops import helper, unreduce
+from .structure import flatten, unflatten
 
 # the names read from scipy on first use: (module, names)
 _SCIPY = (
@@ -129,3 +134,163 @@ def unmvn_cov(g, x, mean, cov):
     if np.ndim(cov) == 1:
         return np.diagonal(out).copy()
     return out
+
+
+# --------------------------------------------------------------------------
+# scipy.integrate.odeint, differentiated by the adjoint method
+#
+# With a(s) the adjoint of the state y(s), the backward integration carries the
+# augmented state [y, a, b] from each output time t[i] to the one before:
+#     dy/ds = f(y, s),  da/ds = -a . df/dy,  db/ds = -a . df/dargs
+# restarting y from the forward solution and adding the output's adjoint g[i] to a
+# at each t[i]. At the first time, a is the adjoint of y0 and b that of the numeric
+# args (flattened); the adjoint of t[i] is g[i] . f(y[i], t[i]) (moving an output time
+# moves that output alone), and that of t[0] is -a . f(y0, t[0]) (moving the start
+# shifts the whole trajectory). The three generated lines of odeint's rule share one
+# integration: the first of them to run stores its parts here, each handed out once.
+
+_LAST_ODEINT = threading.local()
+
+
+@helper(fresh=True)
+def odeint_adjoint_y0(g, ys, func, y0, t, args, vjp, **options):
+    """The adjoint of ``ys = odeint(func, y0, t, args, **options)`` for ``y0``, shaped as
+    ``y0``; ``vjp(func, wrt)`` makes ``func``'s vector-Jacobian product."""
+    out = _odeint_part("y0", g, ys, func, t, args, vjp, options)
+    return _shaped(out, y0)
+
+
+@helper(fresh=True)
+def odeint_adjoint_t(g, ys, func, y0, t, args, vjp, **options):
+    """The adjoint of ``ys = odeint(func, y0, t, args, **options)`` for the times ``t``."""
+    return _shaped(_odeint_part("t", g, ys, func, t, args, vjp, options), t)
+
+
+@helper(fresh=True)
+def odeint_adjoint_args(g, ys, func, y0, t, args, vjp, **options):
+    """The adjoint of ``ys = odeint(func, y0, t, args, **options)`` for ``args``: a tuple
+    with one entry per argument, shaped as it (None for one that is not numeric)."""
+    return _odeint_part("args", g, ys, func, t, args, vjp, options)
+
+
+def _odeint_part(which, g, ys, func, t, args, vjp, options):
+    """One part of ``odeint_adjoint``'s result for this ``(g, ys)``, computing it unless
+    a sibling helper already did for the very same arrays."""
+    entry = getattr(_LAST_ODEINT, "entry", None)
+    if entry is None or entry[0]() is not ys or entry[1]() is not g or which not in entry[2]:
+        parts = odeint_adjoint(g, ys, func, t, args, vjp, **options)
+        entry = (_weak(ys), _weak(g), parts)
+        _LAST_ODEINT.entry = entry
+    return entry[2].pop(which)
+
+
+def _weak(value):
+    """A weak reference to ``value``; one that never matches where it cannot be made."""
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return lambda: _NOTHING
+
+
+_NOTHING = object()
+
+
+def odeint_adjoint(g, ys, func, t, args, vjp, rtol=None, atol=None, tfirst=False, **solver):
+    """``{"y0": ..., "t": ..., "args": ...}``, the adjoints of ``ys = odeint(func, y0, t,
+    args)`` given ``g``, that of ``ys``; ``solver`` holds odeint's step options."""
+    from scipy.integrate import odeint
+
+    ys = np.asarray(ys, dtype=np.float64)
+    g = np.broadcast_to(np.asarray(g, dtype=np.float64), ys.shape)
+    rhs = _Rhs(func, args, vjp, tfirst, ys.shape[1])
+    tolerances = {"rtol": _scalar(rtol), "atol": _scalar(atol)}
+    a, b = np.zeros(ys.shape[1]), np.zeros(rhs.size)
+    dt = np.zeros(len(t))
+    for i in range(len(t) - 1, 0, -1):
+        a = a + g[i]
+        dt[i] = np.dot(rhs.f(ys[i], t[i]), g[i])
+        start = np.concatenate([ys[i], a, b])
+        state = odeint(rhs.augmented, start, [t[i], t[i - 1]], **tolerances, **solver)[1]
+        a, b = state[rhs.n : 2 * rhs.n], state[2 * rhs.n :]
+    dt[0] = -np.dot(rhs.f(ys[0], t[0]), a)
+    return {"y0": a + g[0], "t": dt, "args": rhs.unflatten(b)}
+
+
+class _Rhs:
+    """``func``'s right-hand side and the augmented one of the adjoint ODE, over flat
+    float64 vectors; ``size`` counts the numbers in the differentiated args."""
+
+    def __init__(self, func, args, vjp, tfirst, n):
+        self.func, self.args, self.tfirst, self.n = func, tuple(args), tfirst, n
+        self.numeric = [i for i, a in enumerate(self.args) if _numeric(a)]
+        wrt = (0 if not tfirst else 1, *(2 + i for i in self.numeric))
+        self.vjp = vjp(func, wrt=wrt)
+        self.leaves = [flatten(self.args[i]) for i in self.numeric]
+        self.size = sum(np.size(leaf) for leaves, _ in self.leaves for leaf in leaves)
+
+    def call(self, fn, y, s, *rest):
+        return fn(s, y, *rest) if self.tfirst else fn(y, s, *rest)
+
+    def f(self, y, s):
+        return _flat(self.call(self.func, y, s, *self.args))
+
+    def augmented(self, state, s):
+        y, a = state[: self.n], state[self.n : 2 * self.n]
+        out = self.call(self.func, y, s, *self.args)
+        parts = self.call(self.vjp, y, s, *self.args, _like(out, -a))
+        return np.concatenate([_flat(out), *(_flat(p) for p in parts)])
+
+    def unflatten(self, b):
+        """``b`` cut back into the args' structures: a tuple, None for an entry that is
+        not numeric."""
+        out, start = [None] * len(self.args), 0
+        for i, (leaves, treedef) in zip(self.numeric, self.leaves):
+            pieces = []
+            for leaf in leaves:
+                size = np.size(leaf)
+                pieces.append(_shaped(b[start : start + size], leaf))
+                start += size
+            out[i] = unflatten(treedef, pieces)
+        return tuple(out)
+
+
+def _numeric(value) -> bool:
+    """Whether ``value`` (a number, an array, a nest of them) can be differentiated."""
+    leaves, _ = flatten(value)
+    return bool(leaves) and all(
+        not isinstance(v, (bool, np.bool_)) and np.asarray(v).dtype.kind in "iuf" for v in leaves
+    )
+
+
+def _flat(value):
+    """The numbers of ``value`` (an array, or a list or nest of them) as one float64 vector."""
+    leaves, _ = flatten(value)
+    return np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in leaves] or [[]])
+
+
+def _like(out, a):
+    """``a`` (flat) in the structure of ``func``'s result ``out`` (``[dx, dv]``)."""
+    if not isinstance(out, (list, tuple)):
+        return np.reshape(a, np.shape(out))
+    leaves, treedef = flatten(out)
+    pieces, start = [], 0
+    for leaf in leaves:
+        size = np.size(leaf)
+        pieces.append(_shaped(a[start : start + size], leaf))
+        start += size
+    return unflatten(treedef, pieces)
+
+
+def _shaped(flat, like):
+    """``flat`` shaped as ``like``: a float for a Python number, else an array of its
+    shape, in its float dtype (float64 for an integer one)."""
+    if isinstance(like, numbers.Number) and not isinstance(like, np.generic):
+        return float(np.reshape(flat, ()))
+    dtype = np.asarray(like).dtype
+    dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    return np.reshape(flat, np.shape(like)).astype(dtype)
+
+
+def _scalar(tolerance):
+    """odeint's tolerance for the augmented state: the smallest one given, or None."""
+    return None if tolerance is None else float(np.min(tolerance))

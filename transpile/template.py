@@ -65,8 +65,12 @@ class Template:
 
     def names(self, runtime_names: dict, bind) -> dict:
         """The generated code's names for the module references in the template's lines
-        (``np``, ``ops``); ``bind(base, obj)`` binds another object (user templates)."""
-        return runtime_names
+        (``np``, ``ops``); ``bind(base, obj)`` binds another object (user templates, and
+        the objects a built-in template names with ``declare.binds``)."""
+        bound = getattr(self.func, "binds", None)
+        if not bound:
+            return runtime_names
+        return {**runtime_names, **{n: bind(n, obj) for n, obj in bound.items()}}
 
     def bind(self, result, args, keywords):
         """Map parameter names to operand nodes; raises TypeError when they do not fit."""

@@ -36,6 +36,7 @@ FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondi
 _OPTIONAL = (
     ("scipy.special", "transpile.rules.scipy_special"),
     ("scipy.stats", "transpile.rules.scipy_stats"),
+    ("scipy.integrate", "transpile.rules.scipy_integrate"),
 )
 
 
@@ -257,6 +258,17 @@ def _classify_nondiff(value, parsed, registry):
     return Match("nondiff")
 
 
+def _classify_lambda(value, parsed, registry):
+    """A lambda left as a value (given to a library function, as ``odeint``'s ``func``):
+    the names it reads besides its parameters are its operands, so one that reads a
+    differentiated value, on the output's path, is refused rather than a silent zero."""
+    params = {a.id for a in value.args.args + value.args.kwonlyargs}
+    free = [n for n in descendants(value.body) if isinstance(n, gast.Name) and n.id not in params]
+    if not free:
+        return Match("nondiff")
+    return Match("unknown", tuple(free), why="a lambda that reads a differentiated value")
+
+
 def _classify_subscript(value, parsed, registry):
     return Match("subscript", (value.value,))
 
@@ -368,7 +380,7 @@ _CLASSIFIERS = {
     gast.BoolOp: _classify_boolop,
     gast.Compare: _classify_nondiff,
     gast.JoinedStr: _classify_nondiff,
-    gast.Lambda: _classify_nondiff,
+    gast.Lambda: _classify_lambda,
     gast.Subscript: _classify_subscript,
     gast.Tuple: _classify_sequence_display,
     gast.List: _classify_sequence_display,

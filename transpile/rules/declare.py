@@ -126,6 +126,18 @@ def no_rule(*objects, shape, **properties) -> Declaration:
     return _declaration(Kind.NO_RULE, objects, shape, **properties)
 
 
+def binds(**objects):
+    """Let the template below read ``objects`` by these names (odeint's rule reads
+    ``vjp``, a callable of the compiler that no runtime module may import): each is
+    bound into the generated code's namespace under a name chosen against the user's."""
+
+    def attach(template):
+        template.binds = {**getattr(template, "binds", {}), **objects}
+        return template
+
+    return attach
+
+
 def helper_of(name: str):
     """The declaration (``transpile_runtime.ops.Helper``) of the ``ops`` helper ``name``, or None."""
     return getattr(getattr(ops, name, None), "declared", None)

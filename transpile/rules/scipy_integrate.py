@@ -1,0 +1,84 @@
+"""``scipy.integrate``: ``odeint``, differentiated by the adjoint method. Loaded only
+where scipy is installed (``rules.optional_families``).
+
+``ys = odeint(func, y0, t, args=(theta,))`` is differentiated in ``y0``, in each
+numeric entry of ``args`` and in the times ``t``: ``scipy_ops`` integrates the adjoint
+ODE backward from the last time to the first, once for all three. Its right-hand side
+needs the vector-Jacobian products of the user's ``func``, which this library makes:
+the template reads ``vjp`` (``transpile.vjp``, bound into the generated code's
+namespace by ``declare.binds``, since no runtime module may import the compiler), and
+the helper calls it with ``func`` when the gradient runs, so ``func`` may be any
+function the compiler can differentiate, passed in or global.
+
+The solver options ``rtol``, ``atol``, ``mxstep``, ``hmax`` and ``tfirst`` apply to the
+backward integration too; ``Dfun`` is used by the forward one only. A call with another
+option (``full_output``, ``tcrit``, ...) has no rule, and a differentiated one is
+refused.
+"""
+
+from scipy import integrate
+
+from transpile.api import vjp
+from transpile.rules.declare import VARIES, binds, rule
+from transpile.template import d
+from transpile_runtime import scipy_ops
+
+
+@rule(integrate.odeint, shape=VARIES)
+@binds(vjp=vjp)
+def odeint(
+    y,
+    func,
+    y0,
+    t,
+    args=(),
+    _Dfun=None,
+    _rtol=None,
+    _atol=None,
+    _mxstep=0,
+    _hmax=0.0,
+    _tfirst=False,
+):
+    # the three helpers share one backward integration (scipy_ops.odeint_adjoint)
+    d[y0] += scipy_ops.odeint_adjoint_y0(
+        d[y],
+        y,
+        func,
+        y0,
+        t,
+        args,
+        vjp,
+        rtol=_rtol,
+        atol=_atol,
+        mxstep=_mxstep,
+        hmax=_hmax,
+        tfirst=_tfirst,
+    )
+    d[t] += scipy_ops.odeint_adjoint_t(
+        d[y],
+        y,
+        func,
+        y0,
+        t,
+        args,
+        vjp,
+        rtol=_rtol,
+        atol=_atol,
+        mxstep=_mxstep,
+        hmax=_hmax,
+        tfirst=_tfirst,
+    )
+    d[args] += scipy_ops.odeint_adjoint_args(
+        d[y],
+        y,
+        func,
+        y0,
+        t,
+        args,
+        vjp,
+        rtol=_rtol,
+        atol=_atol,
+        mxstep=_mxstep,
+        hmax=_hmax,
+        tfirst=_tfirst,
+    )
