@@ -13,6 +13,19 @@ views that a write goes through. Nothing here converts an array to numpy (no
 import numpy as np
 
 
+def as_array(value, *likes):
+    """``value`` (a number, or a list or tuple of numbers or arrays) as an array of the library of the
+    first array among ``likes`` and the items of ``value`` that is not numpy's (NEP-35
+    ``like=``), else a numpy array; an array as it is."""
+    if hasattr(value, "ndim"):
+        return value
+    items = value if isinstance(value, (list, tuple)) else ()
+    for like in (*likes, *items):
+        if type(like) is not np.ndarray and hasattr(like, "__array_function__"):
+            return np.asarray(value, like=like)
+    return np.asarray(value)
+
+
 def scatter_add(buf, index, g):
     """``buf[index] += g`` in place with repeated indices summed (``np.add.at``).
 

@@ -180,22 +180,29 @@ def unbroadcast(g, x):
     if gs == xs:
         return g
     if not xs:
-        return np.add.reduce(g, axis=None)
+        return _sum(g, None)
     extra = len(gs) - len(xs)
     if extra == 1 and gs[1:] == xs:  # a bias broadcast over the batch axis
-        return np.add.reduce(g, axis=0)
+        return _sum(g, 0)
     ones = tuple(extra + i for i, n in enumerate(xs) if n == 1 and gs[extra + i] != 1)
     if not ones:  # only leading axes were added: sum them away
-        return np.add.reduce(g, axis=tuple(range(extra)))
-    g = np.add.reduce(g, axis=tuple(range(extra)) + ones, keepdims=True)
+        return _sum(g, tuple(range(extra)))
+    g = _sum(g, tuple(range(extra)) + ones, keepdims=True)
     return g.reshape(xs) if extra else g
+
+
+def _sum(g, axis, keepdims=False):
+    """``np.sum``; for numpy arrays ``np.add.reduce``, which skips ``np.sum``'s Python
+    layer (other array libraries need not have ``ufunc.reduce``)."""
+    if type(g) is np.ndarray:
+        return np.add.reduce(g, axis=axis, keepdims=keepdims)
+    return np.sum(g, axis=axis, keepdims=keepdims)
 
 
 def _on_arrays(adjoint, g, x, y, mine):
     """``adjoint(g, x, y)`` with list operands made arrays (numpy's products read them
     so); a list ``mine``, the operand differentiated, gets its adjoint back as a list."""
-    x = x if hasattr(x, "ndim") else np.asarray(x)
-    y = y if hasattr(y, "ndim") else np.asarray(y)
+    x, y = backend.as_array(x, g, y), backend.as_array(y, g, x)
     out = adjoint(g, x, y)
     return unarray(out, mine) if isinstance(mine, (list, tuple)) else out
 
@@ -250,7 +257,7 @@ def _axes(ndim, axis):
 def unreduce(g, x, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction back to the shape of its input."""
     if isinstance(x, list) or type(x) is tuple and not all(type(n) is int for n in x):
-        return unarray(unreduce(g, np.asarray(x), axis, keepdims), x)  # np.sum([a, b])
+        return unarray(unreduce(g, backend.as_array(x, g), axis, keepdims), x)  # np.sum([a, b])
     shape = _shape(x)
     if not shape:
         dtype = getattr(x, "dtype", None)  # a 0-d x: its dtype, even for a Python-float g
@@ -321,6 +328,23 @@ def _broadcast_shapes(shapes):
     return tuple(out)
 
 
+@helper(fresh=True)
+def shape_of(x):
+    """What a loop records of a value its adjoint reads only for its shape: the shape
+    of a numpy array or a number; for an array of another library, a stand-in with
+    its shape, dtype and library (an empty array of it), so that an adjoint made from
+    a number (a seed) is made in that library, not in numpy."""
+    if x.__class__ is np.ndarray:
+        return x.shape
+    if getattr(x, "dtype", None) is None or isinstance(x, np.generic):
+        shape = getattr(x, "shape", None)  # (ops.UNSET has one)
+        return shape if isinstance(shape, tuple) else np.shape(x)
+    stand_in = _BroadcastLike(())
+    stand_in.first = np.empty_like(x, shape=(0,))
+    stand_in.shape, stand_in.dtype = x.shape, x.dtype
+    return stand_in
+
+
 @helper(shares=True)
 def broadcast_like(*arrays):
     """The shape, dtype and array module that ``arrays`` broadcast together would have."""
@@ -378,7 +402,9 @@ def cast_like(g, x):
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         return float(g) if np.ndim(g) == 0 else g
-    return g.astype(dtype, copy=False) if hasattr(g, "astype") else np.asarray(g, dtype)
+    if hasattr(g, "astype"):
+        return g.astype(dtype, copy=False)
+    return backend.as_array(g, x).astype(dtype, copy=False)  # a number: in x's library
 
 
 @helper(fresh=True)
@@ -399,7 +425,7 @@ def pow_slope(x, y):
     ``0 * inf``), as JAX gives; for a Python number ``x == 0`` and ``y < 1`` it is
     numpy's ``inf`` rather than Python's ZeroDivisionError."""
     if isinstance(x, (list, tuple)):  # np.power([...], y)
-        x = np.asarray(x)
+        x = backend.as_array(x, y)
     if getattr(y, "ndim", 0) == 0:  # a number exponent (Python, numpy, or 0-d)
         if y == 0:
             return np.zeros_like(x) if hasattr(x, "dtype") else 0.0
@@ -422,7 +448,7 @@ def pow_log(z, x):
             return z * math.log(x)
         return z * (0.0 if x == 0 else math.nan)
     if isinstance(x, (list, tuple)):
-        x = np.asarray(x)
+        x = backend.as_array(x, z)
     return z * np.log(np.where(x == 0, 1, x))
 
 
@@ -507,7 +533,7 @@ def add_at(buf, index, g):
     elif _is_basic(index):
         buf[index] += g
     else:
-        np.add.at(buf, index, g)
+        backend.scatter_add(buf, index, g)
 
 
 @helper(shares=True)
@@ -813,8 +839,8 @@ def untake(g, a, indices, axis=None, mode="raise"):
     elif mode == "clip":
         indices = np.clip(indices, 0, n - 1)
     where = indices if axis is None else (slice(None),) * (axis % out.ndim) + (indices,)
-    np.add.at(flat, where, g)
-    return out
+    backend.scatter_add(flat, where, g)
+    return backend.through_view(flat, out)
 
 
 @helper(fresh=True)
@@ -1245,15 +1271,16 @@ def untake_along_axis(g, arr, indices, axis=-1):
     like ``arr`` at the places taken (twice where an index is taken twice)."""
     out = zeros_like(arr)
     if axis is None:
-        np.add.at(out.reshape(-1), indices, g)  # a view: out is new and contiguous
-        return out
+        flat = out.reshape(-1)  # a view: out is new and contiguous
+        backend.scatter_add(flat, indices, g)
+        return backend.through_view(flat, out)
     nd = np.ndim(arr)
     axis %= nd
     where = [
         indices if i == axis else np.reshape(np.arange(n), [-1 if j == i else 1 for j in range(nd)])
         for i, n in enumerate(np.shape(arr))
     ]
-    np.add.at(out, tuple(where), g)
+    backend.scatter_add(out, tuple(where), g)
     return out
 
 
@@ -1271,7 +1298,7 @@ def unrepeat_array(g, a, repeats, axis=None):
         return np.sum(split, axis=axis + 1)
     out = zeros_like(a)
     source = np.repeat(np.arange(n), repeats)  # the entry each copy came from
-    np.add.at(out, (slice(None),) * axis + (source,), g)
+    backend.scatter_add(out, (slice(None),) * axis + (source,), g)
     return out
 
 
@@ -1435,7 +1462,7 @@ def untrapezoid(g, y, x=None, dx=1.0, axis=-1, which=0):
 
 
 def _as_array(v):
-    return v if hasattr(v, "ndim") else np.asarray(v)
+    return backend.as_array(v)
 
 
 @helper(fresh=True)
@@ -1464,7 +1491,7 @@ def uncross(g, a, b, which, axisa=-1, axisb=-1, axisc=-1, axis=None):
     plane = a3.shape[-1] == 2 and b3.shape[-1] == 2
     a3, b3 = _to_3d(a3), _to_3d(b3)
     if plane:  # the result is the z of each product
-        g = np.asarray(g) if not hasattr(g, "ndim") else g
+        g = backend.as_array(g, a, b)
         g3 = np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
     else:
         g3 = np.moveaxis(g, axisc, -1)

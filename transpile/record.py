@@ -6,7 +6,7 @@ leaves a restore marker after the adjoint of each such write; ``needed`` finds t
 names the adjoint actually reads after the restore point (a view of an array
 counts as the array), and ``run`` turns the needed markers into ``tape.pop()``
 and the matching ``tape.push(...)`` before the write. An array that the adjoint
-reads only for its shape is recorded as its shape.
+reads only for its shape is recorded as its shape (``ops.shape_of``).
 """
 
 import gast
@@ -96,7 +96,8 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
     # an array the adjoint reads only for its shape is recorded as its shape
     read_for_shape = _shape_only_reads(adjoint, ops)
     shape_only = read_for_shape & _matmul_derived(primal, np_name, params)
-    # a parameter may be a Python number, which has no .shape: np.shape works for both
+    # a parameter may be a Python number, which has no .shape: ops.shape_of takes both
+    # (and keeps the array library of an array that is not numpy's)
     param_shape_only = (read_for_shape & set(params)) - shape_only
 
     def convert(stmts):
@@ -132,13 +133,10 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
                             args=[read],
                             keywords=[],
                         )
-                    elif target in shape_only:
-                        out.append(assign(target, pop, s))
-                        value = gast.Attribute(value=name(target), attr="shape", ctx=gast.Load())
-                    elif target in param_shape_only:
+                    elif target in shape_only or target in param_shape_only:
                         out.append(assign(target, pop, s))
                         value = gast.Call(
-                            func=gast.Attribute(value=name(np_name), attr="shape", ctx=gast.Load()),
+                            func=gast.Attribute(value=name(ops), attr="shape_of", ctx=gast.Load()),
                             args=[name(target)],
                             keywords=[],
                         )

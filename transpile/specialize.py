@@ -8,7 +8,8 @@ decisions depend only on the *signature* of the call (array types, shapes and
 dtypes; values of integer arguments). This module rewrites the generic body for
 one signature, using the shapes a probe run observed:
 
-* ``unbroadcast`` becomes nothing or one ``np.add.reduce`` over known axes;
+* ``unbroadcast`` becomes nothing or one ``np.add.reduce`` over known axes (``np.sum``
+  for array types other than numpy's);
 * ``matmul_left``/``matmul_right`` become ``g @ y.T`` / ``x.T @ g``;
 * the adjoint of a full reduction stays a *lazy* scalar (``-1.0 / 64``) instead
   of a filled array, as long as every use broadcasts it back to its true shape
@@ -453,16 +454,22 @@ class Specializer:
             return Val(g.node, target, (), g.scale * factor, g.borrowed)
         if g.actual != g.true:
             raise _NeedConcrete(self.deferred_names(node.args[0]))
-        return Val(self.sum_to(g.node, g.true, target), target, target, g.scale)
+        numpy = metas[0][3] is np.ndarray
+        return Val(self.sum_to(g.node, g.true, target, numpy), target, target, g.scale)
 
-    def sum_to(self, g, shape, target):
+    def sum_to(self, g, shape, target, numpy=True):
+        """``g`` of ``shape`` summed to ``target``: ``np.add.reduce`` for a numpy array
+        (no Python layer), ``np.sum`` for other array types (not all have it)."""
         extra = len(shape) - len(target)
         ones = [extra + i for i, n in enumerate(target) if n == 1 and shape[extra + i] != 1]
         axes = list(range(extra)) + ones
-        keywords = [] if axes == [0] else [gast.keyword(arg="axis", value=const(_axis(axes)))]
+        keywords = []
+        if axes != [0] or not numpy:  # (np.add.reduce's axis is 0 by default)
+            keywords.append(gast.keyword(arg="axis", value=const(_axis(axes))))
         if ones:
             keywords.append(gast.keyword(arg="keepdims", value=const(True)))
-        total = gast.Call(func=self.np_attr("add", "reduce"), args=[g], keywords=keywords)
+        func = self.np_attr("add", "reduce") if numpy else self.np_attr("sum")
+        total = gast.Call(func=func, args=[g], keywords=keywords)
         if ones and extra:
             return gast.Call(
                 func=gast.Attribute(value=total, attr="reshape", ctx=gast.Load()),
