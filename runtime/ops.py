@@ -1665,3 +1665,13 @@ def unvecdot(g, other, mine, axis=-1):
     """Adjoint of ``mine`` in ``np.vecdot`` of ``mine`` and ``other`` (either order) over
     ``axis``: ``g`` times the other operand, summed where ``mine`` was broadcast."""
     return cast_like(unbroadcast(np.expand_dims(g, axis) * other, mine), mine)
+
+
+@helper(passes=True)
+def unarray_cast(g, y, a):
+    """Adjoint of ``y = np.array(a, ...)`` or ``np.asarray``: ``unarray``'s, zero where
+    ``y`` is of integers or bools (a cast that is a step function of ``a``)."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and dtype.kind not in "fc":
+        g = zeros_like(y)
+    return unarray(g, a)

@@ -1433,3 +1433,7 @@ def v_vecdot(x, y):
 
 def v_linalg_diagonal(x):
     return np.linalg.diagonal(x, offset=-1)
+
+
+def sh_array_int_cast(x, c):
+    return np.sum(np.array(x, dtype=int) * c) + np.sum(np.asarray(x > 0, dtype=float) * x * c)

@@ -1100,6 +1100,8 @@ for sx, sv, axis in [((2, 3), (1, 3), 0), ((2, 3), (2, 2), 1), ((2, 3), (2, 2), 
 for sx, sv in [((2, 3), (3,)), ((3,), PY), ((2, 2), (2, 3)), (PY, ())]:
     row(rf.sh_append_flat, normal(sx), normal(sv), targets=[np.append], wrt=BOTH)
 row(rf.sh_astype_bool, away((2, 3)), targets=["astype"], f32=True)
+for s in [(3,), (2, 3)]:  # never within 0.04 of an integer or of 0: the casts are flat
+    row(rf.sh_array_int_cast, grid(s, 0.05), targets=[np.array, np.asarray])
 
 # Diagonals, products, powers, eigvalsh, lstsq ------------------------------------
 

@@ -123,7 +123,7 @@ def sum_list(y, iterable, start=0):
 @rule(np.array, shape=ALL_DATA, fresh=True)
 @rule(np.asarray, shape=ALL_DATA, passes=True)
 def array(y, a, *_args, **_kwargs):
-    d[a] += ops.unarray(d[y], a)
+    d[a] += ops.unarray_cast(d[y], y, a)  # zero for dtype=int or bool
 
 
 @rule(builtins.float, shape=ALL_DATA)
