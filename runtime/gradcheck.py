@@ -3,7 +3,9 @@
 ``numeric_grad`` estimates a gradient the slow, independent way: it nudges one
 entry of one argument up and down and looks at the change of the (scalar)
 output. It returns the same structure as ``transpile.grad`` would, so the two
-can be compared leaf by leaf. ``check_grad`` does that comparison against a
+can be compared leaf by leaf; for an object of the user's class (plain or
+dataclass, a model holding a list of layers), a new instance whose float fields
+hold their gradients, compared field by field (``model.layers[0].W``). ``check_grad`` does that comparison against a
 gradient function (at this level it must be given; ``transpile.check_grad``
 fills in the generated one) and returns a ``GradReport`` that prints as a
 plain-text table and renders as an HTML table in Jupyter. ``assert_grad_close``
@@ -25,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .structure import flatten, resolve_wrt, unflatten
+from .structure import flatten, is_object, object_fields, resolve_wrt, unflatten
 
 DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 
@@ -333,27 +335,43 @@ def assert_grad_close(
     return report
 
 
-def _leaf_paths(tree, prefix):
-    """``{path: leaf}`` in ``flatten``'s order, paths like ``params['W1'][0]``."""
+def _leaf_paths(tree, prefix, guide=None):
+    """``{path: leaf}`` in ``flatten``'s order, paths like ``params['W1'][0]`` and
+    ``model.layers[0].W``. An object's fields are those of ``guide`` (the numeric
+    gradient, where the argument's float fields are) when it is one."""
     out = {}
 
-    def walk(node, path):
-        if isinstance(node, dict):
+    def walk(node, path, guide):
+        if is_object(guide) and (is_object(node) or isinstance(node, dict)):
+            fields = node if isinstance(node, dict) else vars(node)
+            for key in object_fields(guide):
+                walk(fields.get(key), f"{path}.{key}", vars(guide)[key])
+        elif isinstance(node, dict):
             for key, value in node.items():
-                walk(value, f"{path}[{key!r}]")
+                walk(value, f"{path}[{key!r}]", _child(guide, key))
         elif isinstance(node, (list, tuple)):
             for i, value in enumerate(node):
-                walk(value, f"{path}[{i}]")
+                walk(value, f"{path}[{i}]", _child(guide, i))
+        elif is_object(node):
+            for key in object_fields(node):
+                walk(vars(node)[key], f"{path}.{key}", None)
         else:
             out[path] = node
 
-    walk(tree, prefix)
+    walk(tree, prefix, guide)
     return out
+
+
+def _child(guide, key):
+    try:
+        return guide[key]
+    except (TypeError, KeyError, IndexError):
+        return None
 
 
 def _compare_tree(name, analytic, numeric, rtol, atol):
     """Rows comparing two gradient structures of one argument, leaf by leaf."""
-    got, want = _leaf_paths(analytic, name), _leaf_paths(numeric, name)
+    got, want = _leaf_paths(analytic, name, numeric), _leaf_paths(numeric, name)
     rows = [
         _compare_leaf(path, got[path], n, rtol, atol)
         if path in got

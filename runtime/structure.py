@@ -4,9 +4,18 @@
 parameter name, or a tuple of them. An argument may be a float, an array, or a
 nest of dicts, lists and tuples of those; gradients come back in the same
 structure. Both the compiler and the numeric checker use these helpers.
+
+``flatten`` also looks into an object of the user's own class (``is_object``): its
+fields holding floats or float arrays (or containers or objects holding them, a
+list of layers) are its children; integers, strings and functions are not, so a
+layer count or an activation stays what it is. ``unflatten`` makes a new instance
+without calling ``__init__`` (``cls.__new__(cls)``), the other attributes the
+original's; the original is never modified.
 """
 
 import inspect
+import numbers
+import sys
 
 
 def resolve_wrt(func, wrt, names=None):
@@ -49,6 +58,44 @@ def resolve_wrt(func, wrt, names=None):
     return tuple(indices), as_tuple
 
 
+_LIBRARIES = frozenset(("numpy", "scipy", "cupy", "dask", "jax", "torch", "transpile"))
+
+
+def is_object(value) -> bool:
+    """An instance of a class of the user's with a ``__dict__`` (not a number, array,
+    container, function, class, module, or a library's or the standard library's)."""
+    if isinstance(value, (type, dict, list, tuple, str, bytes, numbers.Number)):
+        return False
+    if not hasattr(value, "__dict__") or inspect.isroutine(value) or inspect.ismodule(value):
+        return False
+    root = (getattr(type(value), "__module__", "") or "").split(".")[0]
+    return root not in _LIBRARIES and root not in sys.stdlib_module_names
+
+
+def object_fields(value, _seen=()) -> list:
+    """The names of the fields of object ``value`` that hold floats, float arrays, or
+    containers or objects of them (an object without such fields counts: a ``Tanh``
+    layer in a list)."""
+    seen = _seen + (id(value),)
+    return [k for k, v in vars(value).items() if _holds_floats(v, seen)]
+
+
+def _holds_floats(value, seen):
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(value, "shape"):
+        return dtype.kind == "f"
+    if is_object(value):
+        return id(value) not in seen
+    items = list(value.values()) if isinstance(value, dict) else value
+    if isinstance(value, (dict, list, tuple)) and items:
+        return all(_holds_floats(v, seen) for v in items)
+    return False
+
+
 def flatten(tree):
     """Return ``(leaves, treedef)``: the non-container leaves in a fixed order."""
     leaves = []
@@ -59,6 +106,9 @@ def flatten(tree):
             return ("dict", keys, [walk(node[k]) for k in keys])
         if isinstance(node, (list, tuple)):
             return (type(node).__name__, None, [walk(v) for v in node])
+        if is_object(node):
+            keys = object_fields(node)
+            return ("object", (node, keys), [walk(vars(node)[k]) for k in keys])
         leaves.append(node)
         return ("leaf", None, None)
 
@@ -76,6 +126,22 @@ def unflatten(treedef, leaves):
         values = [build(c) for c in children]
         if kind == "dict":
             return dict(zip(keys, values))
+        if kind == "object":
+            return _instance(*keys, values)
         return tuple(values) if kind == "tuple" else list(values)
 
     return build(treedef)
+
+
+def _instance(original, keys, values):
+    """A new instance of ``original``'s class with fields ``keys`` set to ``values`` and
+    its other attributes the original's (the dict of those fields where ``__new__``
+    alone cannot make one)."""
+    cls = type(original)
+    try:
+        out = cls.__new__(cls)
+        out.__dict__.update(vars(original))
+    except (TypeError, AttributeError):
+        return dict(zip(keys, values))
+    out.__dict__.update(zip(keys, values))
+    return out

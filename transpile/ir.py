@@ -114,6 +114,7 @@ class Function:
     callees: list = field(default_factory=list)  # Generated of the user functions called
     static: frozenset = None  # parameters that must be ints in shape variants; None: no variants
     callee_names: dict = field(default_factory=dict)  # id(Generated) -> (fwd, bwd) names
+    objects: dict = field(default_factory=dict)  # local name -> Layout of its object (objects)
     generated: object = None  # pipeline.Generated, once compiled
 
     @property

@@ -4,7 +4,10 @@ An argument that is an instance of the user's own class (not a number, array,
 container, function, class or library object; ``is_user_object``) is described by
 a ``Layout``: its class, its numeric fields (floats, ints, arrays, and lists,
 tuples and dicts of them; a nested object has a layout of its own) and the
-functions it holds. The gradient is transpiled per layout (``Context.classes``), so
+functions it holds. A list, tuple or dict holding objects (``self.layers =
+[Dense(...), Tanh(), Dense(...)]``, or such a list passed in) is an ``Items``: the
+layout of each element, so its length and each element's class are part of what a
+gradient is transpiled for (``objects`` unrolls a loop over it). The gradient is transpiled per layout (``Context.classes``), so
 ``objects.stage`` knows what ``model.W`` and ``model.forward(x)`` are.
 
 The generated code is handed a ``View`` of such an argument: a new dict of its
@@ -24,6 +27,7 @@ import numbers
 import sys
 from dataclasses import dataclass
 
+import gast
 import numpy as np
 
 from transpile import bound_functions
@@ -38,6 +42,7 @@ class Layout:
     view: bool  # handed to the generated code as a View (else as the object itself)
     fields: tuple = ()  # (name, Layout of a nested object or None): the numeric fields
     functions: tuple = ()  # (name, function) the instance holds
+    made: bool = False  # made in the function as the dict of its fields: no object behind
 
     def field(self, name):
         """``(True, nested Layout or None)`` for a numeric field, ``(False, None)`` else."""
@@ -50,6 +55,32 @@ class Layout:
         return dict(self.functions).get(name)
 
 
+@dataclass(frozen=True)
+class Items:
+    """A list, tuple or dict holding user objects: the layout of each element (a
+    ``Layout``, an ``Items``, or None for a numeric one), in order."""
+
+    kind: type  # list, tuple or dict
+    keys: tuple  # the dict's keys, or the indices 0, 1, ...
+    elements: tuple
+    view: bool = True  # its objects are handed to the generated code as views
+
+    def element(self, key):
+        """``(True, layout)`` for the element at ``key``, ``(False, None)`` if none."""
+        if isinstance(key, int) and not isinstance(key, bool) and self.kind is not dict:
+            key = key + len(self.keys) if key < 0 else key
+        for k, sub in zip(self.keys, self.elements):
+            if k == key and type(k) is type(key):
+                return True, sub
+        return False, None
+
+    def common(self):
+        """The layout every element has (for an index not known when transpiling), or
+        None where they differ or there are none."""
+        first = self.elements[0] if self.elements else None
+        return first if all(e == first for e in self.elements) else None
+
+
 def is_user_object(value) -> bool:
     """An instance of a class of the user's (with a ``__dict__``), not of a library's."""
     if isinstance(value, type) or bound_functions.is_function_value(value):
@@ -58,6 +89,14 @@ def is_user_object(value) -> bool:
         return False
     root = (getattr(type(value), "__module__", "") or "").split(".")[0]
     return root not in LIBRARY_ROOTS and root not in sys.stdlib_module_names
+
+
+def is_user_class(cls) -> bool:
+    """A class of the user's: defined outside the libraries and the standard library."""
+    root = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return (
+        inspect.isclass(cls) and root not in LIBRARY_ROOTS and root not in sys.stdlib_module_names
+    )
 
 
 def _numeric(value) -> bool:
@@ -81,13 +120,37 @@ def layout(value, view=True, _seen=()) -> Layout:
     fields, functions = [], []
     seen = _seen + (id(value),)
     for k, v in vars(value).items():
-        if is_user_object(v) and id(v) not in seen:
-            fields.append((k, layout(v, view, seen)))
-        elif _numeric(v):
-            fields.append((k, None))
+        sub = _structure(v, view, seen)
+        if sub is not None or _numeric(v):
+            fields.append((k, sub))
         elif bound_functions.is_function_value(v):
             functions.append((k, v))
     return Layout(type(value), view, tuple(fields), tuple(functions))
+
+
+def argument_layout(value, view=True):
+    """The ``Layout`` or ``Items`` of an argument holding user objects, else None."""
+    return _structure(value, view, ())
+
+
+def _structure(value, view, seen):
+    """A ``Layout`` for a user object, an ``Items`` for a container whose elements are
+    all objects, numbers or such containers (one object at least), else None."""
+    if is_user_object(value):
+        return None if id(value) in seen else layout(value, view, seen)
+    if isinstance(value, dict):
+        keys, values = tuple(value), tuple(value.values())
+    elif isinstance(value, (list, tuple)):
+        keys, values = tuple(range(len(value))), tuple(value)
+    else:
+        return None
+    subs = tuple(_structure(v, view, seen) for v in values)
+    if all(s is None for s in subs):
+        return None
+    if not all(s is not None or _numeric(v) for s, v in zip(subs, values)):
+        return None
+    kind = dict if isinstance(value, dict) else tuple if isinstance(value, tuple) else list
+    return Items(kind, keys, subs, view)
 
 
 class View(dict):
@@ -105,17 +168,37 @@ class View(dict):
             return getattr(self._source, name)
 
 
-def to_view(value, lay: Layout) -> View:
-    """A new ``View`` of ``value``; ``value`` itself is not touched."""
+def to_view(value, lay):
+    """``value`` as the generated code sees it: a new ``View`` of an object (``lay`` a
+    ``Layout``), a new container of views (an ``Items``); ``value`` is not touched."""
+    if lay is None:
+        return value
+    if isinstance(lay, Items):
+        pairs = zip(_values(value), lay.elements)
+        views = [to_view(v, sub) for v, sub in pairs]
+        return dict(zip(lay.keys, views)) if lay.kind is dict else lay.kind(views)
     fields = vars(value)
-    view = View((k, to_view(fields[k], sub) if sub else fields[k]) for k, sub in lay.fields)
+    view = View((k, to_view(fields[k], sub)) for k, sub in lay.fields)
     view._source = value
     return view
 
 
-def from_gradient(g, value, lay: Layout):
-    """The dict of field gradients ``g`` in ``value``'s structure: a new instance of its
-    class (not initialized: ``__new__`` only), or ``g`` itself where that fails."""
+def _values(value):
+    return list(value.values()) if isinstance(value, dict) else list(value)
+
+
+def from_gradient(g, value, lay):
+    """The gradient ``g`` (dicts of field gradients where ``value`` holds objects) in
+    ``value``'s structure: each object a new instance of its class (not initialized:
+    ``__new__`` only), or its dict of field gradients where that fails."""
+    if lay is None:
+        return g
+    if isinstance(lay, Items):
+        if not isinstance(g, (list, tuple, dict)) or len(g) != len(lay.keys):
+            return g
+        grads = _values(g)
+        out = [from_gradient(d, v, sub) for d, v, sub in zip(grads, _values(value), lay.elements)]
+        return dict(zip(lay.keys, out)) if lay.kind is dict else lay.kind(out)
     if not isinstance(g, dict):
         return g
     cls = type(value)
@@ -126,16 +209,15 @@ def from_gradient(g, value, lay: Layout):
         return g
     for k, sub in lay.fields:
         if k in g:
-            out.__dict__[k] = from_gradient(g[k], vars(value)[k], sub) if sub else g[k]
+            out.__dict__[k] = from_gradient(g[k], vars(value)[k], sub)
     return out
 
 
 def receivers(func) -> tuple:
     """The parameters of ``func`` that it calls, or of which it reads an attribute that
-    neither arrays nor lists and dicts have (``model.W``, not ``x.shape``): those may be
-    user objects, whose class the gradient waits for."""
-    import gast
-
+    neither arrays nor lists and dicts have (``model.W``, not ``x.shape``), directly or
+    through an element (``layers[0](x)``, ``for layer in layers: layer(x)``): those may
+    hold user objects, whose classes the gradient waits for."""
     from transpile import parse
 
     try:
@@ -145,12 +227,38 @@ def receivers(func) -> tuple:
     params = [a.id for a in tree.args.args]
     used = set()
     for n in gast.walk(tree):
-        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name):
+        if isinstance(n, gast.Attribute):
             if not any(hasattr(t, n.attr) for t in (np.ndarray, list, dict)):
-                used.add(n.value.id)
-        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
-            used.add(n.func.id)
+                used.add(_element_root(n.value))
+        elif isinstance(n, gast.Call):
+            used.add(_element_root(n.func))
+    for n in gast.walk(tree):
+        if isinstance(n, gast.For) and used & {t.id for t in _names(n.target)}:
+            used.add(_element_root(_unwrap_iterable(n.iter)))
     return tuple(p for p in params if p in used)
+
+
+def _element_root(node):
+    """``layers`` for ``layers``, ``layers[0]`` and ``layers[0][1]``; None otherwise."""
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _unwrap_iterable(node):
+    """``seq`` for ``seq``, ``enumerate(seq)`` and ``reversed(seq)``."""
+    if (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Name)
+        and node.func.id in ("enumerate", "reversed")
+        and node.args
+    ):
+        return node.args[0]
+    return node
+
+
+def _names(target):
+    return [n for n in gast.walk(target) if isinstance(n, gast.Name)]
 
 
 def deferred(func, indices, mode, as_tuple, transpile):
@@ -165,7 +273,8 @@ def deferred(func, indices, mode, as_tuple, transpile):
     ]
 
     def entry_for(args):
-        layouts = tuple((p, layout(a)) for p, a in zip(params, args) if is_user_object(a))
+        found = ((p, argument_layout(a)) for p, a in zip(params, args))
+        layouts = tuple((p, lay) for p, lay in found if lay is not None)
         functions = bound_functions.of_arguments(params, args)
         generated = transpile(
             func, indices, mode, as_tuple=as_tuple, functions=functions, classes=layouts

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import callees, composites, scalars, shapes, user_rules
+from transpile import callees, composites, object_args, scalars, shapes, user_rules
 from transpile.errors import at
 from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
@@ -270,6 +270,17 @@ class _Reverse:
                 "source to differentiate",
                 f"pass a function with a rule or with source, or give {what} a rule: "
                 f"transpile.defvjp({what}, lambda g, ans, x: ...)",
+            )
+        made = self.ctx.parsed.resolve(func) if func is not None else None
+        if object_args.is_user_class(made):
+            return at(
+                self.ctx,
+                s,
+                f"an object of class {made.__name__} is made from a value that the output "
+                f"depends on, and {made.__name__}.__init__ does more than store its "
+                "parameters (self.W = W)",
+                "make the object outside the function you differentiate and pass it as an "
+                "argument (grad(loss)(layer, x)), or hold its fields in a dict",
             )
         return at(
             self.ctx,
