@@ -6,6 +6,7 @@ differentiated are defined in this file (the transpiler reads source).
 """
 
 import copy
+import inspect
 import linecache
 import subprocess
 import sys
@@ -570,3 +571,21 @@ def test_module_globals_are_read_live(tmp_path):
     np.testing.assert_allclose(g(x), 2 * 2.0 * x)
     module.K = 3.0
     np.testing.assert_allclose(g(x), 2 * 3.0 * x)
+
+
+def _powered(x, y, power=3):
+    return x * y**power
+
+
+def test_vjp_of_a_function_with_defaults_asks_for_every_argument():
+    """dout comes last: f's defaults must not slide onto it (g(x, y, dout) would pass
+    dout as power)."""
+    g = vjp(_powered, wrt=(0, 1))
+    assert list(inspect.signature(g).parameters) == ["x", "y", "power", "dout"]
+    assert all(p.default is p.empty for p in inspect.signature(g).parameters.values())
+    x, y, dout = np.array([1.0, 2.0]), np.array([0.5, 1.5]), np.array([1.0, -2.0])
+    dx, dy = g(x, y, 3, dout)
+    np.testing.assert_allclose(dx, dout * y**3)
+    np.testing.assert_allclose(dy, dout * 3 * x * y**2)
+    with pytest.raises(TypeError, match="dout"):
+        g(x, y, dout)

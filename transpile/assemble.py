@@ -36,6 +36,10 @@ def stage(fn, ctx):
     fname = {"grad": f"d{base}", "value_and_grad": f"{base}_value_and_grad", "vjp": f"{base}_vjp"}
     args = clone(fn.tree.args)
     args.args = args.args + [name(a, gast.Param()) for a in fn.extra_args]
+    if fn.extra_args:
+        # dout comes last: the function's defaults would shift onto the wrong parameters
+        # (power=3 in f(x, y, power=3) would become dout's), so every argument is asked for
+        args.defaults = []
     fn.outputs = [Output(fname[ctx.mode], args, primal + adjoint + [ret])]
     return fn
 
