@@ -312,3 +312,25 @@ def test_check_grad_of_a_dataclass_and_a_wrong_gradient_fails():
 
     report = gradcheck.check_grad(loss, p, x, grad_fn=wrong)
     assert not report.passed and [row.path for row in report.rows] == ["p.g", "p.shift"]
+
+
+class _Dense:
+    def __init__(self, W):
+        self.W = W
+
+
+class _Labelled:
+    def __init__(self, W):
+        self.stuff = ["name", _Dense(W)]
+
+
+def _labelled_loss(model, x):
+    return np.sum(model.stuff[1].W * x)
+
+
+def test_an_object_hidden_among_other_values_is_refused_not_a_silent_constant():
+    """model.stuff mixes a string and an object: the object's W would be read as a
+    constant and handed back as its own gradient."""
+    model, x = _Labelled(np.array([1.0, 2.0])), np.array([3.0, 4.0])
+    with pytest.raises(TypeError, match="_Labelled.stuff mixes"):
+        grad(_labelled_loss)(model, x)

@@ -125,7 +125,30 @@ def layout(value, view=True, _seen=()) -> Layout:
             fields.append((k, sub))
         elif bound_functions.is_function_value(v):
             functions.append((k, v))
+        elif view and _hides_parameters(v):  # an argument's: differentiated
+            raise TypeError(
+                f"{type(value).__name__}.{k} mixes arrays or objects of your classes with "
+                "other values (strings, None, ...): a gradient cannot flow through it, nor "
+                "be returned in its place; keep the arrays (or objects) in a field of their "
+                "own, or pass it as a separate argument"
+            )
     return Layout(type(value), view, tuple(fields), tuple(functions))
+
+
+def _hides_parameters(value) -> bool:
+    """A container that holds an array or an object of the user's among values that are
+    neither: not a field, so what it holds would be read as a constant and handed back
+    unchanged in the gradient's structure."""
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        return False
+    return any(
+        is_user_object(v) or getattr(v, "ndim", 0) >= 1 and _numeric(v) or _hides_parameters(v)
+        for v in items
+    )
 
 
 def argument_layout(value, view=True):
