@@ -37,6 +37,7 @@ stored. Any other construction is left to the reverse sweep, which refuses it
 where it carries a differentiated value, naming the class.
 """
 
+import collections
 import dataclasses
 import inspect
 
@@ -64,6 +65,13 @@ class _Rewrite(gast.NodeTransformer):
         self.layouts = {p: lay for p, lay in layouts.items() if p not in stored}
         self.bound = {}  # id(object) -> the name it is bound to
         self.locals = {}  # a name bound once to an element of a list of objects -> Layout
+        self._store_counts = None
+
+    def store_counts(self):
+        """How often each name is assigned in the function (counted once, on demand)."""
+        if self._store_counts is None:
+            self._store_counts = _store_counts(self.parsed.tree)
+        return self._store_counts
 
     def visit_FunctionDef(self, node):
         node.body = self.visit_block(node.body)  # not the parameters or decorators
@@ -120,12 +128,11 @@ class _Rewrite(gast.NodeTransformer):
             isinstance(call, gast.Call)
             and len(node.targets) == 1
             and isinstance(node.targets[0], gast.Name)
-            and list(_stored_names(self.parsed.tree)).count(node.targets[0].id) == 1
         ):
             return None
         cls = self.parsed.resolve(call.func) if _chain(call.func) else MISSING
         stores = _stores(cls) if object_args.is_user_class(cls) else None
-        if stores is None:
+        if stores is None or self.store_counts()[node.targets[0].id] != 1:
             return None
         try:
             bound = inspect.signature(cls).bind(
@@ -357,6 +364,10 @@ def _stored_attribute(stmt, params):
     if isinstance(value, gast.Constant):
         return target.attr, False, value.value
     return None
+
+
+def _store_counts(tree):
+    return collections.Counter(_stored_names(tree))
 
 
 def _stored_names(tree):
