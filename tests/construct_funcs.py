@@ -393,3 +393,9 @@ def local_partial(x, s):
     f = functools.partial(scaled_tanh, s=s)
     g = functools.partial(np.multiply, x)
     return f(x) + f(x * 2.0, shift=s) + np.sum(g(x)) + functools.partial(scaled_tanh, x)(s)
+
+
+def partial_then_rebound(x, s):
+    f = functools.partial(scaled_tanh, s=s)
+    s = s * 3.0
+    return f(x) + np.sum(s * x)

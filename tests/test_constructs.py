@@ -58,6 +58,7 @@ CASES = [
     (C.partial_of_numpy, lambda: (vec(),), 0),
     (C.global_partial_of_user_function, lambda: (vec(),), 0),
     (C.local_partial, lambda: (vec(), vec(seed=4)), (0, 1)),
+    (C.partial_then_rebound, lambda: (vec(), vec(seed=4)), (0, 1)),
     (C.reversed_loop, lambda: ([vec(3, s) for s in range(3)],), 0),
     (C.sorted_by_key, lambda: ([vec(3, s) for s in range(3)],), 0),
     (C.dict_new_key, lambda: (vec(),), 0),

@@ -137,7 +137,7 @@ class _Normalizer:
             )
         pre, defaults = [], {}
         for p, default in zip(with_defaults, node.args.defaults):
-            defaults[p] = self._copy_if_name(self.atom(default, pre), pre, node)
+            defaults[p] = self._frozen(self.atom(default, pre), pre, node)
         self.locals[fname] = desugar.Local(fname, node, defaults)
         return pre
 
@@ -174,7 +174,7 @@ class _Normalizer:
         )
 
     def stmt_AugAssign(self, s):
-        load_target = _as_load(s.target)
+        load_target = gast.copy_location(_as_load(s.target), s)  # its read: the user's line
         value = gast.copy_location(gast.BinOp(left=load_target, op=s.op, right=s.value), s)
         return self.stmt_Assign(
             gast.copy_location(gast.Assign(targets=[s.target], value=value, type_comment=None), s)
@@ -236,6 +236,12 @@ class _Normalizer:
         elts = list(target.elts)
         elts[k] = elts[k].value
         return gast.Tuple(elts=elts, ctx=gast.Store())
+
+    def _frozen(self, v, pre, origin):
+        """``v`` as it is now, for a later call: a copy of a name bound again later."""
+        if isinstance(v, gast.Name) and self.bindings.get(v.id, 0) <= 1:
+            return v
+        return self._copy_if_name(v, pre, origin)
 
     def _copy_if_name(self, v, pre, origin):
         # a, b = b, a: read every value before any target is written
@@ -403,18 +409,19 @@ class _Normalizer:
 
     def truth(self, node, pre):
         """The test of a branch as a bool computed now: the adjoint replays the branch
-        from it, after lists and arrays named in the test may have changed."""
+        from it, after lists and arrays named in the test may have changed. A
+        comparison is made a bool where it is computed: of lazy arrays (dask) it is an
+        array whose every test computes it, once in the primal and again in the
+        adjoint; ``not`` gives a bool already."""
         test = self.atom(node, pre)
         made = pre[-1] if pre and isinstance(test, gast.Name) else None
-        decided = (
-            made is not None
-            and made.targets[0].id == test.id
-            and isinstance(made.value, (gast.Compare, gast.BoolOp))
-            or made is not None
-            and isinstance(made.value, gast.UnaryOp)
-            and isinstance(made.value.op, gast.Not)
-        )
-        if isinstance(test, gast.Name) and not decided:
+        if made is not None and made.targets[0].id == test.id:
+            if isinstance(made.value, (gast.Compare, gast.BoolOp)):
+                made.value = call(name("bool"), [made.value], node)
+                return test
+            if isinstance(made.value, gast.UnaryOp) and isinstance(made.value.op, gast.Not):
+                return test
+        if isinstance(test, gast.Name):
             t = self.namer.temp()
             pre.append(assign(t, call(name("bool"), [test], node), node))
             return name(t)
@@ -598,9 +605,9 @@ class _Normalizer:
             pre = []
             return pre + [assign(fname, self.expr(node, pre, top=True), origin)]
         pre = []
-        frozen = [self._copy_if_name(self.atom(a, pre), pre, origin) for a in node.args[1:]]
+        frozen = [self._frozen(self.atom(a, pre), pre, origin) for a in node.args[1:]]
         keywords = [
-            gast.keyword(arg=k.arg, value=self._copy_if_name(self.atom(k.value, pre), pre, origin))
+            gast.keyword(arg=k.arg, value=self._frozen(self.atom(k.value, pre), pre, origin))
             for k in node.keywords
         ]
         self.partials[fname] = (node.args[0], frozen, keywords)
