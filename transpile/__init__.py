@@ -2,12 +2,14 @@
 
 ``grad(f)`` reads ``f``'s source and returns an explicit, readable adjoint function
 written in plain numpy; ``source(grad(f))`` shows it. ``defvjp``, ``rule`` (with ``d``)
-and ``nondifferentiable`` give derivative rules of your own.
+and ``nondifferentiable`` give derivative rules of your own; ``hvp`` and ``hessian``
+second derivatives (``grad(grad(f))`` works too).
 """
 
 from transpile.api import grad, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
 from transpile.errors import TranspileError
+from transpile.second_order import hessian, hvp
 from transpile.template import d
 from transpile.user_rules import defvjp, nondifferentiable, rule
 from transpile_runtime import insert_grad_of, stop_gradient
@@ -20,6 +22,8 @@ __all__ = [
     "d",
     "defvjp",
     "grad",
+    "hessian",
+    "hvp",
     "insert_grad_of",
     "nondifferentiable",
     "numeric_grad",

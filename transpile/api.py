@@ -8,7 +8,7 @@ cached.
 import functools
 import inspect
 
-from transpile import bound_functions, object_args, parse, pipeline, varargs
+from transpile import bound_functions, higher, object_args, parse, pipeline, varargs
 from transpile.errors import TranspileError
 from transpile_runtime.structure import resolve_wrt
 
@@ -44,6 +44,7 @@ def _decorator_or_call(make):
 def _build(f, wrt, mode, verbose):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
+    f = higher.generated_callee(f) or f  # grad(grad(f)): the code the gradient runs
     if _takes_varargs(f):
         return _deferred(f, wrt, mode, waiting=("*" + _takes_varargs(f),))
     indices, as_tuple = resolve_wrt(f, wrt)

@@ -14,7 +14,7 @@ import inspect
 
 import gast
 
-from transpile import bound_functions, objects, parse, recursion, varargs
+from transpile import bound_functions, higher, objects, parse, recursion, varargs
 from transpile.errors import TranspileError, at
 from transpile.nodes import all_stmts
 from transpile.parse import MISSING
@@ -40,6 +40,9 @@ def differentiate(fn, ctx, call, callee, stmt, act):
             "define it with `def` in a file, or wrap the value in "
             "stop_gradient(...) if it is a constant",
         ) from None
+    why = higher.refusal(callee)  # a gradient called: located at the user's call
+    if why is not None:
+        raise at(fn.parsed, stmt, why, higher.LOOP_HINT)
     arguments, count = _spread_arguments(fn, stmt, callee, sig, bound, tree)
     params = list(arguments)
     wrt, nodes = [], []

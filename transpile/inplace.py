@@ -48,7 +48,7 @@ import numpy as np
 from transpile.errors import at
 from transpile.nodes import descendants
 from transpile.parse import MISSING
-from transpile_runtime import stop_gradient
+from transpile_runtime import ops, stop_gradient
 
 EMPTY = frozenset()
 
@@ -1060,6 +1060,9 @@ class _Analysis:
         function, or a user function analysed for a summary."""
         if obj is stop_gradient:
             return args[0] if args else EMPTY
+        declared = getattr(obj, "declared", None)
+        if isinstance(declared, ops.Helper):
+            return self.helper_call(e, declared, args, keywords, st)
         if _is_builtin(obj):
             return self.builtin_call(e, obj.__name__, every, st)
         library = _library(obj)
@@ -1073,6 +1076,15 @@ class _Analysis:
             by_node.update({id(k.value): keywords[k.arg] for k in e.keywords})
             return self.user_call(e, obj, summary, by_node, every, st)
         return self.unknown_call(e, every, st)
+
+    def helper_call(self, e, declared, args, keywords, st):
+        """A runtime helper (``ops.unbroadcast``, called by a gradient differentiated
+        again), as it declares itself: a new array, its first argument, or any argument."""
+        if declared.fresh:
+            return self.alloc(e, st)
+        if declared.passes:
+            return self.everything(args[:1], st)
+        return self.everything(args + list(keywords.values()), st)
 
     def everything(self, objs_list, st):
         out = EMPTY

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import lambda_source, varargs
+from transpile import higher, lambda_source, varargs
 from transpile.errors import TranspileError
 from transpile.nodes import descendants, function_def
 
@@ -134,6 +134,7 @@ def stage(fn, ctx):
     if ctx.varargs is not None and fn.parsed.tree.args.vararg is not None:
         fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
     fn.parsed.bound.update(ctx.functions)
+    higher.prepare(fn.parsed, ctx.func)  # a gradient differentiated again
     return fn
 
 

@@ -20,16 +20,18 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from transpile import user_rules
+from transpile import higher, user_rules
 from transpile.kinds import is_sequence_op
 from transpile.nodes import descendants
 from transpile.parse import MISSING
-from transpile.rules import arith, elementwise, linalg, nondiff, reductions, shape
+from transpile.rules import arith, elementwise, linalg, nondiff, reductions, runtime_ops, shape
 from transpile.rules import sequences as sequence_rules
 from transpile.rules.declare import Declaration, Kind
 from transpile.template import parse_template
 
 FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
+# the helpers generated code calls, for gradients of gradients (tested on their own)
+RUNTIME_FAMILIES = (runtime_ops,)
 
 # scipy is optional, and importing scipy.stats takes half a second: each family of
 # scipy rules loads once the user's program has imported the module it covers
@@ -101,7 +103,7 @@ def registry() -> Registry:
     if found is None:
         with _LOCK:
             if key not in _BUILT:
-                _BUILT[key] = build_registry(FAMILIES + optional_families())
+                _BUILT[key] = build_registry(FAMILIES + RUNTIME_FAMILIES + optional_families())
             found = _BUILT[key]
     return found
 
@@ -314,6 +316,15 @@ def _classify_plain_call(call, parsed, registry):
         return _template(tmpl, call, [func.value] + list(call.args), keywords)
     if obj is MISSING:  # a local called (layer(x)): it is an operand too
         return Match("unknown", (func, *operands), why=f"{gast.unparse(func).strip()}")
+    generated = higher.generated_callee(obj)
+    if generated is not None:  # a gradient made by this library: its generic code
+        return Match("user", tuple(operands), callee=generated)
+    return _classify_callable(obj, call, keywords, operands, registry)
+
+
+def _classify_callable(obj, call, keywords, operands, registry):
+    """A call of the object ``obj``: the user's rule, a template, a constant, or a user
+    function to differentiate."""
     found = user_rules.find(obj)
     if found is not None:  # the user's rules come first
         return _classify_user_rule(found, call, keywords, operands)

@@ -1,0 +1,288 @@
+"""Higher order (issue 9): ``grad(grad(f))`` and deeper, ``grad`` of functions that call
+a gradient, ``hvp`` and ``hessian``, against closed forms and finite differences of the
+first gradient, on a first and a later call; the rules of the runtime helpers."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tests.higher_order_funcs as hf
+from tests.fd import numeric_grad, numeric_jvp
+from transpile import TranspileError, grad, hessian, hvp, source, value_and_grad
+from transpile.rules import RUNTIME_FAMILIES, declarations
+from transpile_runtime import ops
+
+RTOL = 1e-6
+
+SCALAR_CASES = [
+    (hf.sine, hf.sine_dd, (0.7,)),
+    (hf.poly, hf.poly_dd, (-1.3,)),
+    (hf.exp_log, hf.exp_log_dd, (0.4,)),
+    (hf.branch, hf.branch_dd, (0.8, 1.7)),
+    (hf.branch, hf.branch_dd, (-0.6, 1.7)),
+    (hf.with_helper, hf.with_helper_dd, (0.35,)),
+    (hf.stopped, hf.stopped_dd, (0.9,)),
+]
+
+
+def _fd_of_gradient(f, args):
+    first = grad(f)
+    return numeric_grad(lambda *a: first(*a), args, (0,))[0]
+
+
+@pytest.mark.parametrize(
+    "f, closed, args", SCALAR_CASES, ids=[f"{c[0].__name__}{c[2]}" for c in SCALAR_CASES]
+)
+def test_grad_of_grad_matches_closed_form(f, closed, args):
+    second = grad(grad(f))
+    for call in range(3):  # the first call records shapes; later ones may run a variant
+        shifted = (args[0] + 0.01 * call,) + args[1:]
+        got = second(*shifted)
+        assert np.allclose(got, closed(*shifted), rtol=RTOL, atol=1e-9), call
+    if f is not hf.stopped:  # finite differences see stop_gradient as the identity
+        assert np.allclose(second(*args), _fd_of_gradient(f, args), rtol=1e-6, atol=1e-8)
+
+
+def test_stop_gradient_is_constant_at_every_order():
+    a = 0.9
+    assert np.isclose(grad(hf.stopped)(a), np.cos(a) * a * a)
+    assert np.isclose(grad(grad(hf.stopped))(a), -np.sin(a) * a * a)
+    assert np.isclose(grad(grad(grad(hf.stopped)))(a), -np.cos(a) * a * a)
+
+
+def test_deeper_nesting():
+    x = 0.6
+    third, fourth = grad(grad(grad(hf.sine))), grad(grad(grad(grad(hf.sine))))
+    assert np.isclose(third(x), -np.cos(x)) and np.isclose(third(x), -np.cos(x))
+    assert np.isclose(fourth(x), np.sin(x)) and np.isclose(fourth(x + 0.1), np.sin(x + 0.1))
+    assert np.isclose(grad(grad(grad(hf.poly)))(x), 72.0 * x - 12.0)
+
+
+def test_grad_of_grad_with_respect_to_another_argument():
+    x, a = 0.8, 1.7
+    mixed = grad(grad(hf.branch), wrt=1)  # d/da of d/dx [exp(x) a]
+    assert np.isclose(mixed(x, a), np.exp(x)) and np.isclose(mixed(x, a), np.exp(x))
+
+
+def test_value_and_grad_of_a_gradient():
+    value, second = value_and_grad(grad(hf.poly))(0.5)
+    assert np.isclose(value, grad(hf.poly)(0.5)) and np.isclose(second, hf.poly_dd(0.5))
+
+
+def test_source_of_grad_of_grad_reads_as_code():
+    text = source(grad(grad(hf.poly)))
+    assert text.startswith("def ddpoly(x):") and "# grad of:" in text
+    compile(text, "<test>", "exec")
+    assert "slow_call" not in text and "_route" not in text
+
+
+def test_grad_of_a_function_calling_a_gradient():
+    x = np.array([0.3, -1.2, 2.0])
+    g = grad(hf.force_norm)
+    expected = numeric_grad(hf.force_norm, (x,), (0,))[0]
+    for _ in range(2):
+        assert np.allclose(g(x), expected, rtol=RTOL, atol=1e-8)
+    # closed form: f = cos x - x sin x, f' = -2 sin x - x cos x
+    f = np.cos(x) - x * np.sin(x)
+    assert np.allclose(g(x), f * (-2.0 * np.sin(x) - x * np.cos(x)))
+
+
+def test_indexed_reads_differentiate_twice():
+    x = np.array([0.4, -0.7, 1.3])
+    for _ in range(2):
+        assert np.allclose(hessian(hf.indexed)(x), hf.indexed_hessian(x), rtol=RTOL)
+
+
+def test_gradient_of_a_loop_is_refused_clearly():
+    with pytest.raises(TranspileError, match="loop.*tape.*not supported yet"):
+        grad(grad(hf.looped))
+    with pytest.raises(TranspileError, match="loop") as info:
+        grad(hf.calls_looped_gradient)
+    assert info.value.filename == inspect.getsourcefile(hf)  # at the user's call
+
+
+# --------------------------------------------------------------------------
+# hvp and hessian
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def test_hvp_of_a_quadratic_is_A_v():
+    rng = _rng(1)
+    A = rng.normal(size=(4, 4))
+    A = A + A.T
+    x, v = rng.normal(size=4), rng.normal(size=4)
+    product = hvp(hf.quadratic)
+    for _ in range(3):
+        assert np.allclose(product(x, A, v), A @ v, rtol=1e-10)
+    B = rng.normal(size=(4, 4))  # not symmetric: the Hessian is (B + B^T) / 2
+    assert np.allclose(product(x, B, v), 0.5 * (B + B.T) @ v)
+
+
+def test_hvp_of_logistic_regression():
+    rng = _rng(2)
+    X, w, v = rng.normal(size=(20, 3)), rng.normal(size=3), rng.normal(size=3)
+    y = (rng.random(20) < 0.5).astype(float)
+    product = hvp(hf.logistic)
+    for _ in range(2):
+        got = product(w, X, y, v)
+        assert np.allclose(got, hf.logistic_hvp(w, X, y, v), rtol=1e-9)
+    first = grad(hf.logistic)
+    assert np.allclose(got, numeric_jvp(first, (w, X, y), (0,), (v,)), rtol=1e-6)
+
+
+def test_hvp_of_softmax_cross_entropy():
+    rng = _rng(3)
+    z, v = rng.normal(size=5), rng.normal(size=5)
+    y = np.eye(5)[2]
+    product = hvp(hf.softmax_xent)
+    for _ in range(2):
+        assert np.allclose(product(z, y, v), hf.softmax_xent_hvp(z, y, v), rtol=1e-9)
+    W, X = rng.normal(size=(3, 4)), rng.normal(size=(6, 3))
+    Y = np.eye(4)[rng.integers(0, 4, size=6)]
+    V = rng.normal(size=(3, 4))
+    got = hvp(hf.softmax_regression)(W, X, Y, V)
+    expected = numeric_jvp(grad(hf.softmax_regression), (W, X, Y), (0,), (V,))
+    assert got.shape == W.shape and np.allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_hvp_against_finite_differences_of_the_gradient():
+    rng = _rng(4)
+    W1, b1, w2, x = (rng.normal(size=s) for s in ((3, 4), 4, 4, (5, 3)))
+    for wrt, v in ((0, rng.normal(size=(3, 4))), ("w2", rng.normal(size=4))):
+        index = 0 if wrt == 0 else 2
+        got = hvp(hf.mlp, wrt=wrt)(W1, b1, w2, x, v)
+        expected = numeric_jvp(grad(hf.mlp, wrt=wrt), (W1, b1, w2, x), (index,), (v,))
+        assert np.allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_hvp_with_a_tuple_wrt():
+    rng = _rng(5)
+    x, y = rng.normal(size=3), rng.normal(size=2) + 2.0
+    v = (rng.normal(size=3), rng.normal(size=2))
+    got = hvp(hf.two_args, wrt=(0, 1))(x, y, v)
+    first = grad(hf.two_args, wrt=(0, 1))
+    assert isinstance(got, tuple) and len(got) == 2
+    for k in range(2):
+        expected = numeric_jvp(lambda *a, k=k: first(*a)[k], (x, y), (0, 1), v)
+        assert np.allclose(got[k], expected, rtol=1e-6)
+
+
+def test_hessian_is_symmetric_and_stacks_hvps():
+    rng = _rng(6)
+    x = rng.normal(size=(2, 3))
+    H = hessian(hf.matrix_poly)(x)
+    assert H.shape == (2, 3, 2, 3)
+    flat = H.reshape(6, 6)
+    assert np.allclose(flat, flat.T)
+    product = hvp(hf.matrix_poly)
+    for k in range(6):
+        e = np.zeros(6)
+        e[k] = 1.0
+        assert np.allclose(flat @ e, product(x, e.reshape(2, 3)).ravel())
+    x = rng.normal(size=4)
+    expected = np.diag(6.0 * x)
+    expected[0, 2] = expected[2, 0] = 1.0
+    assert np.allclose(hessian(hf.vector_poly)(x), expected)
+    W, X = rng.normal(size=(3, 4)), rng.normal(size=(6, 3))
+    Y = np.eye(4)[rng.integers(0, 4, size=6)]
+    H = hessian(hf.softmax_regression)(W, X, Y).reshape(12, 12)
+    assert np.allclose(H, H.T, atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(H) > -1e-10)  # convex in W
+
+
+def test_hessian_of_a_number_and_of_a_tuple_wrt():
+    assert np.isclose(hessian(hf.poly)(0.3), hf.poly_dd(0.3))
+    rng = _rng(7)
+    x, y = rng.normal(size=3), rng.normal(size=2)
+    blocks = hessian(hf.two_args, wrt=(0, 1))(x, y)
+    assert [[b.shape for b in row] for row in blocks] == [[(3, 3), (3, 2)], [(2, 3), (2, 2)]]
+    full = np.block([[blocks[0][0], blocks[0][1]], [blocks[1][0], blocks[1][1]]])
+    assert np.allclose(full, full.T)
+    v = rng.normal(size=5)
+    product = hvp(hf.two_args, wrt=(0, 1))(x, y, (v[:3], v[3:]))
+    assert np.allclose(full @ v, np.concatenate(product))
+
+
+def test_source_of_hvp_shows_the_inner_product_and_its_gradient():
+    text = source(hvp(hf.logistic))
+    assert "def dlogistic_grad_dot(w, X, y, v):" in text
+    assert "def dlogistic_fwd(" in text and "def dlogistic_bwd(" in text
+
+
+def test_hvp_is_cached():
+    assert hvp(hf.logistic) is hvp(hf.logistic)
+    assert hvp(hf.logistic, wrt=0) is not hvp(hf.logistic, wrt=(0,))
+
+
+# --------------------------------------------------------------------------
+# The rules of the runtime helpers, each against finite differences
+
+_R = _rng(8)
+_M34, _M43, _V3, _V4 = (_R.normal(size=s) for s in ((3, 4), (4, 3), 3, 4))
+RULE_ROWS = [
+    # (function, args, wrt, helpers it covers)
+    (hf.h_unbroadcast, (_R.normal(size=(5, 3, 4)), _R.normal(size=(3, 1))), 0, [ops.unbroadcast]),
+    (hf.h_unbroadcast, (_R.normal(size=(2, 3)), 0.5), 0, []),
+    (hf.h_unreduce, (_V3, _M34), 0, [ops.unreduce]),
+    (hf.h_unreduce_all, (0.7, _M34), 0, []),
+    (hf.h_unmean, (_R.normal(size=(1, 4)), _M34), 0, [ops.unmean]),
+    (hf.h_matmul_left, (_M34 @ _M43, _M34, _M43), (0, 2), [ops.matmul_left]),
+    (hf.h_matmul_left, (_M34 @ _V4, _M34, _V4), (0, 2), []),
+    (hf.h_matmul_left, (_V3 @ _M34, _V3, _M34), (0, 2), []),
+    (hf.h_matmul_right, (_M34 @ _M43, _M34, _M43), (0, 1), [ops.matmul_right]),
+    (hf.h_matmul_right, (_V3 @ _M34, _V3, _M34), (0, 1), []),
+    (hf.h_matmul_right, (_M34 @ _V4, _M34, _V4), (0, 1), []),
+    (hf.h_owned, (_V3, _V3 + 1.0), (0, 1), [ops.owned]),
+    (hf.h_real_only, (_V3,), 0, [ops.real_only]),
+    (hf.h_cotangent, (_V3, _V3), 0, [ops.cotangent]),
+    (hf.h_like, (_V3,), 0, [ops.like]),
+    (hf.h_copy, (_V3,), 0, [ops.copy]),
+    (hf.h_cast_like, (_V3, _V3), 0, [ops.cast_like]),
+    (hf.h_add, (_V3, _V3 * 2.0), (0, 1), [ops.add]),
+    (hf.h_select, (_V3 > 0, _V3, _V3 * 3.0), (1, 2), [ops.select]),
+    (hf.h_untake, (_V3, _V4, np.array([0, 3, 0])), 0, [ops.untake]),
+    (hf.h_pow_slope, (np.abs(_V3) + 0.5, 2.5), 0, [ops.pow_slope]),
+    (hf.h_pow_log, (_V3, np.abs(_V3) + 0.5), (0, 1), [ops.pow_log]),
+    (hf.h_hypot_slope, (_V3, np.abs(_V3) + 0.5), (0, 1), [ops.hypot_slope]),
+    (
+        hf.h_constants,
+        (_R.random(3) * 0.4 + 0.05,),
+        0,
+        [ops.seed, ops.zeros_like, ops.reduced_size, ops.winner, ops.inside],
+    ),
+]
+
+
+@pytest.mark.parametrize("f, args, wrt, covers", RULE_ROWS, ids=[r[0].__name__ for r in RULE_ROWS])
+def test_runtime_helper_rule(f, args, wrt, covers):
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    expected = numeric_grad(f, args, indices)
+    gradient = grad(f, wrt=wrt)
+    for _ in range(2):
+        got = gradient(*args)
+        got = got if isinstance(wrt, tuple) else (got,)
+        for a, b in zip(got, expected):
+            assert np.allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+def test_every_runtime_helper_rule_has_a_row():
+    covered = [h for *_, covers in RULE_ROWS for h in covers]
+    missing = [
+        obj.__name__
+        for family in RUNTIME_FAMILIES
+        for decl, _ in declarations(family)
+        for obj in decl.objects
+        if not any(obj is c for c in covered)
+        and obj is not ops.shape_of
+        and obj is not ops.broadcast_like
+    ]
+    assert not missing, f"runtime helper rules without a row: {missing}"
+
+
+def test_a_differentiated_exponent_of_pow_slope_is_refused():
+    with pytest.raises(TranspileError, match="does not differentiate its argument 'y'"):
+        grad(hf.h_pow_slope, wrt=1)(np.abs(_V3) + 0.5, 2.5)

@@ -1,0 +1,111 @@
+"""Higher order: a call to a gradient this library made is differentiated through the
+code it runs.
+
+``grad(f)`` returns an entry (``dispatch.Dispatcher``) whose generic gradient is
+ordinary numpy code, compiled from source registered in ``linecache``: the compiler
+reads it as it reads the user's functions. ``generated_callee`` maps an entry to that
+function, so ``grad(grad(f))``, and ``grad`` of any function calling a gradient, is
+reverse over reverse; the runtime helpers the generated code calls have their own rules
+(``rules/runtime_ops.py``). ``prepare`` (from the ``parse`` stage) makes the one
+in-place helper of generated code, ``ops.add_at``, an array write the compiler already
+differentiates, and ``refusal`` names what is not differentiated again yet: the tape of
+a loop.
+"""
+
+import gast
+import numpy as np
+
+from transpile.errors import TranspileError, at
+from transpile_runtime import ops
+from transpile_runtime.tape import Tape
+
+LOOP_HINT = (
+    "differentiate a function without loops twice (a loop with a fixed count can be "
+    "written out), or compute the second derivative another way"
+)
+
+
+def generated_callee(obj):
+    """The generic generated function behind the entry ``obj`` of a gradient made by this
+    library (after a rebound name, the one now run), or None for any other object."""
+    dispatcher = getattr(obj, "__transpile_dispatch__", None)
+    if dispatcher is None:
+        return None
+    return dispatcher.current().generic
+
+
+def is_generated(func) -> bool:
+    """Made by this library: a generic gradient, or a callee's forward or adjoint."""
+    return getattr(func, "__transpile_source__", None) is not None
+
+
+def refusal(func):
+    """Why the generated function ``func`` cannot be differentiated again, or None."""
+    if not is_generated(func):
+        return None
+    cells = func.__closure__ or ()
+    if any(_holds(c, Tape) for c in cells):
+        return (
+            f"{func.__name__} is a gradient of a function with a loop, whose values it "
+            "records on a tape; differentiating a gradient through its tape is not "
+            "supported yet"
+        )
+    return None
+
+
+def _holds(cell, obj):
+    try:
+        return cell.cell_contents is obj
+    except ValueError:  # an empty cell
+        return False
+
+
+def prepare(parsed, func):
+    """Check the generated function ``func`` and rewrite its ``ops.add_at(buf, index, g)``
+    statements as ``buf[index] += g`` (``parsed.tree`` in place); other functions are
+    left alone."""
+    if not is_generated(func):
+        return
+    why = refusal(func)
+    if why is not None:
+        raise TranspileError(
+            why, filename=parsed.filename, lineno=parsed.line_offset + 1, hint=LOOP_HINT
+        )
+    _rewrite_block(parsed.tree.body, parsed)
+
+
+def _rewrite_block(stmts, parsed):
+    for k, stmt in enumerate(stmts):
+        if _is_add_at(stmt, parsed):
+            stmts[k] = _as_write(stmt, parsed)
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                _rewrite_block(inner, parsed)
+
+
+def _is_add_at(stmt, parsed):
+    return (
+        isinstance(stmt, gast.Expr)
+        and isinstance(stmt.value, gast.Call)
+        and parsed.resolve(stmt.value.func) is ops.add_at
+    )
+
+
+def _as_write(stmt, parsed):
+    """``ops.add_at(buf, index, g)`` as ``buf[index] += g``: the same where the index is a
+    constant or a slice (``np.s_[1:]``); another (an integer array may repeat an entry,
+    which ``+=`` would count once) is refused."""
+    buf, index, g = stmt.value.args
+    if isinstance(index, gast.Subscript) and parsed.resolve(index.value) is np.s_:
+        index = index.slice
+    elif not isinstance(index, gast.Constant):
+        raise at(
+            parsed,
+            stmt,
+            "a gradient that adds into an array at a computed index is not differentiated "
+            "again yet",
+            "index with a constant or a slice (x[0], x[1:]) in the function differentiated twice",
+        )
+    target = gast.copy_location(gast.Subscript(value=buf, slice=index, ctx=gast.Store()), stmt)
+    return gast.copy_location(gast.AugAssign(target=target, op=gast.Add(), value=g), stmt)

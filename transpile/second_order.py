@@ -1,0 +1,137 @@
+"""Second derivatives: ``hvp`` (Hessian-vector products) and ``hessian``.
+
+There is no forward mode yet, so the Hessian-vector product is reverse over reverse:
+``hvp(f)(*args, v)`` is the gradient of ``x -> <grad f(x), v>`` with ``v`` held
+constant. That inner product is a small generated function calling ``grad(f)``, whose
+call the compiler differentiates through the gradient's own code (``higher``): the
+result costs a small constant times one gradient and never forms the Hessian.
+``hessian`` stacks the products with the basis vectors.
+"""
+
+import functools
+import threading
+import weakref
+
+import numpy as np
+
+from transpile import api, emit, higher
+from transpile_runtime.structure import resolve_wrt
+
+_CACHE = weakref.WeakKeyDictionary()  # f -> {wrt key: hvp function}
+_LOCK = threading.Lock()
+
+
+def _positional(f):
+    code = f.__code__
+    if code.co_flags & 0x0C:  # *args or **kwargs
+        raise TypeError(
+            f"hvp and hessian need a function with plain parameters; {f.__name__} "
+            "takes *args or **kwargs"
+        )
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def _fresh(base, taken):
+    name = base
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _inner_product(f, indices, as_tuple):
+    """A generated function with ``f``'s parameters and ``v`` last, returning
+    ``<grad f(*args), v>``; its source is readable like any generated code."""
+    params = _positional(f)
+    taken = set(params)
+    v, g, grad_name, np_name = (_fresh(n, taken) for n in ("v", "g", f"d{f.__name__}", "np"))
+    if as_tuple:
+        terms = " + ".join(f"{np_name}.sum({g}[{k}] * {v}[{k}])" for k in range(len(indices)))
+    else:
+        terms = f"{np_name}.sum({g} * {v})"
+    name = f"{f.__name__}_grad_dot"
+    args = ", ".join(params)
+    source = f"def {name}({args}, {v}):\n    {g} = {grad_name}({args})\n    return {terms}\n"
+    gradient = api.grad(f, wrt=tuple(indices) if as_tuple else indices[0])
+    bound = {grad_name: gradient, np_name: np}
+    fn = emit.compile_function(source, name, {}, bound, f"{name}, for hvp of {f.__name__}")
+    fn.__transpile_keep__ = gradient
+    return fn
+
+
+def _hvp_of(f, wrt):
+    f = higher.generated_callee(f) or f
+    if not callable(f) or not hasattr(f, "__code__"):
+        raise TypeError(f"expected a Python function, got {f!r}")
+    indices, as_tuple = resolve_wrt(f, wrt)
+    key = (indices, as_tuple)
+    with _LOCK:
+        found = _CACHE.get(f, {}).get(key)
+    if found is not None:
+        return found
+    inner = _inner_product(f, indices, as_tuple)
+    made = api.grad(inner, wrt=tuple(indices) if as_tuple else indices[0])
+    made.__transpile_inner__ = inner  # the inner product: what the products differentiate
+    with _LOCK:
+        return _CACHE.setdefault(f, {}).setdefault(key, made)
+
+
+def hvp(f=None, wrt=0):
+    """The Hessian-vector product of scalar-valued ``f``: ``hvp(f, wrt)(*args, v)`` is
+    ``H v``, ``H`` the Hessian of ``f`` with respect to ``wrt`` at ``args`` (``v`` shaped
+    like that argument, a tuple of them for a tuple ``wrt``), in ``wrt``'s structure.
+
+    Reverse over reverse: the gradient of ``<grad f(x), v>`` with ``v`` constant, made
+    once and cached; it costs a few gradients and never forms ``H``. ``source(...)``
+    of the result shows its code. Arguments differentiated are numbers or arrays.
+    """
+    if f is None:
+        return lambda g: hvp(g, wrt=wrt)
+    return _hvp_of(f, wrt)
+
+
+def hessian(f=None, wrt=0):
+    """The Hessian of scalar-valued ``f`` with respect to argument ``wrt``: an array of
+    shape ``x.shape + x.shape`` (a tuple ``wrt`` gives a tuple of rows of blocks, block
+    ``[i][j]`` of shape ``x_i.shape + x_j.shape``), one ``hvp`` per basis vector."""
+    if f is None:
+        return lambda g: hessian(g, wrt=wrt)
+    product = hvp(f, wrt)
+    f = higher.generated_callee(f) or f
+    indices, as_tuple = resolve_wrt(f, wrt)
+
+    @functools.wraps(f)
+    def hessian_of(*args):
+        xs = [args[i] for i in indices]
+        blocks = [_columns(product, args, xs, j, as_tuple) for j in range(len(xs))]
+        if not as_tuple:
+            return blocks[0][0]
+        # blocks[j][i] is the block of rows x_i and columns x_j
+        return tuple(tuple(blocks[j][i] for j in range(len(xs))) for i in range(len(xs)))
+
+    del hessian_of.__wrapped__
+    return hessian_of
+
+
+def _columns(product, args, xs, j, as_tuple):
+    """For each argument ``x_i``, the block ``d(grad_i f)/dx_j``, of shape
+    ``x_i.shape + x_j.shape``: one product per basis vector of ``x_j``."""
+    shape_j = np.shape(xs[j])
+    size = int(np.prod(shape_j))
+    columns = [[] for _ in xs]
+    for k in range(size):
+        basis = np.zeros(size)
+        basis[k] = 1.0
+        basis = basis.reshape(shape_j) if shape_j else 1.0
+        if as_tuple:
+            v = tuple(basis if i == j else np.zeros(np.shape(x)) for i, x in enumerate(xs))
+            out = product(*args, v)
+        else:
+            out = (product(*args, basis),)
+        for i, part in enumerate(out):
+            columns[i].append(np.asarray(part, dtype=float))
+    return [
+        np.moveaxis(np.stack(col), 0, -1).reshape(np.shape(xs[i]) + shape_j)
+        if size
+        else np.zeros(np.shape(xs[i]) + shape_j)
+        for i, col in enumerate(columns)
+    ]
