@@ -10,6 +10,8 @@ views that a write goes through. Nothing here converts an array to numpy (no
 ``np.asarray`` of a possibly device array).
 """
 
+import math
+
 import numpy as np
 
 
@@ -36,11 +38,35 @@ def scatter_add(buf, index, g):
         np.add.at(buf, index, g)
         return
     shape = np.shape(buf)
-    n = int(np.size(buf))
-    positions = np.reshape(np.arange(n, like=buf), shape)[index]
+    n = size(buf)
+    positions = _chunked_as(np.reshape(np.arange(n, like=buf), shape), buf)[index]
     values = np.broadcast_to(g, np.shape(positions))
+    values = _chunked_as(values, positions)
     total = np.bincount(np.reshape(positions, (-1,)), np.reshape(values, (-1,)), n)
     buf[...] = buf + np.reshape(total, shape).astype(buf.dtype, copy=False)
+
+
+def _chunked_as(x, like):
+    """``x`` cut into the blocks of ``like`` where both are chunked (dask, whose
+    ``bincount`` wants its weights in the blocks of its positions, and whose mask
+    indexing keeps blocks aligned only between arrays chunked alike); else ``x``."""
+    chunks = getattr(like, "chunks", None)
+    if chunks is None or getattr(x, "chunks", chunks) == chunks or not hasattr(x, "rechunk"):
+        return x
+    return x.rechunk(chunks)
+
+
+def add_to_slice(buf, index, g):
+    """``buf[index] += g`` for a basic index (ints, slices, ``None``, ``...``). numpy
+    writes through the view; a library whose writes take no ``None`` (dask) gets the
+    index without it, and ``g`` reshaped to what that index selects."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(p is not None for p in parts):
+        buf[index] += g
+        return
+    kept = tuple(p for p in parts if p is not None)
+    target = np.shape(buf[kept])
+    buf[kept] += np.reshape(np.broadcast_to(g, np.shape(buf[index])), target)
 
 
 def through_view(flat, out):
@@ -59,3 +85,22 @@ def fill(out, value):
     else:
         out[...] = value
     return out
+
+
+def size(x):
+    """The number of entries of ``x`` (``np.size``, which not every library has)."""
+    return math.prod(np.shape(x))
+
+
+def split(g, bounds, axis=0):
+    """``np.split(g, bounds, axis)`` by slicing, which every library has: the parts of
+    ``g`` between the increasing positions ``bounds`` along ``axis``."""
+    lead = (slice(None),) * (axis % np.ndim(g))
+    cuts = [0, *bounds, None]
+    return [g[(*lead, slice(a, b))] for a, b in zip(cuts, cuts[1:])]
+
+
+def inverse_permutation(axes):
+    """The axes that undo ``transpose(axes)``, as a tuple of ints (every library's
+    ``transpose`` takes one; not every one takes a numpy array)."""
+    return tuple(sorted(range(len(axes)), key=list(axes).__getitem__))

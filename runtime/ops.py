@@ -5,6 +5,7 @@ so cupy and other NEP-18 arrays flow through unchanged, and they keep dtypes.
 Each declares, with ``@helper``, what the compiler may assume of it.
 """
 
+import itertools
 import math
 import numbers
 from collections import namedtuple
@@ -384,7 +385,7 @@ def unreduce_prod(g, x, axis=None, keepdims=False):
     left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
     right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     others = (left * right).reshape(moved.shape)
-    others = np.transpose(others, np.argsort(rest + axes))
+    others = np.transpose(others, backend.inverse_permutation(rest + axes))
     return unreduce(g, x, axis, keepdims) * others
 
 
@@ -394,7 +395,7 @@ def untranspose(g, axes=None):
         return np.transpose(g)
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = axes[0]
-    return np.transpose(g, np.argsort(axes))
+    return np.transpose(g, backend.inverse_permutation(axes))
 
 
 @helper(passes=True)
@@ -530,10 +531,12 @@ def add_at(buf, index, g):
     """``buf[index] += g`` in place, summing repeated integer indices correctly."""
     if isinstance(buf, (list, dict)):
         buf[index] = add(buf[index], g)
-    elif _is_basic(index):
+    elif not _is_basic(index):
+        backend.scatter_add(buf, index, g)
+    elif type(buf) is np.ndarray:
         buf[index] += g
     else:
-        backend.scatter_add(buf, index, g)
+        backend.add_to_slice(buf, index, g)
 
 
 @helper(shares=True)
@@ -567,7 +570,7 @@ MISSING = _Missing()
 @helper(fresh=True)
 def saved_item(d, key):
     """A copy of ``d[key]`` to restore later, or ``MISSING`` when ``d`` has no ``key``."""
-    return np.copy(d[key]) if key in d else MISSING
+    return copy(d[key]) if key in d else MISSING
 
 
 @helper(shares=True)
@@ -620,14 +623,15 @@ def unconcatenate(g, arrays, axis=0):
     if not isinstance(arrays, (list, tuple)):  # the rows of an array, joined
         if axis is None:
             return np.reshape(g, np.shape(arrays))
-        return np.stack(np.split(g, np.shape(arrays)[0], axis=axis))
+        n = np.shape(arrays)[0]
+        step = np.shape(g)[axis] // n
+        return np.stack(backend.split(g, range(step, step * n, step), axis))
     if axis is None:  # the inputs were flattened first
-        sizes = [int(np.size(a)) for a in arrays]
-        parts = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
+        sizes = [backend.size(a) for a in arrays]
+        parts = backend.split(np.ravel(g), itertools.accumulate(sizes[:-1]))
         return [np.reshape(p, np.shape(a)) for p, a in zip(parts, arrays)]
     sizes = [np.shape(a)[axis] if np.ndim(a) else 1 for a in arrays]
-    bounds = np.cumsum(sizes)[:-1]
-    parts = np.split(g, bounds, axis=axis)
+    parts = backend.split(g, itertools.accumulate(sizes[:-1]), axis)
     return [np.reshape(p, np.shape(a)) for p, a in zip(parts, arrays)]
 
 
@@ -1206,7 +1210,7 @@ def untensordot(g, a, b, axes, which):
     else:
         out = np.tensordot(a, g, axes=(free_a, list(range(na))))
         order = [ax_b[ax_a.index(i)] for i in sorted(ax_a)] + free_b
-    return np.transpose(out, np.argsort(order))
+    return np.transpose(out, backend.inverse_permutation(order))
 
 
 def _einsum_spec(subscripts, operands):
@@ -1292,7 +1296,7 @@ def unrepeat_array(g, a, repeats, axis=None):
         return np.reshape(unrepeat_array(g, np.ravel(a), repeats, 0), shape)
     axis %= len(shape)
     n = shape[axis]
-    if np.size(repeats) == 1:  # each entry r times
+    if backend.size(repeats) == 1:  # each entry r times
         r = int(np.reshape(repeats, -1)[0])
         split = np.reshape(g, shape[:axis] + (n, r) + shape[axis + 1 :])
         return np.sum(split, axis=axis + 1)
@@ -1352,8 +1356,8 @@ def unjoin(g, arrays, how):
     items = list(arrays)
     shapes = [_joined_shape(np.shape(x), how) for x in items]
     axis = {"h": 0 if len(shapes[0]) == 1 else 1, "d": 2, "column": 1}[how]
-    bounds = np.cumsum([s[axis] for s in shapes])[:-1]
-    parts = [np.reshape(p, np.shape(x)) for p, x in zip(np.split(g, bounds, axis=axis), items)]
+    bounds = itertools.accumulate([s[axis] for s in shapes[:-1]])
+    parts = [np.reshape(p, np.shape(x)) for p, x in zip(backend.split(g, bounds, axis), items)]
     return parts if isinstance(arrays, (list, tuple)) else np.stack(parts)
 
 
@@ -1563,11 +1567,11 @@ def uneigvalsh(g, a, UPLO="L"):
 def unappend(g, arr, values, axis=None, which=0):
     """Adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``np.append(arr, values, axis)``."""
     if axis is None:
-        g, cut = np.ravel(g), int(np.size(arr))
+        g, cut = np.ravel(g), backend.size(arr)
         part = g[:cut] if which == 0 else g[cut:]
     else:
         cut = np.shape(arr)[axis]
-        part = np.split(g, [cut], axis=axis)[which]
+        part = backend.split(g, [cut], axis)[which]
     mine = (arr, values)[which]
     return unarray(np.reshape(part, np.shape(mine)), mine)
 
@@ -1621,7 +1625,7 @@ def unmedian(g, a, axis=None, keepdims=False):
     weight = zeros_like(flat)
     middle = order[..., (n - 1) // 2 : n // 2 + 1]
     np.put_along_axis(weight, middle, 1.0 if n % 2 else 0.5, axis=-1)
-    weight = np.transpose(np.reshape(weight, moved.shape), np.argsort(rest + axes))
+    weight = np.transpose(np.reshape(weight, moved.shape), backend.inverse_permutation(rest + axes))
     return unreduce(g, a, axis, keepdims) * weight
 
 

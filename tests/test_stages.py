@@ -265,9 +265,10 @@ def test_anf_lowers_returns_to_a_single_exit():
             returned = False
             _t1 = np.sum(x)
             _t2 = _t1 > 0
-            if _t2:
-                _t3 = x * x
-                result = np.sum(_t3)
+            _t3 = bool(_t2)
+            if _t3:
+                _t4 = x * x
+                result = np.sum(_t4)
                 returned = True
             else:
                 result = np.sum(x)

@@ -410,18 +410,18 @@ class _Normalizer:
     def truth(self, node, pre):
         """The test of a branch as a bool computed now: the adjoint replays the branch
         from it, after lists and arrays named in the test may have changed. A
-        comparison is made a bool where it is computed: of lazy arrays (dask) it is an
-        array whose every test computes it, once in the primal and again in the
-        adjoint; ``not`` gives a bool already."""
+        comparison is made a bool too: of lazy arrays (dask) it is an array, which
+        every test would compute again, in the primal and once more in the adjoint;
+        ``not`` gives a bool already."""
         test = self.atom(node, pre)
         made = pre[-1] if pre and isinstance(test, gast.Name) else None
-        if made is not None and made.targets[0].id == test.id:
-            if isinstance(made.value, (gast.Compare, gast.BoolOp)):
-                made.value = call(name("bool"), [made.value], node)
-                return test
-            if isinstance(made.value, gast.UnaryOp) and isinstance(made.value.op, gast.Not):
-                return test
-        if isinstance(test, gast.Name):
+        decided = (
+            made is not None
+            and made.targets[0].id == test.id
+            and isinstance(made.value, gast.UnaryOp)
+            and isinstance(made.value.op, gast.Not)
+        )
+        if isinstance(test, gast.Name) and not decided:
             t = self.namer.temp()
             pre.append(assign(t, call(name("bool"), [test], node), node))
             return name(t)

@@ -129,7 +129,7 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
                         read = clone(sub)
                         read.ctx = gast.Load()
                         value = gast.Call(
-                            func=gast.Attribute(value=name(np_name), attr="copy", ctx=gast.Load()),
+                            func=gast.Attribute(value=name(ops), attr="copy", ctx=gast.Load()),
                             args=[read],
                             keywords=[],
                         )

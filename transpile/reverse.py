@@ -489,7 +489,7 @@ class _Reverse:
             # the slot is cleared next: read a copy, not a view
             slot = gast.Call(
                 func=gast.Attribute(
-                    value=name(self.ctx.runtime_names["np"]), attr="copy", ctx=gast.Load()
+                    value=name(self.ctx.runtime_names["ops"]), attr="copy", ctx=gast.Load()
                 ),
                 args=[slot],
                 keywords=[],
