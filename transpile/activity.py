@@ -4,7 +4,9 @@ A name is *varied* when it depends on a ``wrt`` argument through differentiable
 operations, and *useful* when the returned value depends on it. A statement is
 active when what it defines is both. ``stop_gradient``, non-differentiable
 functions and integer operations end variedness, so nothing upstream of a
-stopped value gets an adjoint unless another route to the output needs it.
+stopped value gets an adjoint unless another route to the output needs it. So
+does a max shift whose adjoint provably sums to zero (``composites.shifts``:
+the ``m`` of a log-softmax or logsumexp written out without ``stop_gradient``).
 """
 
 import functools
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 import gast
 
-from transpile import cfg
+from transpile import cfg, composites
 from transpile.nodes import descendants
 from transpile.rules import classify, registry
 
@@ -86,11 +88,14 @@ def diff_uses(stmt, match) -> set:
 def stage(fn, ctx):
     """Which statements need an adjoint: varied and useful."""
     wrt_names = [fn.params[i] for i in ctx.wrt]
-    fn.activity = run(fn.tree.body, wrt_names, fn.parsed, registry(), fn.kinds.sequences)
+    shifts = composites.shifts(fn.tree, fn.parsed.resolve)
+    fn.activity = run(fn.tree.body, wrt_names, fn.parsed, registry(), fn.kinds.sequences, shifts)
     return fn
 
 
-def run(body, wrt_names, parsed, registry, sequences=frozenset()) -> Activity:
+def run(body, wrt_names, parsed, registry, sequences=frozenset(), stopped=frozenset()) -> Activity:
+    """The activity facts of ``body``; the names in ``stopped`` (each bound once) are
+    constants to differentiation, as if wrapped in ``stop_gradient``."""
     graph = cfg.build(body)
     matches = {}
     for node in graph.nodes:
@@ -112,7 +117,7 @@ def run(body, wrt_names, parsed, registry, sequences=frozenset()) -> Activity:
             target = _defined(s)
             if target is not None:
                 kind = "weak" if _is_weak(s) else "strong"
-                uses = bits.of(diff_uses(s, matches.get(id(s))))
+                uses = 0 if target in stopped else bits.of(diff_uses(s, matches.get(id(s))))
                 effects[node] = (kind, bits.bit(target), uses)
 
     def varied(node, fact):
