@@ -61,6 +61,16 @@ def mlp_grad(W1, b1, W2, b2, x, y):
     return x.T @ dz, np.sum(dz, axis=0), h.T @ dlogits, np.sum(dlogits, axis=0)
 
 
+def mlp_shift_loss(W1, b1, W2, b2, x, y):
+    """``mlp_loss`` with the max shift written as most people write it: no
+    ``stop_gradient`` on ``m`` (log-softmax does not depend on it)."""
+    h = np.tanh(x @ W1 + b1)
+    logits = h @ W2 + b2
+    m = np.max(logits, axis=1, keepdims=True)
+    logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
+    return -np.mean(np.sum(y * logp, axis=1))
+
+
 def mlp_inputs(rng, n, d, hidden, classes):
     """Glorot-scaled weights, small biases, inputs and one-hot labels."""
     W1 = rng.normal(scale=1.0 / np.sqrt(d), size=(d, hidden))
@@ -198,6 +208,26 @@ PROBLEMS = [
         lambda r: mlp_inputs(r, 4096, 64, 256, 10),
         lambda r: mlp_inputs(r, 4, 3, 5, 3),
         1.2,
+    ),
+    Problem(
+        "mlp_shift",
+        "small",
+        mlp_shift_loss,
+        mlp_grad,
+        ("W1", "b1", "W2", "b2"),
+        lambda r: mlp_inputs(r, 32, 20, 64, 10),
+        lambda r: mlp_inputs(r, 4, 3, 5, 3),
+        1.1,
+    ),
+    Problem(
+        "mlp_shift",
+        "large",
+        mlp_shift_loss,
+        mlp_grad,
+        ("W1", "b1", "W2", "b2"),
+        lambda r: mlp_inputs(r, 4096, 64, 256, 10),
+        lambda r: mlp_inputs(r, 4, 3, 5, 3),
+        1.1,
     ),
     Problem(
         "rnn",
