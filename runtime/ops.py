@@ -282,8 +282,11 @@ def unreduce(g, x, axis=None, keepdims=False):
                 return backend.fill(out, g)
             out[...] = g
             return out
-        if scalar:  # a large one is a read-only view of one number: no memory
+        if scalar and isinstance(g, (numbers.Number, np.generic)):
+            # a large one is a read-only view of one number: no memory
             g = np.full_like(like, g, dtype=dtype, shape=())
+        elif scalar:  # a 0-d array of x's library (dask: a lazy one, never a fill value)
+            g = g.astype(dtype, copy=False)
     return np.broadcast_to(g, shape)
 
 
