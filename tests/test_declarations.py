@@ -305,6 +305,7 @@ KNOWN = {
     ("inline.py", ("seed", "cotangent")),
     ("composites.py", "(np.log, math.log)"),  # the log of a sigmoid: the exp and log rules
     ("composites.py", "(np.exp, math.exp)"),
+    ("composites.py", "(np.max, np.amax)"),  # the max shift of log-softmax and logsumexp
     ("kinds.py", "(builtins.list, builtins.tuple)"),  # calls that make a sequence
 }
 
