@@ -39,6 +39,10 @@ INPUTS = {
         ),
         (0, 1),
     ),
+    "through_helper": (
+        lambda r: (r.normal(size=(3, 4)), _normal(r, 6, 3), r.random((6, 4))),
+        0,
+    ),
     "m_used_elsewhere": (lambda r: (_normal(r, 5, 4), r.random((5, 4))), 0),
     "m_rebound": (lambda r: (_normal(r, 5, 4), r.random((5, 4))), 0),
     "z_rebound": (lambda r: (_normal(r, 5, 4), r.random((5, 4))), 0),
