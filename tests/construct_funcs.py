@@ -399,3 +399,14 @@ def partial_then_rebound(x, s):
     f = functools.partial(scaled_tanh, s=s)
     s = s * 3.0
     return f(x) + np.sum(s * x)
+
+
+def sorted_arrays_by_key(ws):
+    ordered = sorted(ws, key=lambda w: float(np.sum(w)))
+    largest_first = sorted(ws, key=lambda w: float(np.max(w)), reverse=True)
+    return np.sum(ordered[0] * 2.0 + ordered[-1]) + np.sum(largest_first[0] ** 2)
+
+
+def sorted_numbers(w):
+    values = sorted([w[0] * 2.0, w[1], np.sin(w[2])])
+    return values[0] + 3.0 * values[-1]

@@ -61,6 +61,8 @@ CASES = [
     (C.partial_then_rebound, lambda: (vec(), vec(seed=4)), (0, 1)),
     (C.reversed_loop, lambda: ([vec(3, s) for s in range(3)],), 0),
     (C.sorted_by_key, lambda: ([vec(3, s) for s in range(3)],), 0),
+    (C.sorted_arrays_by_key, lambda: ([vec(3, s) for s in range(4)],), 0),
+    (C.sorted_numbers, lambda: (vec(3),), 0),
     (C.dict_new_key, lambda: (vec(),), 0),
     (C.dict_new_keys_in_loop, lambda: (vec(),), 0),
     (C.dict_overwritten_and_new, lambda: (vec(),), 0),

@@ -72,6 +72,24 @@ def through_an_empty_loop(params, x):
     return np.sum(layers(params, x) ** 2)
 
 
+def list_under_two_names(ws):
+    a = ws
+    b = ws
+    return np.sum(a[0] * 2.0) + np.sum(b[1] ** 2)
+
+
+def list_copied_two_ways(ws):
+    a = list(ws)
+    b = tuple(ws)
+    return np.sum(a[0] * 2.0) + np.sum(b[1] ** 2)
+
+
+def sorted_twice(ws):
+    first = sorted(ws, key=lambda w: float(np.sum(w)))
+    last = sorted(ws, key=lambda w: float(np.max(w)), reverse=True)
+    return np.sum(first[0] * 3.0) + np.sum(last[0] ** 2)
+
+
 def rng(seed):
     return np.random.default_rng(seed)
 
@@ -87,6 +105,10 @@ CASES = [
     (passes_a_longer_tuple_on, lambda r: ((r.normal(size=2),), r.normal(size=2)), (0, 1)),
     (grows_a_list, lambda r: (r.normal(size=3), r.normal(size=3)), (0, 1)),
     (slice_of_concatenation, lambda r: (r.normal(size=3), r.normal(size=3)), (0, 1)),
+    # two list adjoints of one list added, not concatenated (a list twice as long)
+    (list_under_two_names, lambda r: ([r.normal(size=2), r.normal(size=2)],), (0,)),
+    (list_copied_two_ways, lambda r: ([r.normal(size=2), r.normal(size=2)],), (0,)),
+    (sorted_twice, lambda r: ([r.normal(size=2) for _ in range(3)],), (0,)),
 ]
 
 

@@ -25,6 +25,7 @@ import gast
 
 from transpile import lower
 from transpile.errors import at
+from transpile.ir import Annotation, annotate
 from transpile.nodes import assign, clone, const, descendants, name, transform
 
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp)
@@ -102,6 +103,43 @@ def _unused(base, taken):
     while base in taken:
         base += "_"
     return base
+
+
+def sorted_by_index(node, namer):
+    """``(statements, value)`` computing ``sorted(xs, key=k)`` as
+    ``[xs[i] for i in sorted(range(len(xs)), key=lambda i: k(xs[i]))]``: the order is a
+    constant to differentiation (the key only compares: its lambda is annotated
+    CONSTANT), the items flow through the subscripts. ``xs`` is read once, first."""
+    items = namer.fresh("unsorted")
+    index = namer.fresh("i")
+    keywords = {k.arg: k.value for k in node.keywords}
+    item = gast.Subscript(value=name(items), slice=name(index), ctx=gast.Load())
+    compared = (
+        gast.Call(func=keywords["key"], args=[item], keywords=[]) if "key" in keywords else item
+    )
+    key = gast.Lambda(
+        args=gast.arguments(
+            args=[name(index, gast.Param())],
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=compared,
+    )
+    annotate(key, Annotation.CONSTANT, True)
+    count = gast.Call(func=name("len"), args=[name(items)], keywords=[])
+    indices = gast.Call(func=name("range"), args=[count], keywords=[])
+    order_keywords = [gast.keyword(arg="key", value=key)]
+    if "reverse" in keywords:
+        order_keywords.append(gast.keyword(arg="reverse", value=keywords["reverse"]))
+    order = gast.Call(func=name("sorted"), args=[indices], keywords=order_keywords)
+    gen = gast.comprehension(target=name(index, gast.Store()), iter=order, ifs=[], is_async=0)
+    picked = gast.Subscript(value=name(items), slice=name(index), ctx=gast.Load())
+    comp = gast.copy_location(gast.ListComp(elt=picked, generators=[gen]), node)
+    return [assign(items, node.args[0], node)], comp
 
 
 @dataclass

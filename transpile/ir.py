@@ -30,6 +30,7 @@ class Annotation(enum.Enum):
     SITE = "the number of a shape-helper call, to match it with what a probe recorded"
     NAME = "the name a constant stood for before the specializer wrote the number itself"
     ARRAY = "(shape, dtype) of a statement's numpy result, for buffer reuse"
+    CONSTANT = "a lambda whose result only orders (the key sorted() is desugared with)"
 
 
 _PREFIX = "_transpile_"

@@ -116,6 +116,11 @@ def _is_dict(value, parsed):
     return isinstance(value, gast.Call) and parsed.resolve(value.func) is builtins.dict
 
 
+def is_sequence_call(value, resolve) -> bool:
+    """Whether ``value`` is a call making a list or tuple (``list(xs)``, ``tuple(xs)``)."""
+    return isinstance(value, gast.Call) and resolve(value.func) in (builtins.list, builtins.tuple)
+
+
 def _is_sequence(value, target, sequences, known, parsed):
     if value is _PARAM:
         return target in known
@@ -124,7 +129,7 @@ def _is_sequence(value, target, sequences, known, parsed):
     if isinstance(value, gast.Name):
         return value.id in sequences
     if isinstance(value, gast.Call):
-        return parsed.resolve(value.func) in (builtins.list, builtins.tuple)
+        return is_sequence_call(value, parsed.resolve)
     if isinstance(value, gast.Subscript):
         return (
             isinstance(value.slice, gast.Slice)

@@ -38,7 +38,7 @@ import gast
 
 from transpile import desugar, fence, lower, rename
 from transpile.errors import at
-from transpile.ir import GRAD_HOOK
+from transpile.ir import GRAD_HOOK, Annotation, annotation
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
 from transpile.parse import MISSING
 
@@ -645,7 +645,21 @@ class _Normalizer:
             return self.inline(desugar.Local("", func, {}), node, pre)
         if self._is_map(node):
             return self.expr(desugar.mapped(node), pre, top=True)
+        if self._is_sorted(node):
+            stmts, value = desugar.sorted_by_index(node, self.namer)
+            pre.extend(self.block(stmts))
+            return self.expr(value, pre, top=True)
         return None
+
+    def _is_sorted(self, node):
+        return (
+            isinstance(node.func, gast.Name)
+            and self.parsed.resolve(node.func) is builtins.sorted
+            and len(node.args) == 1
+            and not isinstance(node.args[0], gast.Starred)
+            and all(k.arg in ("key", "reverse") for k in node.keywords)
+            and not any(annotation(k.value, Annotation.CONSTANT) for k in node.keywords)
+        )
 
     def call(self, node, pre):
         desugared = self.desugared_call(node, pre)

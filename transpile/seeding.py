@@ -10,7 +10,7 @@ where its adjoint was filled slot by slot (``ops.like``).
 
 import gast
 
-from transpile.kinds import is_sequence_op
+from transpile.kinds import is_sequence_call, is_sequence_op
 from transpile.nodes import assign, clone, const, descendants, name
 
 
@@ -124,7 +124,41 @@ def _container_names(fn):
                 names |= {a.id for a in match.operands if isinstance(a, gast.Name)}
         if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
             names.add(n.value.id)
-    return names | _sequences(fn)
+    return _through_copies(fn.tree, names | _sequences(fn), fn.parsed.resolve)
+
+
+def _copied(value, resolve):
+    """The name ``value`` copies (``ws``, ``list(ws)``, ``tuple(ws)``), or None."""
+    if isinstance(value, gast.Name):
+        return value.id
+    if (
+        is_sequence_call(value, resolve)
+        and len(value.args) == 1
+        and isinstance(value.args[0], gast.Name)
+    ):
+        return value.args[0].id
+    return None
+
+
+def _through_copies(tree, names, resolve):
+    """``names`` and every name a copy (``a = ws``, ``b = list(ws)``) ties to one of
+    them: a list copied into two names gets two list adjoints, which must add with
+    ops.add (``+`` would concatenate them)."""
+    copies = [
+        (n.targets[0].id, _copied(n.value, resolve))
+        for n in descendants(tree)
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
+    ]
+    copies = [(a, b) for a, b in copies if b is not None]
+    names = set(names)
+    changed = True
+    while changed:  # a round per link of the longest chain of copies
+        changed = False
+        for a, b in copies:
+            if (a in names) != (b in names):
+                names |= {a, b}
+                changed = True
+    return names
 
 
 def _varied_at_end(activity, tree):

@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from transpile import higher, user_rules
+from transpile.ir import Annotation, annotation
 from transpile.kinds import is_sequence_op
 from transpile.nodes import descendants
 from transpile.parse import MISSING
@@ -264,11 +265,27 @@ def _classify_lambda(value, parsed, registry):
     """A lambda left as a value (given to a library function, as ``odeint``'s ``func``):
     the names it reads besides its parameters are its operands, so one that reads a
     differentiated value, on the output's path, is refused rather than a silent zero."""
+    if annotation(value, Annotation.CONSTANT):
+        return Match("nondiff")
     params = {a.id for a in value.args.args + value.args.kwonlyargs}
-    free = [n for n in descendants(value.body) if isinstance(n, gast.Name) and n.id not in params]
+    free = [n for n in _read_outside_stop_gradient(value.body, parsed) if n.id not in params]
     if not free:
         return Match("nondiff")
     return Match("unknown", tuple(free), why="a lambda that reads a differentiated value")
+
+
+def _read_outside_stop_gradient(node, parsed):
+    """The names ``node`` reads, but not inside a ``stop_gradient(...)``."""
+    from transpile_runtime import stop_gradient
+
+    if isinstance(node, gast.Name):
+        return [node]
+    if isinstance(node, gast.Call) and parsed.resolve(node.func) is stop_gradient:
+        return []
+    found = []
+    for child in gast.iter_child_nodes(node):
+        found += _read_outside_stop_gradient(child, parsed)
+    return found
 
 
 def _classify_subscript(value, parsed, registry):
