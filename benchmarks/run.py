@@ -8,8 +8,10 @@ For each problem in ``problems.PROBLEMS`` this first checks correctness (the
 hand-written gradient against central finite differences on a tiny instance,
 and the generated gradient against the hand-written one, with rtol 1e-6, on the
 tiny and the timed instance), then times both gradients in one process with
-interleaved repeats and prints the medians and their ratio. The exit status is
-0 only when every row is OK.
+interleaved repeats and prints the medians and their ratio, and measures the peak
+memory (``tracemalloc``) of one call of each. Where autograd is installed (it is
+not a dependency), its gradient of the same function is timed and measured too.
+The exit status is 0 only when every row is OK: time and memory within target.
 """
 
 import argparse
@@ -19,6 +21,8 @@ import platform
 import sys
 import time
 import traceback
+import tracemalloc
+import types
 
 import _path  # noqa: F401  (puts the checkout's root on sys.path)
 import numpy as np
@@ -137,6 +141,60 @@ def time_pair(funcs, args, repeats, min_sample):
     return [float(np.median(s)) for s in samples]
 
 
+def peak_memory(func, args):
+    """Peak bytes allocated during one call of ``func(*args)`` (``tracemalloc``, which
+    numpy reports its array buffers to), above what was allocated before the call.
+    The call before it builds a shape variant where one is made."""
+    func(*args)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        func(*args)
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def autograd_gradient(problem):
+    """autograd's gradient of ``problem.func`` w.r.t. ``problem.wrt`` (the function run
+    with ``np`` bound to ``autograd.numpy``), or None where autograd is not installed."""
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError:
+        return None
+    func = problem.func
+    rebound = types.FunctionType(func.__code__, {**func.__globals__, "np": anp})
+    wrt = tuple(func.__code__.co_varnames.index(n) for n in problem.wrt)
+
+    def gradient(*args):
+        def of(params):
+            merged = list(args)
+            for i, p in zip(wrt, params):
+                merged[i] = p
+            return rebound(*merged)
+
+        return tuple(autograd.grad(of)(tuple(args[i] for i in wrt)))
+
+    return gradient
+
+
+def autograd_installed():
+    """Whether autograd can be imported (it is not a dependency of this project)."""
+    try:
+        import autograd  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def fmt_bytes(n):
+    """Format a byte count in kB or MB."""
+    return f"{n / 1e6:.3g} MB" if n >= 1e6 else f"{n / 1e3:.3g} kB"
+
+
 def fmt_time(seconds):
     """Format a duration with a unit that keeps three significant figures readable."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
@@ -145,9 +203,9 @@ def fmt_time(seconds):
     return f"{seconds / 1e-9:.3g} ns"
 
 
-def run_one(problem, args):
-    """Check and time one problem; return its table row and any failure notes."""
-    notes = check_hand(problem)
+def generated_gradient(problem, args, notes):
+    """The checked generated gradient (the hand-written one with ``--baseline``) and the
+    row's status so far: None while nothing failed."""
     status = "HAND WRONG" if notes else None
     if args.baseline:
         generated = problem.hand_grad
@@ -155,34 +213,73 @@ def run_one(problem, args):
         try:
             generated = grad(problem.func, wrt=problem.wrt)
         except Exception:  # noqa: BLE001  (any crash is reported, not raised)
-            generated, status = None, status or "ERROR"
             notes.append("grad() raised:\n" + traceback.format_exc(limit=-3))
-    if generated is not None:
-        try:
-            wrong = check_generated(problem, generated)
-        except Exception:  # noqa: BLE001
-            wrong = ["the generated gradient raised:\n" + traceback.format_exc(limit=-3)]
-            status = status or "ERROR"
-        notes += wrong
-        status = status or ("WRONG" if wrong else None)
+            return None, status or "ERROR"
+    try:
+        wrong = check_generated(problem, generated)
+    except Exception:  # noqa: BLE001
+        wrong = ["the generated gradient raised:\n" + traceback.format_exc(limit=-3)]
+        status = status or "ERROR"
+    notes += wrong
+    return generated, status or ("WRONG" if wrong else None)
+
+
+def peer_cells(problem, inputs, hand, hand_memory, args):
+    """The autograd cells of a row: time and memory ratios to the hand-written
+    gradient, or ``-`` where autograd is not installed or fails."""
+    peer = None if args.no_peers else autograd_gradient(problem)
+    if peer is None:
+        return ["-"]
+    try:
+        mismatches(peer(*inputs), problem.hand_grad(*inputs), problem.wrt, RTOL, ATOL)
+        repeats, min_sample = (3, 0.005) if args.quick else (9, 0.02)
+        seconds = time_pair([peer], inputs, repeats, min_sample)[0]
+        memory = peak_memory(peer, inputs)
+    except Exception:  # noqa: BLE001  (a peer's failure is noted in its cell)
+        return ["failed"]
+    return [f"{seconds / hand:.2f} / {memory / hand_memory:.2f}"]
+
+
+def run_one(problem, args):
+    """Check, time and measure one problem; return its table row and any failure notes."""
+    notes = check_hand(problem)
+    generated, status = generated_gradient(problem, args, notes)
     timed = [problem.hand_grad] if status else [generated, problem.hand_grad]
     inputs = problem.make(np.random.default_rng(SEED))
     repeats, min_sample = (9, 0.005) if args.quick else (41, 0.02)
     medians = time_pair(timed, inputs, repeats, min_sample)
-    hand = medians[-1]
+    memories = [peak_memory(f, inputs) for f in timed]
+    hand, hand_memory = medians[-1], memories[-1]
+    cells = ["-"] * 4
     if status is None:
-        ratio = medians[0] / hand
-        status = "OK" if ratio <= problem.target else "over"
-        gen_cell, ratio_cell = fmt_time(medians[0]), f"{ratio:.2f}"
-    else:
-        gen_cell, ratio_cell = "-", "-"
+        ratio, memory_ratio = medians[0] / hand, memories[0] / hand_memory
+        over = [
+            what
+            for what, r, target in (
+                ("time", ratio, problem.target),
+                ("memory", memory_ratio, problem.memory_target),
+            )
+            if r > target
+        ]
+        status = "over: " + ", ".join(over) if over else "OK"
+        cells = [
+            fmt_time(medians[0]),
+            f"{ratio:.2f}",
+            fmt_bytes(memories[0]),
+            f"{memory_ratio:.2f}",
+        ]
     row = [
         problem.name,
         problem.size,
-        gen_cell,
+        cells[0],
         fmt_time(hand),
-        ratio_cell,
+        cells[1],
         f"<= {problem.target:g}",
+        cells[2],
+        fmt_bytes(hand_memory),
+        cells[3],
+        f"<= {problem.memory_target:g}",
+        *peer_cells(problem, inputs, hand, hand_memory, args),
         status,
     ]
     return row, notes
@@ -207,6 +304,9 @@ def main(argv=None):
         help="time the hand-written gradient against itself instead of the "
         "generated one (tests the harness; ratios should be near 1)",
     )
+    parser.add_argument(
+        "--no-peers", action="store_true", help="do not time autograd even where installed"
+    )
     args = parser.parse_args(argv)
     unknown = set(args.only or ()) - {p.name for p in PROBLEMS}
     if unknown:
@@ -218,7 +318,20 @@ def main(argv=None):
         f"{'quick' if args.quick else 'full'} run"
         + (", BASELINE (hand vs hand)" if args.baseline else "")
     )
-    header = ["benchmark", "size", "generated", "hand-written", "ratio", "target", "status"]
+    header = [
+        "benchmark",
+        "size",
+        "generated",
+        "hand-written",
+        "ratio",
+        "target",
+        "peak mem",
+        "hand mem",
+        "mem ratio",
+        "target",
+        "autograd",
+        "status",
+    ]
     rows, all_notes = [], []
     for problem in selected:
         row, notes = run_one(problem, args)
@@ -229,7 +342,12 @@ def main(argv=None):
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for r in [header, ["-" * w for w in widths], *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
-    print("\nratio = median time of the generated gradient / median time of the hand-written one")
+    print(
+        "\nratio = median time of the generated gradient / median time of the hand-written one"
+        "\nmem ratio = peak memory of one call of the generated gradient / of the hand-written"
+        " one (tracemalloc)\nautograd = its time ratio / memory ratio to the hand-written one"
+        + ("" if autograd_installed() else " (autograd is not installed: -)")
+    )
     for where, notes in all_notes:
         print(f"\n{where}:")
         for note in notes:
