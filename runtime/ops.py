@@ -337,9 +337,14 @@ def shape_of(x):
     """What a loop records of a value its adjoint reads only for its shape: the shape
     of a numpy array or a number; for an array of another library, a stand-in with
     its shape, dtype and library (an empty array of it), so that an adjoint made from
-    a number (a seed) is made in that library, not in numpy."""
-    if x.__class__ is np.ndarray:
+    a number (a seed) is made in that library, not in numpy. A number (Python's or a
+    numpy scalar) is its own record: it is as small as its shape, and the helpers
+    read it fastest."""
+    cls = x.__class__
+    if cls is np.ndarray:
         return x.shape
+    if cls is float or cls is int or isinstance(x, np.generic):
+        return x
     if getattr(x, "dtype", None) is None or isinstance(x, np.generic):
         shape = getattr(x, "shape", None)  # (ops.UNSET has one)
         return shape if isinstance(shape, tuple) else np.shape(x)

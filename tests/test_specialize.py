@@ -296,3 +296,102 @@ def test_models_specialize_and_match_finite_differences(func, make):
     assert source(g, *args) != source(g)  # a variant exists for these shapes
     got = call_twice(g, *args)
     fd.assert_close(got, fd.numeric_grad(func, args, wrt), rtol=1e-6, atol=1e-8)
+
+
+# --------------------------------------------------------------------------
+# loops over static ranges
+
+
+def rnn_loss(Wx, Wh, b, x, h0):
+    h = h0
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ Wx + h @ Wh + b)
+    return np.sum(h**2)
+
+
+def heat_loss(u, k, steps):
+    for _ in range(steps):
+        lap = np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4.0 * u
+        u = u + k * lap - 0.1 * u**3
+    return np.mean(u**2)
+
+
+def scalar_loop(x, a):
+    for _ in range(20):
+        x = x * a + np.sin(x) * 0.1
+    return x
+
+
+def rnn_args(rng, steps=4, batch=3, d=2, hidden=5, h0_shape=None):
+    return (
+        rng.standard_normal((d, hidden)) * 0.5,
+        rng.standard_normal((hidden, hidden)) * 0.3,
+        rng.standard_normal(hidden) * 0.1,
+        rng.standard_normal((steps, batch, d)),
+        np.zeros(h0_shape or (batch, hidden)),
+    )
+
+
+def heat_args(rng, n=5, steps=4):
+    return rng.standard_normal((n, n)), 0.15, steps
+
+
+LOOPS = [
+    (rnn_loss, (0, 1, 2), rnn_args),
+    (heat_loss, (0, 1), heat_args),
+    (scalar_loop, (0, 1), lambda rng: (float(rng.uniform(0.5, 1.5)), 0.85)),
+    # h0 of shape (5,) broadcasts in the first step only: its sites differ between
+    # iterations and stay generic
+    (rnn_loss, (0, 1, 2), lambda rng: rnn_args(rng, h0_shape=(5,))),
+]
+
+
+@pytest.mark.parametrize("func, wrt, make", LOOPS, ids=["rnn", "heat", "scalar", "rnn_h0"])
+def test_loop_variants_match_finite_differences_on_every_call(func, wrt, make):
+    g = grad(func, wrt=wrt)
+    rng = np.random.default_rng(3)
+    for args in (make(rng), make(rng)):  # a second signature-equal input
+        want = fd.numeric_grad(func, args, wrt)
+        for _ in range(3):  # the generic code (the probe), then the variant
+            fd.assert_close(g(*args), want, rtol=1e-6, atol=1e-9)
+
+
+def test_loop_variant_has_no_shape_helpers_and_records_no_shapes():
+    args = rnn_args(np.random.default_rng(0))
+    g = grad(rnn_loss, wrt=(0, 1, 2))
+    generic, special = source(g), source(g, *args)
+    assert "ops.unbroadcast" in generic and "shape_of" in generic
+    for helper in ("ops.unbroadcast", "ops.matmul_left", "ops.matmul_right", "shape_of"):
+        assert helper not in special, special
+    pushes = [line.strip() for line in special.splitlines() if "tape.push(" in line]
+    pops = [line.strip() for line in special.splitlines() if "tape.pop()" in line]
+    assert len(pushes) == len(pops) == 2, special  # x[t] and h: what the adjoint reads
+
+
+def test_loop_sites_whose_shapes_change_between_iterations_stay_generic():
+    args = rnn_args(np.random.default_rng(0), h0_shape=(5,))
+    special = source(grad(rnn_loss, wrt=(0, 1, 2)), *args)
+    assert "ops.matmul_left" in special or "ops.unbroadcast" in special, special
+
+
+def test_loop_trip_count_is_part_of_the_signature():
+    g = grad(heat_loss, wrt=(0, 1))
+    rng = np.random.default_rng(4)
+    u = rng.standard_normal((4, 4))
+    for steps in (3, 5, 3, 0, 5):
+        args = (u, 0.1, steps)
+        fd.assert_close(g(*args), fd.numeric_grad(heat_loss, args, (0, 1)), rtol=1e-6, atol=1e-9)
+        g(*args)
+
+
+def test_loop_variant_does_not_modify_arguments_and_returns_fresh_arrays():
+    args = rnn_args(np.random.default_rng(5))
+    kept = [a.copy() for a in args]
+    g = grad(rnn_loss, wrt=(0, 1, 2))
+    results = [g(*args) for _ in range(3)]
+    for a, k in zip(args, kept):
+        np.testing.assert_array_equal(a, k)
+    for got in results:
+        for r in got:
+            assert r.flags.writeable and not any(np.shares_memory(r, a) for a in args)
+    assert not any(np.shares_memory(a, b) for a in results[1] for b in results[2])

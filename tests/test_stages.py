@@ -709,10 +709,14 @@ def test_specializable_straight_line_code_gets_variants_keyed_on_int_shapes():
     assert built(S.rows, "specializable").static == frozenset({"n"})  # n sets a shape
 
 
-def test_specializable_loops_keep_the_generic_gradient_and_no_second_body():
-    fn = built(S.loop_sin, "specializable")
-    assert fn.static is None
-    assert built(S.loop_sin, "inline").outputs[-1].anf is None  # nothing to probe
+def test_specializable_loops_over_static_ranges_get_variants_too():
+    assert built(S.loop_sin, "specializable").static == frozenset()
+    assert built(S.loop_sin, "inline").outputs[-1].anf is not None  # the probe's body
+
+
+def test_specializable_not_with_branches_or_while_loops():
+    assert built(S.loops, "specializable").static is None
+    assert built(S.loops, "inline").outputs[-1].anf is None  # nothing to probe
 
 
 def test_specializable_variants_of_int_shapes_are_correct():
@@ -770,9 +774,10 @@ def test_entry_routes_calls_to_the_compiled_gradient():
     np.testing.assert_allclose(entry(x), 2.0 * x)
 
 
-def test_entry_specializes_straight_line_code_only():
+def test_entry_specializes_straight_line_code_and_static_loops_only():
     assert built(S.plain, "entry").generated.function.__transpile_dispatch__.specializable
-    assert not built(S.loop_sin, "entry").generated.function.__transpile_dispatch__.specializable
+    assert built(S.loop_sin, "entry").generated.function.__transpile_dispatch__.specializable
+    assert not built(S.loops, "entry").generated.function.__transpile_dispatch__.specializable
 
 
 def test_entry_is_not_made_for_a_callee():

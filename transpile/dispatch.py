@@ -39,6 +39,7 @@ from transpile import (
     inline,
     ownership,
     probe,
+    record,
     specialize,
     tidy,
 )
@@ -449,7 +450,12 @@ class Dispatcher:
     def record_call(self, site, helper, *args):
         observed = getattr(self.local, "observed", None)
         if observed is not None:
-            observed[0].setdefault(site, tuple(probe.meta(a) for a in args))
+            metas = tuple(probe.meta(a) for a in args)
+            sites = observed[0]  # a site in a loop is met once per iteration
+            if site in sites:
+                shape_args = helper.declared.shape_args
+                metas = probe.merged(sites[site], metas, shape_args)
+            sites[site] = metas
         return helper(*args)
 
     def record_value(self, index, value):
@@ -461,6 +467,7 @@ class Dispatcher:
         names = self.spec.names
         body = self.body[:-1] + [ownership.unguarded(self.body[-1], names["ops"])]
         body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
+        body = record.drop_unread(body, names["tape"], names["ops"])
         body = deadcode.dead_code(buffers.propagate_copies(body), self.spec.is_pure)
         body = buffers.reuse_buffers(tidy.tidy(body), names["np"])
         body[-1] = ownership.guard_return(

@@ -1,4 +1,4 @@
-"""Which straight-line bodies have every shape fixed by the call's signature.
+"""Which bodies have every shape fixed by the call's signature.
 
 A shape-specialized variant is valid for every call with the signature it was
 made for only if no value's shape depends on the values of the arguments. That
@@ -11,14 +11,21 @@ function's rule declares (``rules.declare.Shape``). ``eligible`` checks this at
 transpile time, conservatively: an undeclared function, one declared VARIES, or a
 value-dependent index makes the body ineligible, and the gradient simply stays
 generic.
+
+A ``for`` loop over a ``range`` of static bounds (and its ``reversed`` in the
+adjoint) is allowed, with the tape that records what the adjoint reads: its trip
+count is part of the signature, so every iteration runs the same operations on
+shapes that the signature fixes. Branches and ``while`` loops are not.
 """
 
 import gast
 import numpy as np
 
+from transpile.nodes import descendants
 from transpile.parse import MISSING
 from transpile.rules import registry
 from transpile.rules.declare import Shape
+from transpile_runtime.tape import Tape
 
 # How a call's positional arguments split into data (arrays, whose shapes are part of
 # the signature) and static values (constants, shapes, integer parameters), by the
@@ -58,7 +65,9 @@ def stage(fn, ctx):
     fn.static = None
     if ctx.mode != "split" and not fn.callees:
         out = fn.outputs[-1]
-        fn.static = eligible(out.body, fn.params, _resolver(fn), fn.names["ops"])
+        fn.static = eligible(
+            out.body, fn.params, _resolver(fn), fn.names["ops"], fn.names.get("tape")
+        )
     return fn
 
 
@@ -80,10 +89,10 @@ class _Ineligible(Exception):
     pass
 
 
-def eligible(body, params, resolve, ops_name):
+def eligible(body, params, resolve, ops_name, tape_name=None):
     """The parameters that must be Python ints (they set shapes or indices) if ``body``
     can be specialized per signature, else None."""
-    checker = _Eligibility(params, resolve, ops_name)
+    checker = _Eligibility(params, resolve, ops_name, tape_name)
     try:
         for stmt in body:
             checker.statement(stmt)
@@ -93,20 +102,24 @@ def eligible(body, params, resolve, ops_name):
 
 
 class _Eligibility:
-    def __init__(self, params, resolve, ops_name):
+    def __init__(self, params, resolve, ops_name, tape_name=None):
         self.params = set(params)
         self.resolve = resolve
         self.ops = ops_name
+        self.tape = tape_name
         self.static = {}  # name -> parameters it depends on, for names holding shapes
         self.static_params = set()
 
     def statement(self, s):
+        if isinstance(s, gast.For):
+            self.loop(s)
+            return
         if isinstance(s, gast.Expr):
             if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
                 return  # a comment marker
             f = getattr(s.value, "func", None)
-            if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == self.ops:
-                self.call(s.value)  # ops.add_at(buffer, index, g): slots of an adjoint
+            if self.ours(f):
+                self.call(s.value)  # ops.add_at(buffer, index, g), tape.push(value)
                 return
             raise _Ineligible
         if isinstance(s, gast.Return):
@@ -129,6 +142,28 @@ class _Eligibility:
                     self.static.pop(t.id, None)
                 else:
                     self.static[t.id] = deps
+
+    def ours(self, f):
+        """Whether the callee ``f`` is a runtime helper, the tape's class or a method of
+        the tape (which only moves values: no shape comes from it)."""
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
+            return f.value.id == self.ops or (self.tape is not None and f.value.id == self.tape)
+        return self.tape is not None and self.resolve(f) is Tape
+
+    def loop(self, s):
+        """``for t in r`` over a static range: ``t`` is static too, and the parameters
+        the range depends on are part of the signature; what the body binds is data
+        until the body binds it (it may differ from one iteration to the next)."""
+        deps = self.static_deps(s.iter)
+        if deps is None or s.orelse or not isinstance(s.target, gast.Name):
+            raise _Ineligible
+        for n in descendants(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                self.static.pop(n.id, None)
+        self.static[s.target.id] = deps
+        self.static_params |= deps  # the trip count is part of the signature
+        for stmt in s.body:
+            self.statement(stmt)
 
     def target(self, t):
         if isinstance(t, gast.Name):
@@ -181,8 +216,10 @@ class _Eligibility:
         return self._deps_of([node.value, node.slice])
 
     def _deps_Call(self, node):
-        static = _declared_shape(self.resolve(node.func)) is Shape.STATIC_RESULT
-        return frozenset() if static else None
+        f = self.resolve(node.func)
+        if f is range or f is reversed:  # the iterations of a loop: static bounds
+            return None if node.keywords else self._deps_of(node.args)
+        return frozenset() if _declared_shape(f) is Shape.STATIC_RESULT else None
 
     def require_static(self, node):
         deps = self.static_deps(node)
@@ -205,6 +242,8 @@ class _Eligibility:
         elif isinstance(node, (gast.Tuple, gast.List)):
             for e in node.elts:
                 self.data(e)
+        elif isinstance(node, gast.Attribute) and getattr(node.value, "id", None) == self.ops:
+            return  # ops.UNSET: a loop temporary before the first iteration
         elif isinstance(node, gast.Attribute):
             if _attribute_shape(node.attr) is Shape.VARIES:
                 raise _Ineligible
@@ -220,7 +259,7 @@ class _Eligibility:
 
     def call(self, node):
         f = node.func
-        if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == self.ops:
+        if self.ours(f):  # a helper, the tape, tape.push, tape.pop
             data, static = node.args, []
         else:
             obj = self.resolve(f)

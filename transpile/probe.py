@@ -28,6 +28,37 @@ def meta(value):
     return ("other", None, None, type(value))
 
 
+def merged(old, new, shape_args=()):
+    """What one helper call site's two observations (a tuple of argument metas each,
+    from two iterations of a loop) say of every iteration: equal metas as they are; an
+    argument of the same shape but another type or dtype (a Python float that became a
+    numpy scalar; at a position in ``shape_args``, the shape a loop recorded for an
+    array) as an array of that shape, of unknown type; any other difference (or an
+    earlier one: ``old`` None) makes the site None, which stays generic."""
+    if old == new or old is None:
+        return old
+    if len(old) != len(new):
+        return None
+    out = []
+    for i, (a, b) in enumerate(zip(old, new)):
+        if a != b:
+            shapes = {_shape_seen(m, i in shape_args) for m in (a, b)}
+            if len(shapes) != 1 or None in shapes:
+                return None
+            same = a[3] is b[3] and a[2] == b[2]
+            a = ("array", shapes.pop(), a[2] if same else None, a[3] if same else object)
+        out.append(a)
+    return tuple(out)
+
+
+def _shape_seen(m, recorded):
+    """The shape a meta shows of an array or a number, or (where ``recorded``) of the
+    shape recorded for an array; else None."""
+    if m[0] in ("array", "float"):
+        return m[1]
+    return m[2] if recorded and m[0] == "tuple" else None
+
+
 def number_sites(body, ops_name):
     """Tag each call of a specialized helper with a site number; returns the count."""
     count = 0
@@ -93,15 +124,17 @@ def _reported(node, probe_name):
 
 
 def _free_when_dead(body):
-    """``body`` (straight-line) with ``del t`` after the last read of each value it made,
+    """``body`` with ``del t`` after the last read of each value its own statements made
+    (a loop's may be unbound),
     so that the first call holds no more arrays at once than the variant made from it."""
     made, last = set(), {}
     for i, s in enumerate(body):
+        in_block = isinstance(s, (gast.For, gast.If, gast.While))  # may not run at all
         for n in descendants(s):
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Load):
                     last[n.id] = i
-                elif isinstance(n.ctx, gast.Store):
+                elif isinstance(n.ctx, gast.Store) and not in_block:
                     made.add(n.id)
     dead_after = {}
     for n, i in last.items():

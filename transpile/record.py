@@ -6,7 +6,7 @@ leaves a restore marker after the adjoint of each such write; ``needed`` finds t
 names the adjoint actually reads after the restore point (a view of an array
 counts as the array), and ``run`` turns the needed markers into ``tape.pop()``
 and the matching ``tape.push(...)`` before the write. An array that the adjoint
-reads only for its shape is recorded as its shape (``ops.shape_of``).
+reads only for its shape is recorded as its shape (``ops.shape_of``), never whole.
 """
 
 import gast
@@ -88,17 +88,16 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
     A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
     as ``ops.MISSING`` then, and restoring it removes the key again.
     """
-    tape, np_name, ops = names["tape"], names["np"], names["ops"]
+    tape, ops = names["tape"], names["ops"]
     pushes = {}  # id(primal stmt) -> push statement
     pushed = set()
     looped = _in_loops(primal)
     taped = []
-    # an array the adjoint reads only for its shape is recorded as its shape
-    read_for_shape = _shape_only_reads(adjoint, ops)
-    shape_only = read_for_shape & _matmul_derived(primal, np_name, params)
-    # a parameter may be a Python number, which has no .shape: ops.shape_of takes both
-    # (and keeps the array library of an array that is not numpy's)
-    param_shape_only = (read_for_shape & set(params)) - shape_only
+    # a value the adjoint reads only for its shape is recorded as its shape: an array
+    # whole would keep every iteration's temporary alive until the sweep comes back
+    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
+    # library as a stand-in of that library)
+    shape_only = _shape_only_reads(adjoint, ops)
 
     def convert(stmts):
         out = []
@@ -133,7 +132,7 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
                             args=[read],
                             keywords=[],
                         )
-                    elif target in shape_only or target in param_shape_only:
+                    elif target in shape_only:
                         out.append(assign(target, pop, s))
                         value = gast.Call(
                             func=gast.Attribute(value=name(ops), attr="shape_of", ctx=gast.Load()),
@@ -237,59 +236,6 @@ def _shape_only_reads(stmts, ops_name):
     return set(shape_reads) - other_reads
 
 
-def _matmul_derived(stmts, np_name, params=()):
-    """Names that always hold arrays computed from a matrix product: worth recording as a
-    shape (``x.shape``), where a Python number would be cheaper to record whole."""
-    defs = {p: [None] for p in params}  # a parameter may hold anything
-    for s in all_stmts(stmts):
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            defs.setdefault(s.targets[0].id, []).append(s.value)
-        else:
-            for t in stores(s):
-                defs.setdefault(t, []).append(None)
-    derived = _matmul_operands(stmts)
-    changed = True
-    while changed:
-        changed = False
-        for n, values in defs.items():
-            if n not in derived and all(
-                v is not None and _array_from(v, derived, np_name) for v in values
-            ):
-                derived.add(n)
-                changed = True
-    return derived
-
-
-def _matmul_operands(stmts):
-    """The names used as an operand of ``@``: they hold arrays, since a Python number
-    there would have raised already."""
-    return {
-        o.id
-        for s in all_stmts(stmts)
-        for n in descendants(s)
-        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.MatMult)
-        for o in (n.left, n.right)
-        if isinstance(o, gast.Name)
-    }
-
-
-def _array_from(v, derived, np_name):
-    """Whether ``v`` surely makes an array: a matrix product, or arithmetic or a numpy
-    call on a name in ``derived``."""
-    if isinstance(v, gast.BinOp):
-        return isinstance(v.op, gast.MatMult) or any(
-            isinstance(o, gast.Name) and o.id in derived for o in (v.left, v.right)
-        )
-    if isinstance(v, gast.UnaryOp):
-        return isinstance(v.operand, gast.Name) and v.operand.id in derived
-    numpy_call = (
-        isinstance(v, gast.Call)
-        and isinstance(v.func, gast.Attribute)
-        and getattr(v.func.value, "id", None) == np_name
-    )
-    return numpy_call and any(isinstance(a, gast.Name) and a.id in derived for a in v.args)
-
-
 def _is_restore(s):
     return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
 
@@ -372,3 +318,78 @@ def free_loads(stmts, exclude):
                 if isinstance(t, gast.Tuple):
                     stores |= {e.id for e in t.elts if isinstance(e, gast.Name)}
     return loads - stores
+
+
+def drop_unread(body, tape_name, ops_name):
+    """``body`` without the tape records that nothing reads back: a name whose every
+    push is ``tape.push(n)`` or ``tape.push(ops.shape_of(n))`` and that no statement
+    from its first ``n = tape.pop()`` on reads (a specialized variant reads no shape
+    that its rewrite made known). Its pushes and pops go together, so every other
+    pop still meets its own push."""
+    pushes, pops = {}, {}
+    for s in all_stmts(body):
+        n = _pushed_name(s, tape_name, ops_name)
+        if n is not None:
+            pushes.setdefault(n, []).append(s)
+        n = _popped_name(s, tape_name)
+        if n is not None:
+            pops.setdefault(n, []).append(s)
+    dropped = set()
+    for n, popped in pops.items():
+        if len(pushes.get(n, ())) == len(popped) and not _read_from(body, n, popped):
+            dropped |= {id(p) for p in popped + pushes[n]}
+    return _without(body, dropped) if dropped else body
+
+
+def _read_from(body, n, popped):
+    """Whether ``n`` is read from the top-level statement holding its first pop on."""
+    popping = {id(p) for p in popped}
+    first = next(i for i, s in enumerate(body) if popping & {id(x) for x in all_stmts([s])})
+    return any(
+        isinstance(x, gast.Name) and x.id == n and isinstance(x.ctx, gast.Load)
+        for s in body[first:]
+        for x in descendants(s)
+    )
+
+
+def _pushed_name(s, tape_name, ops_name):
+    """``n`` of ``tape.push(n)`` or ``tape.push(ops.shape_of(n))``, else None."""
+    call = s.value if isinstance(s, gast.Expr) else None
+    if not _is_method(call, tape_name, "push") or len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if _is_method(arg, ops_name, "shape_of") and len(arg.args) == 1:
+        arg = arg.args[0]
+    return arg.id if isinstance(arg, gast.Name) else None
+
+
+def _popped_name(s, tape_name):
+    """``n`` of ``n = tape.pop()``, else None."""
+    popped = isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+    if popped and _is_method(s.value, tape_name, "pop") and not s.value.args:
+        return s.targets[0].id
+    return None
+
+
+def _is_method(node, base, attr):
+    return (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Attribute)
+        and node.func.attr == attr
+        and isinstance(node.func.value, gast.Name)
+        and node.func.value.id == base
+    )
+
+
+def _without(stmts, dropped):
+    """``stmts`` without the statements whose ids are in ``dropped``, at any depth (a
+    block left empty gets ``pass``)."""
+    out = []
+    for s in stmts:
+        if id(s) in dropped:
+            continue
+        if isinstance(s, _BLOCKS):
+            s.body = _without(s.body, dropped) or [gast.Pass()]
+            s.orelse = _without(s.orelse, dropped)
+        out.append(s)
+    return out

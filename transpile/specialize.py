@@ -1,4 +1,4 @@
-"""Shape specialization of straight-line gradients.
+"""Shape specialization of gradients: straight-line code and loops over static ranges.
 
 The generated gradient is shape-generic: it calls ``ops.unbroadcast``,
 ``ops.unreduce`` and friends, which decide at run time which axes to sum and
@@ -16,6 +16,11 @@ one signature, using the shapes a probe run observed:
   (elementwise arithmetic whose other operands already have that shape); any
   other use materializes it first;
 * values computed only for their shape are then dead and removed.
+
+In a loop over a static range (``fixed_shapes``), each helper call site that saw
+the same shapes on every iteration of the probe's run is rewritten the same way;
+the shapes a loop recorded on the tape only for those helpers are then dropped
+with their pushes and pops (``record.drop_unread``).
 
 ``fixed_shapes.eligible`` decides, at transpile time, whether a body can be
 specialized at all; ``Specializer`` does the rewrite for one probe's
@@ -113,6 +118,7 @@ class Specializer:
         self.sites = sites  # site -> (metas of the helper's arguments)
         self.seen = seen  # statement index -> meta of its target
         self.facts = {}
+        self.in_loop = False  # inside a loop only helper sites are rewritten
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
             if m[0] in ("float", "int"):
@@ -124,12 +130,14 @@ class Specializer:
     def fact(self, n) -> Facts:
         return self.facts.get(n, _UNKNOWN)
 
-    def run(self, body):
+    def run(self, body, top=True):
+        """``body`` rewritten; ``top``: the function's own statements, whose indices
+        are those of the probe's observations of their targets (a loop's are not)."""
         out = []
         for i, stmt in enumerate(body):
             while True:
                 try:
-                    new = self.statement(i, clone(stmt))
+                    new = self.statement(i if top else None, clone(stmt))
                     break
                 except _NeedConcrete as need:
                     names = sorted(n for n in need.names if self.fact(n).unfinished)
@@ -143,11 +151,39 @@ class Specializer:
     def statement(self, i, s):
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
             return s  # a comment
+        if isinstance(s, gast.For):
+            return self.loop(s)
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             return self.assignment(i, s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
             return self.accumulation(s)
         return self.other(i, s)
+
+    def loop(self, s):
+        """A loop over a static range: every iteration runs the same operations, and a
+        helper call site whose observations agreed on every iteration (``probe.merged``)
+        is rewritten for them. What the loop reads or binds is made whole first, and
+        nothing else is known of what it binds, inside or after it: a name's facts
+        would otherwise have to hold on every iteration at once."""
+        read = {n.id for n in descendants(s) if isinstance(n, gast.Name)}
+        unfinished = {n for n in read if self.fact(n).deferred or self.fact(n).borrowed}
+        if unfinished:
+            raise _NeedConcrete(unfinished)
+        bound = {
+            n.id
+            for n in descendants(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+        }
+        for n in bound:
+            self.facts[n] = Facts()
+        outer, self.in_loop = self.in_loop, True
+        try:
+            s.body = self.run(s.body, top=False)
+        finally:
+            self.in_loop = outer
+        for n in bound:
+            self.facts[n] = Facts()
+        return s
 
     def assignment(self, i, s):
         """``t = value``: the value rewritten, and what is known of ``t`` after it."""
@@ -482,7 +518,7 @@ class Specializer:
         return self.unreduce(node, metas, mean=True)
 
     def unreduce(self, node, metas, mean=False):
-        if metas is None or not 2 <= len(node.args) <= 4:
+        if metas is None or not 2 <= len(node.args) <= 4 or self.in_loop:
             return self.generic(node)
         g = self.operand(node.args[0], metas[0])
         x = metas[1]
