@@ -410,3 +410,25 @@ def sorted_arrays_by_key(ws):
 def sorted_numbers(w):
     values = sorted([w[0] * 2.0, w[1], np.sin(w[2])])
     return values[0] + 3.0 * values[-1]
+
+
+def unzip_pairs(pairs):
+    xs, ys = zip(*pairs)
+    return np.sum(np.stack(xs) * np.stack(ys) ** 2)
+
+
+def forwards_its_arguments(*args):
+    return tanh_total(0.5, *args) + scaled_pairs(*args)
+
+
+def forwards_a_tuple(x, y):
+    both = (x, y * 2.0)
+    return scaled_pairs(3.0, *both)
+
+
+def shifted(z, **options):
+    return z * options["scale"] + options["shift"]
+
+
+def calls_with_keywords(x, s):
+    return np.sum(shifted(x, scale=s, shift=1.0) * shifted(x * 2.0, shift=s, scale=3.0))

@@ -218,12 +218,13 @@ def uses_keyword_only(x, *, scale=1.0):  # ERR
     return np.sum(x * scale)
 
 
-def helper_with_kwargs(z, **options):
-    return z * options["scale"]
+def helper_with_kwargs(z, **options):  # ERR
+    scale = options["scale"]
+    return z * scale
 
 
 def calls_helper_with_kwargs(x):
-    return np.sum(helper_with_kwargs(x, scale=2.0))  # ERR
+    return np.sum(helper_with_kwargs(x, scale=2.0))
 
 
 def uses_method_without_rule(x):

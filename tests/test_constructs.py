@@ -63,6 +63,13 @@ CASES = [
     (C.sorted_by_key, lambda: ([vec(3, s) for s in range(3)],), 0),
     (C.sorted_arrays_by_key, lambda: ([vec(3, s) for s in range(4)],), 0),
     (C.sorted_numbers, lambda: (vec(3),), 0),
+    (
+        C.unzip_pairs,
+        lambda: ([(vec(3, s), vec(3, s + 7)) for s in range(3)],),
+        0,
+    ),
+    (C.forwards_a_tuple, lambda: (vec(3, 1), vec(3, 2)), (0, 1)),
+    (C.calls_with_keywords, lambda: (vec(3, 1), 1.5), (0, 1)),
     (C.dict_new_key, lambda: (vec(),), 0),
     (C.dict_new_keys_in_loop, lambda: (vec(),), 0),
     (C.dict_overwritten_and_new, lambda: (vec(),), 0),
@@ -236,6 +243,13 @@ def test_varargs_after_a_fixed_parameter():
     expected = fd.numeric_grad(C.scaled_pairs, args, (0, 1, 2))
     fd.assert_close(actual, expected, rtol=1e-6, atol=1e-9)
     assert "def dscaled_pairs(scale, ws0, ws1)" in source(grad(C.scaled_pairs), *args)
+
+
+def test_varargs_passed_on_with_a_star():
+    args = (1.5, vec(3, 1), vec(3, 2))
+    actual = call_twice(grad(C.forwards_its_arguments, wrt=(0, 1, 2)), *args)
+    expected = fd.numeric_grad(C.forwards_its_arguments, args, (0, 1, 2))
+    fd.assert_close(actual, expected, rtol=1e-6, atol=1e-9)
 
 
 def test_callee_with_varargs():

@@ -111,7 +111,6 @@ MORE_UNSUPPORTED = [
     (E.uses_starred, "starred"),
     (E.uses_set_display, "Set"),
     (E.uses_keyword_only, "keyword-only"),
-    (E.calls_helper_with_kwargs, "**options"),
     (E.uses_method_without_rule, "partition"),
 ]
 
@@ -313,3 +312,9 @@ def test_a_function_argument_without_rule_is_named_without_stop_gradient_advice(
     assert_located(err, E.applies_passed_function)
     assert "`act` holds i0" in err.what
     assert "stop_gradient" not in str(err) and "defvjp" in err.hint
+
+
+def test_a_keyword_passed_to_kwargs_that_clashes_with_a_local_is_named():
+    err = transpile_error(E.calls_helper_with_kwargs)
+    assert_located(err, E.helper_with_kwargs)
+    assert "'scale'" in err.what and "**options" in err.what and err.hint

@@ -121,9 +121,10 @@ def _function_named(fn, node):
 
 
 def _spread_arguments(fn, stmt, callee, sig, bound, tree):
-    """``(parameter -> argument node, how many *args)``: the callee's parameters as
-    ``varargs.spread`` makes them for this call (``*rest`` as ``rest0, rest1``)."""
-    arguments, count = {}, None
+    """``(parameter -> argument node, how *args and **kwargs are spread)``: the callee's
+    parameters as ``varargs.spread`` makes them for this call (``*rest`` as ``rest0,
+    rest1``, ``**options`` as one parameter per keyword)."""
+    arguments, count, keys = {}, None, ()
     for pname, value in bound.arguments.items():
         kind = sig.parameters[pname].kind
         if kind is inspect.Parameter.VAR_POSITIONAL:
@@ -131,12 +132,10 @@ def _spread_arguments(fn, stmt, callee, sig, bound, tree):
             arguments.update(zip(names, value))
             count = len(value)
         elif kind is inspect.Parameter.VAR_KEYWORD:
-            raise at(
-                fn.parsed,
-                stmt,
-                f"{callee.__name__}() takes **{pname}, which is not supported",
-                "give it the keyword parameters it reads",
-            )
+            keys = tuple(value)
+            arguments.update(value)  # each keyword becomes a parameter of its own name
         else:
             arguments[pname] = value
+    if keys:
+        return arguments, varargs.Spread(count, keys)
     return arguments, count

@@ -99,6 +99,11 @@ def mapped(node):
     return gast.copy_location(gast.ListComp(elt=elt, generators=[gen]), node)
 
 
+def unused_name(base, node):
+    """``base``, or ``base_``..., not among the names ``node`` reads."""
+    return _unused(base, {n.id for n in descendants(node) if isinstance(n, gast.Name)})
+
+
 def _unused(base, taken):
     while base in taken:
         base += "_"

@@ -63,7 +63,7 @@ class Context:
     as_tuple: bool = False  # a tuple of gradients even for one wrt
     sequences: frozenset = frozenset()  # parameters known to hold lists or tuples
     functions: tuple = ()  # (parameter, the function it holds): bound_functions
-    varargs: int = None  # the number of arguments *args takes here: varargs
+    varargs: object = None  # how *args (a count) or **kwargs (varargs.Spread) are spread
     stack: tuple = ()  # recursion.Frame of the transpilations in progress, this one last
     transpile: object = None  # pipeline.transpile, for the user functions it calls
     classes: tuple = ()  # (parameter, object_args.Layout): user objects passed (objects)

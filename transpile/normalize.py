@@ -73,6 +73,7 @@ class _Normalizer:
         self.values = desugar.used_as_values(parsed.tree, self._is_map)
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
+        self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
         self.inlining = []  # the local functions whose bodies are being inlined
 
     # statements -----------------------------------------------------------------
@@ -190,6 +191,13 @@ class _Normalizer:
         target = s.targets[0]
         if isinstance(target, gast.Name):
             return self.assign_name(target.id, s)
+        unzipped = self._unzipped(target, s.value)
+        if unzipped is not None:
+            return self.stmt_Assign(
+                gast.copy_location(
+                    gast.Assign(targets=[target], value=unzipped, type_comment=None), s
+                )
+            )
         if isinstance(target, (gast.Tuple, gast.List)) and isinstance(
             s.value, (gast.Tuple, gast.List)
         ):
@@ -214,7 +222,33 @@ class _Normalizer:
         value = self.expr(s.value, pre, top=True)
         if isinstance(value, gast.Name) and value.id == target:
             return pre  # x = x changes nothing
+        if isinstance(value, gast.Tuple) and self.bindings.get(target, 0) == 1:
+            self.tuple_lengths[target] = len(value.elts)
         return pre + [assign(target, value, s)]
+
+    def _unzipped(self, target, value):
+        """``xs, ys = zip(*pairs)``: the display ``(tuple([p[0] for p in pairs]), ...)``,
+        one column per target; None for any other assignment."""
+        if not (
+            isinstance(target, (gast.Tuple, gast.List))
+            and all(isinstance(t, gast.Name) for t in target.elts)
+            and isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and self.parsed.resolve(value.func) is builtins.zip
+            and len(value.args) == 1
+            and isinstance(value.args[0], gast.Starred)
+            and not value.keywords
+        ):
+            return None
+        rows = value.args[0].value
+        columns = []
+        for k in range(len(target.elts)):
+            row = name(desugar.unused_name("row", rows), gast.Store())
+            gen = gast.comprehension(target=row, iter=clone(rows), ifs=[], is_async=0)
+            item = gast.Subscript(value=name(row.id), slice=const(k), ctx=gast.Load())
+            column = gast.ListComp(elt=item, generators=[gen])
+            columns.append(gast.Call(func=name("tuple"), args=[column], keywords=[]))
+        return _loc(gast.Tuple(elts=columns, ctx=gast.Load()), value)
 
     def _gather_starred(self, target, value, origin):
         """``a, *rest = x, y, z`` as ``a, rest = x, [y, z]``: ``target`` with its starred
@@ -632,6 +666,28 @@ class _Normalizer:
         )
         return _loc(merged, node)
 
+    def _spread_known_tuples(self, node):
+        """``f(*args)`` where ``args`` is a tuple of known length here (a display bound
+        once, as a spread ``*args`` parameter is): ``f(args[0], args[1])``."""
+        if not any(
+            isinstance(a, gast.Starred)
+            and isinstance(a.value, gast.Name)
+            and a.value.id in self.tuple_lengths
+            for a in node.args
+        ):
+            return node
+        args = []
+        for a in node.args:
+            if isinstance(a, gast.Starred) and getattr(a.value, "id", None) in self.tuple_lengths:
+                n = self.tuple_lengths[a.value.id]
+                args += [
+                    gast.Subscript(value=name(a.value.id), slice=const(i), ctx=gast.Load())
+                    for i in range(n)
+                ]
+            else:
+                args.append(a)
+        return _loc(gast.Call(func=node.func, args=args, keywords=node.keywords), node)
+
     def desugared_call(self, node, pre):
         """The value of a call of a local function, a lambda, a partial or ``map``, else
         None."""
@@ -662,6 +718,7 @@ class _Normalizer:
         )
 
     def call(self, node, pre):
+        node = self._spread_known_tuples(node)
         desugared = self.desugared_call(node, pre)
         if desugared is not None:
             return desugared

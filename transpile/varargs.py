@@ -1,17 +1,28 @@
-"""``*args`` parameters, for one number of arguments.
+"""``*args`` and ``**kwargs`` parameters, for one number of arguments and one set of
+keywords.
 
 ``def f(x, *rest)`` called with three arguments is transpiled as
 ``def f(x, rest0, rest1): rest = (rest0, rest1); ...``: a tuple the function builds,
 which the rest of the compiler differentiates like any other. The gradient of a
 function taking ``*args`` is made per number of arguments at its first call with it;
-a callee's, per call site.
+a callee's, per call site. ``def f(x, **options)`` called as ``f(x, scale=s)`` is
+transpiled as ``def f(x, scale): options = {"scale": scale}; ...`` (callees only).
 """
 
 import dataclasses
+from typing import NamedTuple
 
 import gast
 
-from transpile.nodes import assign, descendants, name
+from transpile.errors import TranspileError
+from transpile.nodes import assign, const, descendants, name
+
+
+class Spread(NamedTuple):
+    """How a callee's ``*args`` and ``**kwargs`` are called at one site."""
+
+    count: object  # how many arguments *args takes, or None
+    keys: tuple  # the keywords **kwargs takes
 
 
 def spread_names(tree, count) -> list:
@@ -25,8 +36,14 @@ def spread_names(tree, count) -> list:
     return [f"{base}{suffix}{i}" for i in range(count)]
 
 
-def spread(parsed, count):
-    """``parsed`` with its ``*args`` parameter made ``count`` plain ones."""
+def spread(parsed, how):
+    """``parsed`` with its ``*args`` parameter made ``how`` plain ones (``how`` a count,
+    or a ``Spread``, which may also name the keywords of its ``**kwargs``)."""
+    count, keys = (how.count, how.keys) if isinstance(how, Spread) else (how, ())
+    if keys and parsed.tree.args.kwarg is not None:
+        parsed = _spread_keywords(parsed, keys)
+    if count is None or parsed.tree.args.vararg is None:
+        return parsed
     tree = parsed.tree
     names = spread_names(tree, count)
     vararg = tree.args.vararg.id
@@ -35,3 +52,24 @@ def spread(parsed, count):
     packed = assign(vararg, gast.Tuple(elts=[name(n) for n in names], ctx=gast.Load()), tree)
     tree.body.insert(0, packed)
     return dataclasses.replace(parsed, local_names=parsed.local_names | set(names))
+
+
+def _spread_keywords(parsed, keys):
+    """``**kwargs`` made one parameter per keyword (named as the keyword, so that the
+    call site passes them as it did), and ``kwargs = {"key": key, ...}`` first."""
+    tree = parsed.tree
+    kwarg = tree.args.kwarg.id
+    taken = {n.id for n in descendants(tree) if isinstance(n, gast.Name)}
+    clash = [k for k in keys if k in taken]
+    if clash:
+        raise TranspileError(
+            f"the keyword {clash[0]!r}, passed to **{kwarg}, is also a name in {tree.name}",
+            filename=parsed.filename,
+            lineno=tree.lineno + parsed.line_offset,
+            hint=f"rename the local {clash[0]!r}, or pass it in a dict parameter",
+        )
+    tree.args.args = tree.args.args + [name(k, gast.Param()) for k in keys]
+    tree.args.kwarg = None
+    packed = gast.Dict(keys=[const(k) for k in keys], values=[name(k) for k in keys])
+    tree.body.insert(0, assign(kwarg, packed, tree))
+    return dataclasses.replace(parsed, local_names=parsed.local_names | set(keys))
