@@ -360,6 +360,24 @@ def broadcast_like(*arrays):
     return _BroadcastLike(arrays)
 
 
+@helper(shares=True, linear=True, shape_args=(1,))
+def tangent_like(t, y):
+    """The tangent ``t`` with the shape of its value ``y``, which it broadcasts to
+    (forward mode of ``x + c`` with only ``x`` differentiated and ``c`` larger): ``t``
+    itself where the shapes agree, else a read-only broadcast view."""
+    shape = _shape(y)
+    if _shape(t) == shape:
+        return t
+    return np.broadcast_to(t, shape)
+
+
+@helper(shares=True)
+def replaced(items, index, value):
+    """The tuple ``items`` with entry ``index`` replaced by ``value`` (the forward rule
+    of ``np.einsum``: one term per operand, with that operand's tangent)."""
+    return (*items[:index], value, *items[index + 1 :])
+
+
 @helper(fresh=True, shape_args=(0,))
 def reduced_size(x, axis=None):
     """How many elements each output of a reduction over ``axis`` combines."""

@@ -209,6 +209,8 @@ SAMPLES = {
     "filled": lambda r: (r.normal(size=(2,)), 2.0, (2, 3), np.float64),
     "unreduce_extreme": lambda r: (r.normal(size=(3,)), None, r.normal(size=(3, 4)), 1),
     "unreduce_prod": lambda r: (r.normal(size=(3,)), r.normal(size=(3, 4)), 1),
+    "tangent_like": lambda r: (r.normal(size=(4,)), r.normal(size=(3, 4))),
+    "replaced": lambda r: ((r.normal(size=(2,)), r.normal(size=(3,))), 1, r.normal(size=(3,))),
 }
 
 

@@ -3,10 +3,10 @@
 ``grad(f)`` reads ``f``'s source and returns an explicit, readable adjoint function
 written in plain numpy; ``source(grad(f))`` shows it. ``defvjp``, ``rule`` (with ``d``)
 and ``nondifferentiable`` give derivative rules of your own; ``hvp`` and ``hessian``
-second derivatives (``grad(grad(f))`` works too).
+second derivatives (``grad(grad(f))`` works too); ``jvp`` is forward mode.
 """
 
-from transpile.api import grad, source, value_and_grad, vjp
+from transpile.api import grad, jvp, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
 from transpile.errors import TranspileError
 from transpile.second_order import hessian, hvp
@@ -25,6 +25,7 @@ __all__ = [
     "hessian",
     "hvp",
     "insert_grad_of",
+    "jvp",
     "nondifferentiable",
     "numeric_grad",
     "rule",

@@ -1,4 +1,4 @@
-"""The public entry points: grad, value_and_grad, vjp and source.
+"""The public entry points: grad, value_and_grad, vjp, jvp and source.
 
 They check arguments, resolve ``wrt`` against the function's parameters and
 return the generated function, transpiled once per (function, wrt, mode) and
@@ -133,6 +133,42 @@ def vjp(f=None, wrt=0, verbose=False):
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
     return _build(f, wrt, "vjp", verbose)
+
+
+def jvp(f=None, wrt=0, verbose=False):
+    """Forward mode: ``jvp(f, wrt)(*args, tangent)`` returns ``(f(*args), J v)``, the
+    value and its directional derivative along ``tangent`` (shaped like the ``wrt``
+    argument; a tuple of them for a tuple ``wrt``; dicts and lists for parameter
+    structures), made by forward-mode source transformation: ``source(...)`` shows the
+    generated code, each active line followed by its tangent (``x_dot``)."""
+    if f is None:
+        return lambda g: jvp(g, wrt=wrt, verbose=verbose)
+    if not callable(f):
+        raise TypeError(f"expected a function to differentiate, got {f!r}")
+    f = higher.generated_callee(f) or f
+    if _takes_varargs(f):
+        raise TypeError(f"jvp needs a function with plain parameters; {f.__name__} takes *args")
+    indices, as_tuple = resolve_wrt(f, wrt)
+    generated = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple)
+    params = list(inspect.signature(f).parameters)
+
+    def entry(*args):
+        if len(args) != len(params) + 1:
+            raise TypeError(
+                f"{entry.__name__}() takes the {len(params)} arguments of {f.__name__} and "
+                f"the tangent, {len(params) + 1} in all; {len(args)} were given"
+            )
+        sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
+        made = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple, sequences=sequences)
+        return made.function(*args)
+
+    entry.__name__ = entry.__qualname__ = generated.name
+    entry.__doc__ = f"(value, tangent) of {f.__name__}: made by transpile.jvp"
+    entry.__transpile_source__ = generated.source
+    entry.__transpile_generated__ = generated
+    if verbose:
+        print(source(entry))
+    return entry
 
 
 def source(g, *example_args) -> Source:

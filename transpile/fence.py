@@ -38,7 +38,7 @@ _MATCH = getattr(gast, "Match", None)
 
 def stage(fn, ctx):
     """Refuse what cannot be differentiated, before anything is rewritten."""
-    run(fn.parsed, helper=ctx.mode == "split")
+    run(fn.parsed, helper=ctx.mode in ("split", "tangent"))
     return fn
 
 

@@ -10,7 +10,8 @@ live function and its source, cached per function (weakly), ``wrt``, mode and wh
 parameters hold lists, and made again when a name it relied on was rebound.
 ``mode`` is ``grad``, ``value_and_grad``, ``vjp``, or ``split`` (a user function
 called by the one differentiated: a forward function returning its result plus
-what its adjoint needs, and that adjoint).
+what its adjoint needs, and that adjoint); or, in forward mode (``FORWARD_STAGES``),
+``jvp`` or ``tangent`` (a user function called by one in forward mode).
 """
 
 import inspect
@@ -32,6 +33,7 @@ from transpile import (
     emit,
     fence,
     fixed_shapes,
+    forward,
     inline,
     kinds,
     naming,
@@ -93,6 +95,19 @@ STAGES = (
     Stage("entry", dispatch.stage, "the entry: checks per call, routes to shape variants"),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
+
+# forward mode: the front end and analyses, then the jvp function written in one pass
+FORWARD_STAGES = (
+    *STAGES[: STAGE_NAMES.index("aliasing") + 1],
+    Stage("tangents", forward.stage, "the function, each active line followed by its tangent"),
+    *(s for s in STAGES if s.name in ("dead", "tidy", "inline", "final")),
+)
+
+
+def stages_for(mode):
+    """The stages that make a function of ``mode``."""
+    return FORWARD_STAGES if mode in forward.MODES else STAGES
+
 
 # function -> {(wrt, mode, as_tuple, sequences): Generated}; a dropped function (and
 # what it closes over) is freed with its entry, since nothing generated refers back
@@ -173,19 +188,21 @@ def run(ctx, until=None):
     """Run the stages in order (through ``until``, a stage name) and return the
     ``ir.Function`` they built."""
     fn = Function()
-    for stage in STAGES:
+    for stage in stages_for(ctx.mode):
         fn = stage.run(fn, ctx)
         if stage.name == until:
             break
     return fn
 
 
-def dump(func, wrt, stage):
-    """The source of ``func``'s gradient as it stands after ``stage``."""
-    if stage not in STAGE_NAMES:
-        raise ValueError(f"no stage {stage!r}; the stages are {', '.join(STAGE_NAMES)}")
+def dump(func, wrt, stage, mode="grad"):
+    """The source of ``func``'s gradient (or of its jvp, for ``mode="jvp"``) as it
+    stands after ``stage``."""
+    names = tuple(s.name for s in stages_for(mode))
+    if stage not in names:
+        raise ValueError(f"no stage {stage!r}; the stages are {', '.join(names)}")
     functions = bound_functions.of_defaults(func)
-    ctx = Context(func, tuple(wrt), "grad", functions=functions, transpile=transpile)
+    ctx = Context(func, tuple(wrt), mode, functions=functions, transpile=transpile)
     fn = run(ctx, until=stage)
     return render(fn)
 

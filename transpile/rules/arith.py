@@ -12,7 +12,7 @@ import gast
 import numpy as np
 
 from transpile.rules.declare import ALL_DATA, ELEMENTWISE, nondiff, rule
-from transpile.template import d
+from transpile.template import d, t
 from transpile_runtime import ops
 
 
@@ -51,12 +51,16 @@ def pow_number(z, x, y):
     # ``rules._power_form``: the generated code folds to dx = dz * 2 * x
     d[x] += ops.unbroadcast(d[z] * y * x ** (y - 1), x)
     d[y] += ops.unbroadcast(d[z] * ops.pow_log(z, x), y)
+    t[z] += t[x] * y * x ** (y - 1)
+    t[z] += t[y] * ops.pow_log(z, x)
 
 
 @rule(operators=(gast.MatMult,), shape=ALL_DATA)
 def matmul(z, x, y):
     d[x] += ops.matmul_left(d[z], x, y)
     d[y] += ops.matmul_right(d[z], x, y)
+    t[z] += t[x] @ y
+    t[z] += x @ t[y]
 
 
 @rule(operators=(gast.USub,), shape=ELEMENTWISE)

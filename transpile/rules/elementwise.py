@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from transpile.rules.declare import ALL_DATA, ELEMENTWISE, FILL, no_rule, rule
-from transpile.template import d
+from transpile.template import d, t
 from transpile_runtime import ops
 
 
@@ -221,22 +221,27 @@ def rad2deg(y, x):
 def float_power(z, x, y):
     d[x] += ops.cast_like(ops.unbroadcast(d[z] * ops.pow_slope(x, y), x), x)
     d[y] += ops.cast_like(ops.unbroadcast(d[z] * ops.pow_log(z, x), y), y)
+    t[z] += ops.cast_like(t[x] * ops.pow_slope(x, y), z)
+    t[z] += ops.cast_like(t[y] * ops.pow_log(z, x), z)
 
 
 @rule(np.full, shape=FILL, fresh=True)
 def full(y, _shape, fill_value, _dtype=None, **_kwargs):
     d[fill_value] += ops.unbroadcast(d[y], fill_value)
+    t[y] += np.full_like(y, t[fill_value])
 
 
 @rule(np.full_like, shape=ALL_DATA, fresh=True)
 def full_like(y, _a, fill_value, _dtype=None, **_kwargs):
     d[fill_value] += ops.unbroadcast(d[y], fill_value)
+    t[y] += np.full_like(y, t[fill_value])
 
 
 @rule(np.real, attributes=("real",), shape=ALL_DATA, passes=True)  # of a real x: x itself
 @rule(np.conjugate, methods=("conj", "conjugate"), shape=ELEMENTWISE)
 def real(y, val):
     d[val] += ops.real_only(d[y], val)  # complex inputs are refused
+    t[y] += ops.real_only(t[val], val)
 
 
 # Attributes without a rule yet: what the passes may assume where they are read from

@@ -12,7 +12,7 @@ from transpile.rules.declare import (
     TWO_DATA,
     rule,
 )
-from transpile.template import d, position
+from transpile.template import d, position, t
 from transpile_runtime import ops
 
 
@@ -20,55 +20,70 @@ from transpile_runtime import ops
 def outer(y, a, b):
     d[a] += np.reshape(d[y] @ np.ravel(b), np.shape(a))
     d[b] += np.reshape(np.ravel(a) @ d[y], np.shape(b))
+    t[y] += np.outer(t[a], b)
+    t[y] += np.outer(a, t[b])
 
 
 @rule(np.vdot, shape=ALL_DATA)
 def inner_1d(y, a, b):
     d[a] += ops.unbroadcast(d[y] * b, a)
     d[b] += ops.unbroadcast(d[y] * a, b)
+    t[y] += np.vdot(t[a], b)
+    t[y] += np.vdot(a, t[b])
 
 
 @rule(np.linalg.inv, shape=ALL_DATA)
 def inv(y, a):
     d[a] -= ops.mT(y) @ d[y] @ ops.mT(y)
+    t[y] -= y @ t[a] @ y
 
 
 @rule(np.linalg.det, shape=ALL_DATA)
 def det(y, a):
     d[a] += ops.undet(d[y], y, a)
+    t[y] += np.sum(ops.undet(np.ones_like(y), y, a) * t[a], axis=(-2, -1))
 
 
 @rule(np.linalg.solve, shape=ALL_DATA)
 def solve(x, a, b):
     d[b] += ops.solve_rhs_adjoint(d[x], a, b)
     d[a] += ops.solve_matrix_adjoint(d[x], a, b, x)
+    t[x] += np.linalg.solve(a, t[b])
+    t[x] -= np.linalg.solve(a, t[a] @ x)
 
 
 @rule(np.trace, methods=("trace",), shape=FIRST_DATA)
 def trace(y, a, _offset=0, _axis1=0, _axis2=1, **_kwargs):
     d[a] += ops.untrace(d[y], a, _offset, _axis1, _axis2)
+    t[y] += np.trace(t[a], _offset, _axis1, _axis2)
 
 
 @rule(np.diag, shape=FIRST_DATA, shares=True)  # of a matrix: a read-only view
 def diag(y, v, _k=0):
     d[v] += ops.undiag(d[y], v, _k)
+    t[y] += np.diag(t[v], _k)
 
 
 @rule(np.einsum, shape=SUBSCRIPTS_FIRST, shares=True)  # one operand: maybe a view
 def einsum(y, _subscripts, *operands, **_kwargs):
     d[operands] += ops.uneinsum_any(d[y], _subscripts, operands, position)
+    t[y] += np.einsum(_subscripts, *ops.replaced(operands, position, t[operands]))
 
 
 @rule(np.kron, shape=ALL_DATA)
 def kron(y, a, b):
     d[a] += ops.unkron(d[y], a, b, 0)
     d[b] += ops.unkron(d[y], a, b, 1)
+    t[y] += np.kron(t[a], b)
+    t[y] += np.kron(a, t[b])
 
 
 @rule(np.tensordot, np.linalg.tensordot, shape=TWO_DATA)
 def tensordot(y, a, b, _axes=2):
     d[a] += ops.untensordot(d[y], a, b, _axes, 0)
     d[b] += ops.untensordot(d[y], a, b, _axes, 1)
+    t[y] += np.tensordot(t[a], b, _axes)
+    t[y] += np.tensordot(a, t[b], _axes)
 
 
 # Decompositions. Those with several results (slogdet, eigh, svd, qr) return a tuple;
@@ -108,18 +123,23 @@ def pinv(y, a, _rcond=None, _hermitian=False, **_kwargs):
 @rule(np.diagonal, methods=("diagonal",), shape=FIRST_DATA, shares=True)  # a read-only view
 def diagonal(y, a, _offset=0, _axis1=0, _axis2=1):
     d[a] += ops.undiagonal(d[y], a, _offset, _axis1, _axis2)
+    t[y] += np.diagonal(t[a], _offset, _axis1, _axis2)
 
 
 @rule(np.inner, shape=ALL_DATA)
 def inner(y, a, b):
     d[a] += ops.uninner(d[y], a, b, 0)
     d[b] += ops.uninner(d[y], a, b, 1)
+    t[y] += np.inner(t[a], b)
+    t[y] += np.inner(a, t[b])
 
 
 @rule(np.cross, np.linalg.cross, shape=TWO_DATA)
 def cross(c, a, b, _axisa=-1, _axisb=-1, _axisc=-1, _axis=None):
     d[a] += ops.uncross(d[c], a, b, 0, _axisa, _axisb, _axisc, _axis)
     d[b] += ops.uncross(d[c], a, b, 1, _axisa, _axisb, _axisc, _axis)
+    t[c] += np.cross(t[a], b, _axisa, _axisb, _axisc, _axis)
+    t[c] += np.cross(a, t[b], _axisa, _axisb, _axisc, _axis)
 
 
 @rule(np.linalg.matrix_power, shape=FIRST_DATA)
@@ -149,14 +169,18 @@ def lstsq(y, a, b, _rcond=None):
 @rule(np.linalg.diagonal, shape=FIRST_DATA, shares=True)  # a read-only view
 def linalg_diagonal(y, x, *, _offset=0):
     d[x] += ops.undiagonal(d[y], x, _offset, -2, -1)
+    t[y] += np.linalg.diagonal(t[x], offset=_offset)
 
 
 @rule(np.linalg.trace, shape=FIRST_DATA)
 def linalg_trace(y, x, *, _offset=0, _dtype=None):
     d[x] += ops.untrace(d[y], x, _offset, -2, -1)
+    t[y] += np.linalg.trace(t[x], offset=_offset)
 
 
 @rule(np.vecdot, np.linalg.vecdot, shape=ALL_DATA)
 def vecdot(y, x1, x2, *, _axis=-1, **_kwargs):
     d[x1] += ops.unvecdot(d[y], x2, x1, _axis)
     d[x2] += ops.unvecdot(d[y], x1, x2, _axis)
+    t[y] += np.vecdot(t[x1], x2, axis=_axis)
+    t[y] += np.vecdot(x1, t[x2], axis=_axis)

@@ -6,43 +6,66 @@ tie, as for sort) and trapezoid."""
 import numpy as np
 
 from transpile.rules.declare import FIRST_DATA, TWO_DATA, rule
-from transpile.template import d
+from transpile.template import d, t
 from transpile_runtime import ops
 
 
 @rule(np.sum, methods=("sum",), shape=FIRST_DATA, reduces=True)
 def sum_(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce(d[y], a, _axis, _keepdims)
+    t[y] += np.sum(t[a], axis=_axis, keepdims=_keepdims)
 
 
 @rule(np.mean, methods=("mean",), shape=FIRST_DATA, reduces=True)
 def mean(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unmean(d[y], a, _axis, _keepdims)
+    t[y] += np.mean(t[a], axis=_axis, keepdims=_keepdims)
 
 
 @rule(np.max, np.amax, np.min, np.amin, methods=("max", "min"), shape=FIRST_DATA, reduces=True)
 def max_(y, a, _axis=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce_extreme(d[y], y, a, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unreduce_extreme(np.ones_like(y), y, a, _axis, _keepdims) * t[a],
+        axis=_axis,
+        keepdims=_keepdims,
+    )
 
 
 @rule(np.prod, methods=("prod",), shape=FIRST_DATA, reduces=True)
 def prod(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unreduce_prod(d[y], a, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unreduce_prod(np.ones_like(y), a, _axis, _keepdims) * t[a],
+        axis=_axis,
+        keepdims=_keepdims,
+    )
 
 
 @rule(np.var, methods=("var",), shape=FIRST_DATA, reduces=True)
 def var(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
     d[a] += ops.unvar(d[y], a, _axis, _ddof, _keepdims)
+    t[y] += np.sum(
+        ops.unvar(np.ones_like(y), a, _axis, _ddof, _keepdims) * t[a],
+        axis=_axis,
+        keepdims=_keepdims,
+    )
 
 
 @rule(np.std, methods=("std",), shape=FIRST_DATA, reduces=True)
 def std(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
     d[a] += ops.unvar(d[y] / (2.0 * y), a, _axis, _ddof, _keepdims)
+    t[y] += np.sum(
+        ops.unvar(np.ones_like(y), a, _axis, _ddof, _keepdims) * t[a],
+        axis=_axis,
+        keepdims=_keepdims,
+    ) / (2.0 * y)
 
 
 @rule(np.cumsum, methods=("cumsum",), shape=FIRST_DATA)
 def cumsum(y, a, _axis=None, _dtype=None, _out=None):
     d[a] += ops.uncumsum(d[y], a, _axis)
+    t[y] += np.cumsum(t[a], axis=_axis)
 
 
 @rule(np.cumprod, methods=("cumprod",), shape=FIRST_DATA)
@@ -53,11 +76,15 @@ def cumprod(y, a, _axis=None, _dtype=None, _out=None):
 @rule(np.nansum, shape=FIRST_DATA, reduces=True)
 def nansum(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.select(np.isnan(a), 0.0, ops.unreduce(d[y], a, _axis, _keepdims))
+    t[y] += np.sum(ops.select(np.isnan(a), 0.0, t[a]), axis=_axis, keepdims=_keepdims)
 
 
 @rule(np.nanmean, shape=FIRST_DATA, reduces=True)
 def nanmean(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unnanmean(d[y], a, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unnanmean(np.ones_like(y), a, _axis, _keepdims) * t[a], axis=_axis, keepdims=_keepdims
+    )
 
 
 @rule(np.average, shape=FIRST_DATA, reduces=True)
@@ -69,36 +96,65 @@ def average(y, a, _axis=None, weights=None, _returned=False, *, _keepdims=False)
 @rule(np.linalg.norm, shape=FIRST_DATA, reduces=True)
 def norm(y, x, _ord=None, _axis=None, _keepdims=False):
     d[x] += ops.unnorm_ord(d[y], y, x, _ord, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unnorm_ord(np.ones_like(y), y, x, _ord, _axis, _keepdims) * t[x],
+        axis=_axis,
+        keepdims=_keepdims,
+    )
 
 
 @rule(np.nanmax, np.nanmin, shape=FIRST_DATA, reduces=True)
 def nanmax(y, a, _axis=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unnan_extreme(d[y], y, a, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unnan_extreme(np.ones_like(y), y, a, _axis, _keepdims) * t[a],
+        axis=_axis,
+        keepdims=_keepdims,
+    )
 
 
 @rule(np.nanprod, shape=FIRST_DATA, reduces=True)
 def nanprod(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
     d[a] += ops.unnanprod(d[y], a, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unnanprod(np.ones_like(y), a, _axis, _keepdims) * t[a], axis=_axis, keepdims=_keepdims
+    )
 
 
 @rule(np.nanvar, shape=FIRST_DATA, reduces=True)
 def nanvar(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
     d[a] += ops.unnanvar(d[y], a, _axis, _ddof, _keepdims)
+    t[y] += np.sum(
+        ops.unnanvar(np.ones_like(y), a, _axis, _ddof, _keepdims) * t[a],
+        axis=_axis,
+        keepdims=_keepdims,
+    )
 
 
 @rule(np.nanstd, shape=FIRST_DATA, reduces=True)
 def nanstd(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
     d[a] += ops.unnanvar(d[y] / (2.0 * y), a, _axis, _ddof, _keepdims)
+    t[y] += np.sum(
+        ops.unnanvar(np.ones_like(y), a, _axis, _ddof, _keepdims) * t[a],
+        axis=_axis,
+        keepdims=_keepdims,
+    ) / (2.0 * y)
 
 
 @rule(np.ptp, shape=FIRST_DATA, reduces=True)
 def ptp(y, a, _axis=None, _out=None, _keepdims=False):
     d[a] += ops.unptp(d[y], a, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unptp(np.ones_like(y), a, _axis, _keepdims) * t[a], axis=_axis, keepdims=_keepdims
+    )
 
 
 @rule(np.median, shape=FIRST_DATA, reduces=True)
 def median(y, a, _axis=None, _out=None, _overwrite_input=False, _keepdims=False):
     d[a] += ops.unmedian(d[y], a, _axis, _keepdims)
+    t[y] += np.sum(
+        ops.unmedian(np.ones_like(y), a, _axis, _keepdims) * t[a], axis=_axis, keepdims=_keepdims
+    )
 
 
 @rule(np.trapezoid, shape=TWO_DATA)  # y, x data; dx may be data too (a keyword)
@@ -111,3 +167,4 @@ def trapezoid(z, y, x=None, dx=1.0, _axis=-1):
 @rule(np.nancumsum, shape=FIRST_DATA)
 def nancumsum(y, a, _axis=None, _dtype=None, _out=None):
     d[a] += ops.select(np.isnan(a), 0.0, ops.uncumsum(d[y], a, _axis))
+    t[y] += np.cumsum(ops.select(np.isnan(a), 0.0, t[a]), axis=_axis)

@@ -9,7 +9,7 @@ adds up the copies of each item of ``x * n``).
 import gast
 
 from transpile.rules.declare import ALL_DATA, FIRST_DATA, rule
-from transpile.template import d
+from transpile.template import d, t
 from transpile_runtime import ops
 
 
@@ -17,8 +17,10 @@ from transpile_runtime import ops
 def concat(z, x, y):
     d[x] += ops.head(d[z], x)
     d[y] += ops.tail(d[z], y)
+    t[z] += t[x] + t[y]
 
 
 @rule(operators=(gast.Mult,), sequences=True, shape=FIRST_DATA)
 def repeat(z, x, _times):
     d[x] += ops.unrepeat(d[z], x)
+    t[z] += t[x] * _times
