@@ -281,7 +281,7 @@ PROBLEMS = [
         ("Wx", "Wh", "b"),
         lambda r: rnn_inputs(r, 50, 16, 16, 32),
         lambda r: rnn_inputs(r, 4, 2, 2, 3),
-        1.3,
+        1.1,
     ),
     Problem(
         "scalar_loop",
@@ -291,7 +291,7 @@ PROBLEMS = [
         ("x", "a"),
         scalar_loop_inputs,
         scalar_loop_inputs,
-        2.0,
+        1.3,
     ),
     Problem(
         "heat",
