@@ -378,6 +378,14 @@ def replaced(items, index, value):
     return (*items[:index], value, *items[index + 1 :])
 
 
+@helper(passes=True)
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """``np.diff`` with ``None`` for a ``prepend`` or ``append`` not given (the forward
+    rule of ``np.diff`` passes the tangents of both)."""
+    given = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(a, n, axis, **given)
+
+
 @helper(fresh=True, shape_args=(0,))
 def reduced_size(x, axis=None):
     """How many elements each output of a reduction over ``axis`` combines."""

@@ -7,7 +7,10 @@ inner-product identity ``<dout, J v> == <J^T dout, v>`` with ``vjp``, and matche
 ``tests/fd.numeric_jvp`` (where the case allows finite differences: not across a
 ``stop_gradient``; there the closed-form gradient gives ``<grad, v>``). A case whose
 function uses a rule without a forward twin is skipped with the rule named (the
-count is in the skip reasons: ``pytest -rs``).
+count is in the skip reasons: ``pytest -rs``). The same for every row of the rule
+table of ``tests/test_rules.py``; then the generated code (``stop_gradient`` gives no
+tangent code), a rule without a forward twin refused by name, and ``jacobian`` in both
+modes against finite differences.
 """
 
 import copy
@@ -17,12 +20,14 @@ import zlib
 import corpus_control
 import corpus_straight
 import fd
+import forward_funcs as F
 import numpy as np
 import pytest
 from test_corpus import _wrt_indices
+from test_rules import ROWS, _cases
 from variants import call_twice
 
-from transpile import TranspileError, jvp, vjp
+from transpile import TranspileError, jacobian, jvp, source, vjp
 
 CASES = corpus_straight.CASES + corpus_control.CASES + corpus_straight.VJP_CASES
 
@@ -94,3 +99,91 @@ def test_jvp(case):
     assert abs(lhs - rhs) <= scale * (1.0 + abs(lhs)), (
         f"<dout, J v> = {lhs!r}, <J^T dout, v> = {rhs!r}"
     )
+
+
+# --------------------------------------------------------------------------
+# The rule table of test_rules.py: every rule with a forward twin, against finite
+# differences
+
+
+def _rule_cases():
+    return [p for p in _cases(ROWS) if not p.marks]
+
+
+@pytest.mark.parametrize("r,wrt", _rule_cases())
+def test_rule_jvp(r, wrt):
+    rng = np.random.default_rng(zlib.crc32(("jvp " + r.id).encode()))
+    args = _all_arguments(r.func, r.make(rng, np.float64))
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    tangents = tuple(_random_like(rng, args[i]) for i in indices)
+    tangent = tangents if isinstance(wrt, tuple) else tangents[0]
+    try:
+        g = jvp(r.func, wrt=wrt)
+        out, tangent_out = call_twice(g, *args, copy.deepcopy(tangent))
+    except TranspileError as exc:
+        if "no forward-mode rule" in str(exc):
+            pytest.skip(f"refused: {exc.what.split(' (rule')[0]}")
+        raise
+    expected = fd.numeric_jvp(r.func, args, indices, tangents)
+    fd.assert_close(np.asarray(tangent_out, np.float64), expected, rtol=r.rtol, atol=r.atol)
+
+
+# --------------------------------------------------------------------------
+# Generated code, refusals, jacobian
+
+
+def test_stop_gradient_gets_no_tangent_code():
+    x, v = np.array([0.3, -1.2, 0.7]), np.array([1.0, 0.5, -2.0])
+    g = jvp(F.scaled_by_constant)
+    out, tangent = call_twice(g, x, v)
+    c = np.exp(x) * 2.0
+    assert np.isclose(tangent, np.sum(np.cos(x) * c * v))  # c held constant
+    text = source(g)
+    assert text.count("np.exp") == 1  # the value, and no tangent of it
+    assert "c_dot" not in text and "# tangent of: c = " not in text
+    assert "# tangent of: return np.sum(np.sin(x) * c)" in text and "x_dot" in text
+
+
+def test_loop_with_branches_matches_finite_differences():
+    x, v = np.array([0.3, -1.2, 0.7]), np.array([1.0, 0.5, -2.0])
+    for n in (0, 1, 4):
+        out, tangent = call_twice(jvp(F.running_sum), x, n, v)
+        expected = fd.numeric_jvp(F.running_sum, (x, n), (0,), (v,))
+        assert np.isclose(out, F.running_sum(x, n)) and np.isclose(tangent, expected)
+
+
+def test_rule_without_forward_twin_is_refused_by_name():
+    with pytest.raises(TranspileError, match=r"no forward-mode rule for np\.cumprod"):
+        jvp(F.uses_cumprod)
+
+
+def test_array_writes():
+    x, v = np.array([0.3, -1.2, 0.7]), np.array([1.0, 0.5, -2.0])
+    out, tangent = call_twice(jvp(F.written), x, v)
+    fd.assert_close(tangent, fd.numeric_jvp(F.written, (x,), (0,), (v,)))
+
+
+@pytest.mark.parametrize("mode", [None, "forward", "reverse"])
+def test_jacobian(mode):
+    x, y = np.array([0.3, -1.2, 0.7]), np.array([0.5, 2.0])
+    jac = jacobian(F.grid, wrt=(0, 1), mode=mode)(x, y)
+    for j, arg in enumerate((x, y)):
+        assert jac[j].shape == (3, 2) + arg.shape
+        for k in range(arg.size):
+            v = np.zeros(arg.size)
+            v[k] = 1.0
+            col = fd.numeric_jvp(F.grid, (x, y), (j,), (v.reshape(arg.shape),))
+            fd.assert_close(jac[j][..., k], col, rtol=1e-6, atol=1e-8)
+    single = jacobian(F.grid, mode=mode)(x, y)
+    fd.assert_close(single, jac[0])
+
+
+def test_jacobian_modes_agree_and_scalar_output_is_the_gradient():
+    x, y = np.array([0.3, -1.2, 0.7]), np.array([0.5, 2.0])
+    forward = jacobian(F.grid, mode="forward")(x, y)
+    reverse = jacobian(F.grid, mode="reverse")(x, y)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-12)
+    jac = jacobian(F.scaled_by_constant)(x)
+    assert jac.shape == (3,)
+    with pytest.raises(ValueError, match="mode"):
+        jacobian(F.grid, mode="sideways")

@@ -3,12 +3,14 @@
 ``grad(f)`` reads ``f``'s source and returns an explicit, readable adjoint function
 written in plain numpy; ``source(grad(f))`` shows it. ``defvjp``, ``rule`` (with ``d``)
 and ``nondifferentiable`` give derivative rules of your own; ``hvp`` and ``hessian``
-second derivatives (``grad(grad(f))`` works too); ``jvp`` is forward mode.
+second derivatives (``grad(grad(f))`` works too); ``jvp`` is forward mode and
+``jacobian`` the full Jacobian, by either mode.
 """
 
 from transpile.api import grad, jvp, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
 from transpile.errors import TranspileError
+from transpile.jacobians import jacobian
 from transpile.second_order import hessian, hvp
 from transpile.template import d
 from transpile.user_rules import defvjp, nondifferentiable, rule
@@ -25,6 +27,7 @@ __all__ = [
     "hessian",
     "hvp",
     "insert_grad_of",
+    "jacobian",
     "jvp",
     "nondifferentiable",
     "numeric_grad",

@@ -28,7 +28,7 @@ from transpile_runtime import ops
 )
 def reshape(y, a, *_shape, **_kwargs):
     d[a] += np.reshape(d[y], np.shape(a))
-    t[y] += np.reshape(t[a], np.shape(y))
+    t[y] += ops.copy(np.reshape(t[a], np.shape(y)))  # flatten's result may be written into
 
 
 @rule(np.atleast_1d, np.atleast_2d, np.atleast_3d, shape=ALL_DATA, passes=True)
@@ -71,7 +71,7 @@ def astype(y, a, *_args, **_kwargs):
 @rule(methods=("flatten",), shape=FIRST_DATA, fresh=True)
 def ravel(y, a, *_args, **_kwargs):
     d[a] += np.reshape(d[y], np.shape(a))
-    t[y] += np.reshape(t[a], np.shape(y))
+    t[y] += ops.copy(np.reshape(t[a], np.shape(y)))  # flatten: a fresh array
 
 
 @rule(np.dot, methods=("dot",), shape=ALL_DATA)
@@ -255,7 +255,7 @@ def diff(y, a, _n=1, _axis=-1, prepend=None, append=None):
     d[a] += ops.undiff(d[y], a, _n, _axis, prepend, append, 0)
     d[prepend] += ops.undiff(d[y], a, _n, _axis, prepend, append, 1)
     d[append] += ops.undiff(d[y], a, _n, _axis, prepend, append, 2)
-    t[y] += np.diff(t[a], _n, _axis, prepend=t[prepend], append=t[append])
+    t[y] += ops.diff(t[a], _n, _axis, t[prepend], t[append])
 
 
 @rule(np.append, shape=TWO_DATA)
