@@ -335,21 +335,27 @@ def drop_unread(body, tape_name, ops_name):
         if n is not None:
             pops.setdefault(n, []).append(s)
     dropped = set()
+    first_pop, last_read = _pop_and_read_positions(body, tape_name)
     for n, popped in pops.items():
-        if len(pushes.get(n, ())) == len(popped) and not _read_from(body, n, popped):
+        read_after = last_read.get(n, -1) >= first_pop[n]
+        if len(pushes.get(n, ())) == len(popped) and not read_after:
             dropped |= {id(p) for p in popped + pushes[n]}
     return _without(body, dropped) if dropped else body
 
 
-def _read_from(body, n, popped):
-    """Whether ``n`` is read from the top-level statement holding its first pop on."""
-    popping = {id(p) for p in popped}
-    first = next(i for i, s in enumerate(body) if popping & {id(x) for x in all_stmts([s])})
-    return any(
-        isinstance(x, gast.Name) and x.id == n and isinstance(x.ctx, gast.Load)
-        for s in body[first:]
-        for x in descendants(s)
-    )
+def _pop_and_read_positions(body, tape_name):
+    """``(name -> index of the top-level statement holding its first pop, name -> index
+    of the last top-level statement reading it)``, in one walk of ``body``."""
+    first_pop, last_read = {}, {}
+    for i, s in enumerate(body):
+        for x in all_stmts([s]):
+            n = _popped_name(x, tape_name)
+            if n is not None:
+                first_pop.setdefault(n, i)
+        for x in descendants(s):
+            if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Load):
+                last_read[x.id] = i
+    return first_pop, last_read
 
 
 def _pushed_name(s, tape_name, ops_name):
