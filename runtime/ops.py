@@ -139,6 +139,29 @@ def _describe(value):
     return f"{type(value).__name__} {value!r:.40}"
 
 
+def _like(*xs):
+    """The first of ``xs`` that is an array of a library other than numpy (for NEP-35
+    ``like=``), else None (numpy's own creation, at numpy's speed)."""
+    for x in xs:
+        if type(x) is not np.ndarray and hasattr(x, "__array_function__"):
+            return x
+    return None
+
+
+def _lift(g, *likes):
+    """``g`` as an array: a number (a Python or numpy scalar) as a 0-d array of the
+    library of ``likes`` (numpy's where they are numpy), so that reshaping or expanding
+    it keeps it in that library; an array as it is."""
+    if hasattr(g, "ndim") and not isinstance(g, np.generic):
+        return g
+    return np.asarray(g, like=_like(*likes))
+
+
+def _eye(n, *likes):
+    """The boolean identity of size ``n`` in the library of ``likes``."""
+    return np.eye(n, dtype=bool, like=_like(*likes))
+
+
 def _shape(x):
     if type(x) is tuple and all(type(n) is int for n in x):  # a shape recorded by a loop
         return x
@@ -262,8 +285,14 @@ def unreduce(g, x, axis=None, keepdims=False):
     shape = _shape(x)
     if not shape:
         dtype = getattr(x, "dtype", None)  # a 0-d x: its dtype, even for a Python-float g
-        return dtype.type(g) if dtype is not None and isinstance(g, float) else g
-    if not keepdims and axis is not None:
+        if dtype is None or not isinstance(g, float):
+            return g
+        like = x.first if isinstance(x, _BroadcastLike) else x
+        if type(like) is np.ndarray or like is None or isinstance(like, np.generic):
+            return dtype.type(g)
+        return backend.as_array(g, like).astype(dtype, copy=False)  # a 0-d array of x's library
+    if not keepdims and axis is not None and not isinstance(g, numbers.Number):
+        # (a number is the adjoint of a reduction over every axis: it broadcasts as it is)
         kept = list(shape)
         for a in _axes(len(shape), axis):
             kept[a] = 1
@@ -958,7 +987,7 @@ def uncumprod(g, y, a, axis=None):
     # out[k] = sum_{j >= k} g[j] prod_{i <= j, i != k} a[i]: a[k] set to 1 in row k
     moved = np.moveaxis(a, axis, -1)
     n = moved.shape[-1]
-    eye = np.eye(n, dtype=bool)
+    eye = _eye(n, a)
     rows = np.where(eye, 1, moved[..., None, :])  # (..., k, i)
     products = np.cumprod(rows, axis=-1) * np.triu(np.ones_like(eye))  # j >= k only
     out = np.sum(products * np.moveaxis(g, axis, -1)[..., None, :], axis=-1)
@@ -1036,7 +1065,7 @@ def unnorm_ord(g, y, x, ord=None, axis=None, keepdims=False):
         axis = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
     axes = _axes(nd, axis)
     if not keepdims:
-        g, y = np.expand_dims(g, axes), np.expand_dims(y, axes)
+        g, y = np.expand_dims(_lift(g, x), axes), np.expand_dims(_lift(y, x), axes)
     if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
         return g * x / y
     if len(axes) == 1:
@@ -1086,7 +1115,7 @@ def _symmetric(a):
 
 def _lower_half(x):
     """``tril(x)`` with its diagonal halved (Murray's Phi)."""
-    return np.tril(x) - 0.5 * (x * np.eye(x.shape[-1], dtype=bool))
+    return np.tril(x) - 0.5 * (x * _eye(x.shape[-1], x))
 
 
 @helper(fresh=True)
@@ -1108,7 +1137,7 @@ def uneigh(g, y, UPLO="L"):
     triangle of ``a`` that ``eigh`` reads."""
     (w, v), (gw, gv) = y, g
     gap = w[..., None, :] - w[..., :, None]  # w_j - w_i
-    off = ~np.eye(w.shape[-1], dtype=bool)
+    off = ~_eye(w.shape[-1], w)
     f = np.where(off, 1 / np.where(off, gap, 1), 0)
     inner = f * (mT(v) @ gv) + _diag_matrix(gw)
     full = v @ inner @ mT(v)
@@ -1119,7 +1148,7 @@ def uneigh(g, y, UPLO="L"):
 
 def _diag_matrix(v):
     """The stack of diagonal matrices with diagonals ``v`` (its last axis)."""
-    return v[..., :, None] * np.eye(v.shape[-1], dtype=bool)
+    return v[..., :, None] * _eye(v.shape[-1], v)
 
 
 @helper(fresh=True)
@@ -1147,7 +1176,7 @@ def unsvd(g, y, a, full_matrices=True, compute_uv=True, hermitian=False):
             )
     v, gv = mT(vh), mT(gvh)
     s2 = s[..., None, :] ** 2 - s[..., :, None] ** 2  # s_j^2 - s_i^2
-    off = ~np.eye(k, dtype=bool)
+    off = ~_eye(k, s)
     f = np.where(off, 1 / np.where(off, s2, 1), 0)
     ut_gu, vt_gv = mT(u) @ gu, mT(v) @ gv
     smat = s[..., None, :]  # scales columns: x * smat == x @ diag(s)
@@ -1472,7 +1501,7 @@ def untrapezoid(g, y, x=None, dx=1.0, axis=-1, which=0):
     ``dx`` (2)."""
     nd = np.ndim(y)
     axis %= nd
-    h = np.moveaxis(np.expand_dims(g, axis), axis, -1)
+    h = np.moveaxis(np.expand_dims(_lift(g, y, x, dx), axis), axis, -1)
     ym = np.moveaxis(y, axis, -1)
     if x is None:
         width = dx if np.ndim(dx) == 0 else np.moveaxis(dx, axis, -1)
@@ -1532,7 +1561,7 @@ def uncross(g, a, b, which, axisa=-1, axisb=-1, axisc=-1, axis=None):
         g = backend.as_array(g, a, b)
         g3 = np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
     else:
-        g3 = np.moveaxis(g, axisc, -1)
+        g3 = np.moveaxis(_lift(g, a, b), axisc, -1)
     out = np.cross(b3, g3) if which == 0 else np.cross(g3, a3)
     mine = (a, b)[which]
     n = np.shape(mine)[(axisa, axisb)[which]]
@@ -1574,7 +1603,7 @@ def unmulti_dot(g, arrays):
         mats[0] = mats[0][None, :]
     if last_vec:
         mats[-1] = mats[-1][:, None]
-    g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
+    g = np.reshape(_lift(g, *mats), (mats[0].shape[0], mats[-1].shape[1]))
     before = [None]
     for m in mats[:-1]:
         before.append(m if before[-1] is None else before[-1] @ m)
@@ -1702,7 +1731,7 @@ def unlstsq(g, y, a, b, which):
 def unvecdot(g, other, mine, axis=-1):
     """Adjoint of ``mine`` in ``np.vecdot`` of ``mine`` and ``other`` (either order) over
     ``axis``: ``g`` times the other operand, summed where ``mine`` was broadcast."""
-    return cast_like(unbroadcast(np.expand_dims(g, axis) * other, mine), mine)
+    return cast_like(unbroadcast(np.expand_dims(_lift(g, other, mine), axis) * other, mine), mine)
 
 
 @helper(passes=True)

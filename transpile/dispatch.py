@@ -341,7 +341,7 @@ class Dispatcher:
         """``fn``, or for a signature with a 0-d array among the gradients' arguments,
         ``fn`` followed by ``shaped_as_arguments``."""
         if not any(
-            isinstance(part, tuple) and len(part) == 3 and part[0] is np.ndarray and not part[1]
+            isinstance(part, tuple) and len(part) == 3 and _is_array_type(part[0]) and not part[1]
             for i, part in enumerate(key)
             if i in self.spec.wrt
         ):
@@ -528,7 +528,15 @@ def _has_zero_d(value):
         return any(_has_zero_d(v) for v in value.values())
     if isinstance(value, (list, tuple)):
         return any(_has_zero_d(v) for v in value)
-    return type(value) is np.ndarray and value.ndim == 0
+    return _is_array_type(type(value)) and value.ndim == 0
+
+
+def _is_array_type(t):
+    """Whether ``t`` is numpy's array type or another library's (cupy's, a NEP-18
+    array), not a numpy scalar type."""
+    return t is np.ndarray or (
+        isinstance(t, type) and hasattr(t, "__array_function__") and not issubclass(t, np.generic)
+    )
 
 
 def _like_arrays(grad, arg):
@@ -540,6 +548,8 @@ def _like_arrays(grad, arg):
         return tuple(items) if isinstance(grad, tuple) else items
     if type(arg) is np.ndarray and arg.ndim == 0 and not isinstance(grad, np.ndarray):
         return np.array(grad, dtype=getattr(grad, "dtype", None) or arg.dtype)
+    if _has_zero_d(arg) and type(grad) is not type(arg):  # another library's 0-d array
+        return np.asarray(grad, dtype=getattr(grad, "dtype", None) or arg.dtype, like=arg)
     return grad
 
 
