@@ -221,6 +221,7 @@ def test_names_are_the_usual_ones_when_free():
         "np": "np",
         "ops": "ops",
         "scipy_ops": "scipy_ops",
+        "forward_ops": "forward_ops",
         "Tape": "Tape",
         "tape": "tape",
     }
@@ -234,6 +235,7 @@ def test_names_avoid_the_users_names():
         "np": "np",
         "ops": "ops_",
         "scipy_ops": "scipy_ops",
+        "forward_ops": "forward_ops",
         "Tape": "Tape",
         "tape": "tape_1",
     }

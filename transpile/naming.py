@@ -11,7 +11,7 @@ import numpy as np
 from transpile import recursion
 from transpile.nodes import descendants
 from transpile.parse import MISSING
-from transpile_runtime import ops, scipy_ops
+from transpile_runtime import forward_ops, ops, scipy_ops
 from transpile_runtime.tape import Tape
 
 
@@ -23,7 +23,13 @@ def stage(fn, ctx):
     ``f_bwd`` (``recursion.pair_names``): reserved, so no other name is given them."""
     parsed = fn.parsed
     fn.namer = Namer.for_tree(parsed.tree)
-    for key, obj in (("np", np), ("ops", ops), ("scipy_ops", scipy_ops), ("Tape", Tape)):
+    for key, obj in (
+        ("np", np),
+        ("ops", ops),
+        ("scipy_ops", scipy_ops),
+        ("forward_ops", forward_ops),
+        ("Tape", Tape),
+    ):
         found = parsed.lookup(key)
         usual = key not in parsed.local_names and (found is obj or found is MISSING)
         fn.names[key] = fn.namer.reserve(key) if usual else fn.namer.fresh(key + "_")

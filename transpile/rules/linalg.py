@@ -13,7 +13,7 @@ from transpile.rules.declare import (
     rule,
 )
 from transpile.template import d, position, t
-from transpile_runtime import ops
+from transpile_runtime import forward_ops, ops
 
 
 @rule(np.outer, np.linalg.outer, shape=ALL_DATA)
@@ -93,31 +93,37 @@ def tensordot(y, a, b, _axes=2):
 @rule(np.linalg.slogdet, shape=ALL_DATA)
 def slogdet(y, a):
     d[a] += ops.unslogdet(d[y], a)
+    t[y] += forward_ops.slogdet(y, a, t[a])
 
 
 @rule(np.linalg.cholesky, shape=ALL_DATA)
 def cholesky(y, a, *, _upper=False):
     d[a] += ops.uncholesky(d[y], y, _upper)
+    t[y] += forward_ops.cholesky(y, t[a], _upper)
 
 
 @rule(np.linalg.eigh, shape=FIRST_DATA)
 def eigh(y, a, _UPLO="L"):
     d[a] += ops.uneigh(d[y], y, _UPLO)
+    t[y] += forward_ops.eigh(y, t[a], _UPLO)
 
 
 @rule(np.linalg.svd, shape=FIRST_DATA)
 def svd(y, a, _full_matrices=True, _compute_uv=True, _hermitian=False):
     d[a] += ops.unsvd(d[y], y, a, _full_matrices, _compute_uv, _hermitian)
+    t[y] += forward_ops.svd(y, a, t[a], _full_matrices, _compute_uv, _hermitian)
 
 
 @rule(np.linalg.qr, shape=FIRST_DATA)
 def qr(y, a, _mode="reduced"):
     d[a] += ops.unqr(d[y], y, a, _mode)
+    t[y] += forward_ops.qr(y, a, t[a], _mode)
 
 
 @rule(np.linalg.pinv, shape=FIRST_DATA)
 def pinv(y, a, _rcond=None, _hermitian=False, **_kwargs):
     d[a] += ops.unpinv(d[y], y, a, _hermitian)
+    t[y] += forward_ops.pinv(y, a, t[a], _hermitian)
 
 
 @rule(np.diagonal, methods=("diagonal",), shape=FIRST_DATA, shares=True)  # a read-only view
@@ -145,22 +151,26 @@ def cross(c, a, b, _axisa=-1, _axisb=-1, _axisc=-1, _axis=None):
 @rule(np.linalg.matrix_power, shape=FIRST_DATA)
 def matrix_power(y, a, _n):
     d[a] += ops.unmatrix_power(d[y], a, _n)
+    t[y] += forward_ops.matrix_power(t[a], a, _n)
 
 
 @rule(np.linalg.multi_dot, shape=SEQUENCE_FIRST)
 def multi_dot(y, arrays, **_kwargs):
     d[arrays] += ops.unmulti_dot(d[y], arrays)
+    t[y] += forward_ops.multi_dot(arrays, t[arrays])
 
 
 @rule(np.linalg.eigvalsh, shape=FIRST_DATA)
 def eigvalsh(w, a, _UPLO="L"):
     d[a] += ops.uneigvalsh(d[w], a, _UPLO)
+    t[w] += forward_ops.eigvalsh(a, t[a], _UPLO)
 
 
 @rule(np.linalg.lstsq, shape=TWO_DATA)  # (x, residuals, rank, s): through x and residuals
 def lstsq(y, a, b, _rcond=None):
     d[a] += ops.unlstsq(d[y], y, a, b, 0)
     d[b] += ops.unlstsq(d[y], y, a, b, 1)
+    t[y] += forward_ops.lstsq(y, a, b, t[a], t[b])  # one line: the tangent is a tuple
 
 
 # The array-API spellings in np.linalg that work on the last two axes

@@ -7,7 +7,7 @@ import numpy as np
 
 from transpile.rules.declare import FIRST_DATA, TWO_DATA, rule
 from transpile.template import d, t
-from transpile_runtime import ops
+from transpile_runtime import forward_ops, ops
 
 
 @rule(np.sum, methods=("sum",), shape=FIRST_DATA, reduces=True)
@@ -71,6 +71,7 @@ def cumsum(y, a, _axis=None, _dtype=None, _out=None):
 @rule(np.cumprod, methods=("cumprod",), shape=FIRST_DATA)
 def cumprod(y, a, _axis=None, _dtype=None, _out=None):
     d[a] += ops.uncumprod(d[y], y, a, _axis)
+    t[y] += forward_ops.cumprod(t[a], y, a, _axis)
 
 
 @rule(np.nansum, shape=FIRST_DATA, reduces=True)
@@ -91,6 +92,8 @@ def nanmean(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs
 def average(y, a, _axis=None, weights=None, _returned=False, *, _keepdims=False):
     d[a] += ops.unaverage(d[y], a, _axis, weights, _keepdims, _returned)
     d[weights] += ops.unaverage_weights(d[y], y, a, _axis, weights, _keepdims, _returned)
+    t[y] += forward_ops.average_a(t[a], a, _axis, weights, _keepdims, _returned)
+    t[y] += forward_ops.average_w(t[weights], y, a, _axis, weights, _keepdims, _returned)
 
 
 @rule(np.linalg.norm, shape=FIRST_DATA, reduces=True)
@@ -162,6 +165,9 @@ def trapezoid(z, y, x=None, dx=1.0, _axis=-1):
     d[y] += ops.untrapezoid(d[z], y, x, dx, _axis, 0)
     d[x] += ops.untrapezoid(d[z], y, x, dx, _axis, 1)
     d[dx] += ops.untrapezoid(d[z], y, x, dx, _axis, 2)
+    t[z] += np.trapezoid(t[y], x, dx, _axis)  # bilinear in (y, x) and in (y, dx)
+    t[z] += np.trapezoid(y, t[x], dx, _axis)
+    t[z] += forward_ops.trapezoid_dx(t[dx], y, x, _axis)
 
 
 @rule(np.nancumsum, shape=FIRST_DATA)

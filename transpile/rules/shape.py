@@ -15,7 +15,7 @@ from transpile.rules.declare import (
     rule,
 )
 from transpile.template import d, position, t
-from transpile_runtime import ops
+from transpile_runtime import forward_ops, ops
 
 
 @rule(
@@ -34,6 +34,7 @@ def reshape(y, a, *_shape, **_kwargs):
 @rule(np.atleast_1d, np.atleast_2d, np.atleast_3d, shape=ALL_DATA, passes=True)
 def atleast(y, *arys):
     d[arys] += ops.unatleast(d[y], arys, position)
+    t[y] += forward_ops.atleast(t[arys], y, arys, position)
 
 
 @rule(np.transpose, shape=FIRST_DATA, passes=True)
@@ -117,6 +118,7 @@ def column_stack(y, tup):
 @rule(np.split, np.array_split, shape=FIRST_DATA, shares=True)  # a list of views
 def split(y, ary, _indices_or_sections, _axis=0):
     d[ary] += np.concatenate(d[y], _axis)
+    t[y] += np.array_split(t[ary], _indices_or_sections, _axis)  # as np.split where it splits
 
 
 @rule(np.stack, shape=SEQUENCE_FIRST)
