@@ -187,3 +187,15 @@ def test_jacobian_modes_agree_and_scalar_output_is_the_gradient():
     assert jac.shape == (3,)
     with pytest.raises(ValueError, match="mode"):
         jacobian(F.grid, mode="sideways")
+
+
+def test_tangent_code_leaves_numpy_defaults_unwritten():
+    w, x = np.linspace(0.1, 0.3, 3), np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    v = np.array([1.0, -2.0, 0.5])
+    g = jvp(F.reduced)
+    value, tangent = g(w, x, v)
+    expected = fd.numeric_jvp(F.reduced, (w, x), (0,), [v])
+    np.testing.assert_allclose(tangent, expected, rtol=1e-7)
+    text = source(g)
+    assert "axis=None" not in text and "keepdims=False" not in text, text
+    assert "axis=1" in text

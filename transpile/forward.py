@@ -20,15 +20,17 @@ function called by one in forward mode, ``f_jvp(tangents, *args)`` with a tuple 
 the tangents of the arguments that carry varied values.
 """
 
+import functools
 import inspect
 import linecache
 
 import gast
+import numpy as np
 
 from transpile import recursion
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
-from transpile.nodes import assign, clone, const, name
+from transpile.nodes import assign, clone, const, descendants, name
 from transpile.rules import blocked_operands
 from transpile.template import expand_forward
 
@@ -213,7 +215,7 @@ class _Forward:
         values[next(iter(tmpl.signature.parameters))] = name(target)
         names = tmpl.names(self.fn.names, lambda base, obj, key=None: base)
         terms = expand_forward(tmpl, values, of, self.zeros, names)
-        value = _sum(terms)
+        value = _without_default_options(_sum(terms), self.fn.names["np"])
         if _elementwise(tmpl) and not _covers(value, values, tmpl, target, of):
             # x + c with only x varied: the tangent takes the result's (broadcast) shape
             value = self.ops_call("tangent_like", [value, name(target)])
@@ -371,6 +373,48 @@ def _varied_names(body, act):
         if target is not None and id(s) in act.varied_after and target in act.varied_after[id(s)]:
             found.add(target)
     return found
+
+
+def _without_default_options(value, np_name):
+    """``value`` without the options a template spelled out at numpy's own defaults
+    (``np.sum(t, axis=None, keepdims=False)`` reads as ``np.sum(t)``)."""
+    for call in descendants(value):
+        func = getattr(call, "func", None)
+        if not (
+            isinstance(call, gast.Call)
+            and isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Name)
+            and func.value.id == np_name
+        ):
+            continue
+        defaults = _numpy_defaults(func.attr)
+        call.keywords = [
+            k
+            for k in call.keywords
+            if not (
+                isinstance(k.value, gast.Constant)
+                and k.arg in defaults
+                and k.value.value is defaults[k.arg]
+            )
+        ]
+    return value
+
+
+@functools.cache
+def _numpy_defaults(attr):
+    """keyword -> the default it means, for ``np.<attr>``: None, or False where numpy
+    writes ``keepdims=<no value>`` (it behaves as False)."""
+    try:
+        params = inspect.signature(getattr(np, attr)).parameters
+    except (AttributeError, TypeError, ValueError):
+        return {}
+    out = {}
+    for k, p in params.items():
+        if p.default is None:
+            out[k] = None
+        elif k == "keepdims" and (p.default is False or p.default is np._NoValue):
+            out[k] = False
+    return out
 
 
 def _sum(terms):
