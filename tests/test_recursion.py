@@ -3,7 +3,6 @@
 functions. Each gradient against central finite differences, on a first and a later
 call; the cache, rebound helpers and the generated source."""
 
-import copy
 import re
 import sys
 import threading
@@ -12,7 +11,7 @@ import fd
 import numpy as np
 import pytest
 import recursion_funcs as R
-from variants import call_twice
+from variants import assert_grad_matches_fd
 
 from transpile import grad, pipeline, recursion, source, value_and_grad
 from transpile.pipeline import transpile
@@ -50,14 +49,7 @@ CASES = [
     "func, make, wrt", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(CASES)]
 )
 def test_gradient_matches_finite_differences(func, make, wrt):
-    args = make()
-    pristine = copy.deepcopy(args)
-    actual = call_twice(grad(func, wrt=wrt), *args)
-    fd.assert_same(list(args), list(pristine), path="argument")
-    indices = wrt if isinstance(wrt, tuple) else (wrt,)
-    expected = fd.numeric_grad(func, args, indices)
-    actual = actual if isinstance(wrt, tuple) else (actual,)
-    fd.assert_close(actual, expected, rtol=1e-6, atol=1e-9, path=func.__name__)
+    assert_grad_matches_fd(func, make(), wrt)
 
 
 def test_log_partition_closed_form():

@@ -7,8 +7,12 @@ leaf by leaf (type, shape, dtype, values), and returns the specialized result,
 which the caller then checks against its independent reference.
 """
 
+import copy
+
 import fd
 import numpy as np
+
+from transpile import grad
 
 
 def call_twice(g, *args):
@@ -26,3 +30,15 @@ def call_twice(g, *args):
         scale = float(np.max(np.abs(a))) if np.size(a) else 0.0
         np.testing.assert_allclose(b, a, rtol=tol, atol=tol * scale, err_msg=where)
     return second
+
+
+def assert_grad_matches_fd(func, args, wrt, rtol=1e-6, atol=1e-9):
+    """``grad(func, wrt)`` on a first and a later call equals central finite
+    differences, and leaves ``args`` as they were."""
+    pristine = copy.deepcopy(args)
+    actual = call_twice(grad(func, wrt=wrt), *args)
+    fd.assert_same(list(args), list(pristine), path="argument")
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    expected = fd.numeric_grad(func, args, indices)
+    actual = actual if isinstance(wrt, tuple) else (actual,)
+    fd.assert_close(actual, expected, rtol=rtol, atol=atol, path=func.__name__)
