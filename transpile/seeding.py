@@ -149,16 +149,18 @@ def _through_copies(tree, names, resolve):
         for n in descendants(tree)
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
     ]
-    copies = [(a, b) for a, b in copies if b is not None]
-    names = set(names)
-    changed = True
-    while changed:  # a round per link of the longest chain of copies
-        changed = False
-        for a, b in copies:
-            if (a in names) != (b in names):
-                names |= {a, b}
-                changed = True
-    return names
+    tied = {}  # name -> the names copies tie it to, directly
+    for a, b in copies:
+        if b is not None:
+            tied.setdefault(a, []).append(b)
+            tied.setdefault(b, []).append(a)
+    found, todo = set(names), list(names)
+    while todo:  # each name once: linear in the copies
+        for other in tied.get(todo.pop(), ()):
+            if other not in found:
+                found.add(other)
+                todo.append(other)
+    return found
 
 
 def _varied_at_end(activity, tree):
