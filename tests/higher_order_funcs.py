@@ -253,3 +253,50 @@ def h_constants(x):
     g = ops.seed(np.sum(x)) + ops.zeros_like(x) + ops.reduced_size(x) * 0.0
     share = ops.winner(x, 0.5) + ops.inside(x, 0.0, 1.0) * 0.0
     return np.sum(g * np.sin(x) + share * x)
+
+
+# --------------------------------------------------------------------------
+# Gradients with a tape (loops), differentiated again by reverse over forward
+
+
+def power_loop(x):
+    """sum(x**4), through a loop: the Hessian is diag(12 x**2)."""
+    y = x
+    for _ in range(3):
+        y = y * x
+    return np.sum(y)
+
+
+def while_break(x, a):
+    y = x
+    i = 0
+    while i < 10:
+        y = np.sin(y) * a + x
+        if np.sum(y) > 4.0:
+            break
+        i += 1
+    return np.sum(y * y)
+
+
+def rnn_loss(x, W):
+    h = x
+    for _ in range(4):
+        h = np.tanh(W @ h)
+    return np.sum(h**2)
+
+
+def early_in_loop(x):
+    s = 0.0
+    for k in range(5):
+        s = s + np.sum(np.cos(x * k))
+        if s < -2.0:
+            return s * s
+    return s
+
+
+dwhile_break = grad(while_break)
+
+
+def calls_while_break_gradient(x, a):
+    g = dwhile_break(x, a)
+    return np.sum(g * g)

@@ -2,8 +2,6 @@
 a gradient, ``hvp`` and ``hessian``, against closed forms and finite differences of the
 first gradient, on a first and a later call; the rules of the runtime helpers."""
 
-import inspect
-
 import numpy as np
 import pytest
 
@@ -92,14 +90,6 @@ def test_indexed_reads_differentiate_twice():
     x = np.array([0.4, -0.7, 1.3])
     for _ in range(2):
         assert np.allclose(hessian(hf.indexed)(x), hf.indexed_hessian(x), rtol=RTOL)
-
-
-def test_gradient_of_a_loop_is_refused_clearly():
-    with pytest.raises(TranspileError, match="loop.*tape.*not supported yet"):
-        grad(grad(hf.looped))
-    with pytest.raises(TranspileError, match="loop") as info:
-        grad(hf.calls_looped_gradient)
-    assert info.value.filename == inspect.getsourcefile(hf)  # at the user's call
 
 
 # --------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def _decorator_or_call(make):
 def _build(f, wrt, mode, verbose):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
-    f = higher.generated_callee(f) or f  # grad(grad(f)): the code the gradient runs
+    f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
     if _takes_varargs(f):
         return _deferred(f, wrt, mode, waiting=("*" + _takes_varargs(f),))
     indices, as_tuple = resolve_wrt(f, wrt)
@@ -145,7 +145,7 @@ def jvp(f=None, wrt=0, verbose=False):
         return lambda g: jvp(g, wrt=wrt, verbose=verbose)
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
-    f = higher.generated_callee(f) or f
+    f = higher.differentiable(f)
     if _takes_varargs(f):
         raise TypeError(f"jvp needs a function with plain parameters; {f.__name__} takes *args")
     indices, as_tuple = resolve_wrt(f, wrt)

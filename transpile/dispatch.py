@@ -68,7 +68,9 @@ class EntrySpec:
     names: dict  # runtime names: np, ops, tape, ...
     namer: object  # hands out names that clash with nothing of the user's
     label: str
-    rebuild: object  # (sequences) -> Generated: transpile the function again
+    rebuild: (
+        object  # (sequences) -> Generated: transpile the function again; .origin() the function
+    )
     sequences: frozenset = frozenset()  # parameters known to hold lists or tuples
     functions: tuple = ()  # (parameter, the function it was transpiled for)
     assumed_arrays: frozenset = frozenset()  # indices of parameters taken for arrays by + and *
@@ -120,7 +122,29 @@ def _rebuilder(ctx):
     """A function that transpiles ``ctx.func`` again, without keeping it alive: the
     cache must not refer back to its own key. If the function is gone, an equal one is
     made from its parts (its code, globals, defaults and closure cells)."""
-    func = ctx.func
+    origin = _origin(ctx.func)
+    wrt, mode, as_tuple, transpile = ctx.wrt, ctx.mode, ctx.as_tuple, ctx.transpile
+    varargs, classes = ctx.varargs, ctx.classes
+
+    def rebuild(sequences=frozenset(), functions=ctx.functions):
+        return transpile(
+            origin(),
+            wrt,
+            mode,
+            as_tuple,
+            sequences=sequences,
+            functions=functions,
+            varargs=varargs,
+            classes=classes,
+        )
+
+    rebuild.origin = origin
+    return rebuild
+
+
+def _origin(func):
+    """``() -> func`` without keeping ``func`` alive; once it is gone, an equal function
+    made from its parts (its code, globals, defaults and closure cells)."""
     ref = weakref.ref(func)
     parts = (
         func.__code__,
@@ -132,27 +156,16 @@ def _rebuilder(ctx):
         func.__qualname__,
         func.__module__,
     )
-    wrt, mode, as_tuple, transpile = ctx.wrt, ctx.mode, ctx.as_tuple, ctx.transpile
-    varargs, classes = ctx.varargs, ctx.classes
 
-    def rebuild(sequences=frozenset(), functions=ctx.functions):
+    def origin():
         f = ref()
         if f is None:
             code, globs, fname, defaults, closure, kwdefaults, qualname, module = parts
             f = types.FunctionType(code, globs, fname, defaults, closure)
             f.__kwdefaults__, f.__qualname__, f.__module__ = kwdefaults, qualname, module
-        return transpile(
-            f,
-            wrt,
-            mode,
-            as_tuple,
-            sequences=sequences,
-            functions=functions,
-            varargs=varargs,
-            classes=classes,
-        )
+        return f
 
-    return rebuild
+    return origin
 
 
 class Dispatcher:

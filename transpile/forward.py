@@ -27,7 +27,7 @@ import linecache
 import gast
 import numpy as np
 
-from transpile import recursion
+from transpile import recursion, user_rules
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
@@ -220,6 +220,18 @@ class _Forward:
             # x + c with only x varied: the tangent takes the result's (broadcast) shape
             value = self.ops_call("tangent_like", [value, name(target)])
         return value
+
+    def tangent_vjp(self, s, match, target):
+        """A call with a rule of ``user_rules`` that has tangent functions (a gradient
+        with a tape, ``through_tape``)."""
+        bind = user_rules.binder(self.namer, self.fn.namespace)
+        try:
+            terms = user_rules.tangent_terms(
+                match.callee, s.value, target, self.tangent_of(s), bind
+            )
+        except user_rules.Refused as exc:
+            raise at(self.parsed, s, str(exc), _HINT) from None
+        return _sum([(gast.Add(), term) for term in terms])
 
     def tangent_copy(self, s, match, target):
         return name(self.tangent(s.value.id))

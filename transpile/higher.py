@@ -8,9 +8,13 @@ function, so ``grad(grad(f))``, and ``grad`` of any function calling a gradient,
 reverse over reverse; the runtime helpers the generated code calls have their own rules
 (``rules/runtime_ops.py``). ``prepare`` (from the ``parse`` stage) makes the one
 in-place helper of generated code, ``ops.add_at``, an array write the compiler already
-differentiates, and ``refusal`` names what is not differentiated again yet: the tape of
-a loop.
+differentiates. A gradient whose code records a tape (a loop) is not read again:
+``tape_rule`` gives a call to it a rule by reverse over forward (``through_tape``), and
+``differentiable`` wraps such a gradient given to ``grad`` or ``jvp`` in a function
+calling it; ``refusal`` says why the tape's code itself is not differentiated.
 """
+
+import inspect
 
 import gast
 import numpy as np
@@ -32,6 +36,40 @@ def generated_callee(obj):
     if dispatcher is None:
         return None
     return dispatcher.current().generic
+
+
+def differentiable(obj):
+    """What to transpile to differentiate ``obj``: for the entry of a gradient made by
+    this library, the generic code it runs, or, where that code records a tape, a
+    function calling the entry (whose call gets ``tape_rule``); else ``obj`` itself."""
+    generated = generated_callee(obj)
+    if generated is None:
+        return obj
+    if refusal(generated) is None or obj.__transpile_dispatch__.current().spec.mode != "grad":
+        return generated  # (where refused, ``prepare`` says why)
+    from transpile import emit  # emit reads names through parse, which imports this
+
+    params = list(inspect.signature(generated).parameters)
+    taken = set(params)
+    entry_name = f"{generated.__name__}_entry"
+    while entry_name in taken:
+        entry_name += "_"
+    args = ", ".join(params)
+    source = f"def {generated.__name__}({args}):\n    return {entry_name}({args})\n"
+    label = f"{generated.__name__}, calling the gradient"
+    wrapper = emit.compile_function(source, generated.__name__, {}, {entry_name: obj}, label)
+    wrapper.__defaults__ = generated.__defaults__
+    return wrapper
+
+
+def tape_rule(obj, generated):
+    """The rule (``user_rules.Found``) for calling the entry ``obj`` of a gradient whose
+    generic code ``generated`` records a tape (``through_tape``), or None."""
+    if refusal(generated) is None:
+        return None
+    from transpile import through_tape  # it makes gradients: the compiler imports this
+
+    return through_tape.rule(obj, obj.__transpile_dispatch__.current())
 
 
 def is_generated(func) -> bool:

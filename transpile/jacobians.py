@@ -22,7 +22,7 @@ def jacobian(f=None, wrt=0, mode=None):
         return lambda g: jacobian(g, wrt=wrt, mode=mode)
     if mode not in (None, *MODES):
         raise ValueError(f"mode must be 'forward', 'reverse' or None, not {mode!r}")
-    f = higher.generated_callee(f) or f
+    f = higher.differentiable(f)
     indices, as_tuple = resolve_wrt(f, wrt)
     wrt = tuple(indices) if as_tuple else indices[0]
     forward, reverse = api.jvp(f, wrt=wrt), api.vjp(f, wrt=wrt)

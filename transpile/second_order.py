@@ -1,10 +1,11 @@
 """Second derivatives: ``hvp`` (Hessian-vector products) and ``hessian``.
 
-There is no forward mode yet, so the Hessian-vector product is reverse over reverse:
 ``hvp(f)(*args, v)`` is the gradient of ``x -> <grad f(x), v>`` with ``v`` held
 constant. That inner product is a small generated function calling ``grad(f)``, whose
-call the compiler differentiates through the gradient's own code (``higher``): the
-result costs a small constant times one gradient and never forms the Hessian.
+call the compiler differentiates through the gradient's own code (``higher``: reverse
+over reverse), or, where that code records a tape (a loop), by the gradient of the
+tangent of ``jvp(f)`` (``through_tape``: reverse over forward). Either costs a small
+constant times one gradient and never forms the Hessian.
 ``hessian`` stacks the products with the basis vectors.
 """
 
@@ -59,7 +60,7 @@ def _inner_product(f, indices, as_tuple):
 
 
 def _hvp_of(f, wrt):
-    f = higher.generated_callee(f) or f
+    f = higher.differentiable(f)
     if not callable(f) or not hasattr(f, "__code__"):
         raise TypeError(f"expected a Python function, got {f!r}")
     indices, as_tuple = resolve_wrt(f, wrt)
@@ -96,7 +97,7 @@ def hessian(f=None, wrt=0):
     if f is None:
         return lambda g: hessian(g, wrt=wrt)
     product = hvp(f, wrt)
-    f = higher.generated_callee(f) or f
+    f = higher.differentiable(f)
     indices, as_tuple = resolve_wrt(f, wrt)
 
     @functools.wraps(f)

@@ -35,12 +35,14 @@ _VERSION = [0]
 @dataclass(frozen=True, eq=False)
 class UserRule:
     """One registration. kind: 'vjp' (``adjoints``, one per positional argument or
-    None), 'template' (``template``), or 'nondiff'."""
+    None; ``tangents`` likewise for forward mode, ``(t, ans, *args, **kwargs) ->``
+    the tangent's part from that argument), 'template' (``template``), or 'nondiff'."""
 
     fn: object
     kind: str
     adjoints: tuple = ()
     template: object = None
+    tangents: tuple = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -313,6 +315,35 @@ def adjoint_lines(found, call, target, d_target, adjoint_of, bind, ops_name):
             )
         out.append(gast.AugAssign(target=name(adj, gast.Store()), op=gast.Add(), value=value))
     return out
+
+
+def tangent_terms(found, call, target, tangent_of, bind):
+    """The tangent of ``target = call`` under a rule with ``tangents`` (forward mode),
+    as terms to add: ``fn_jvp_arg(t_arg, target, *args, **keywords)`` for each argument
+    with a tangent (``tangent_of(node)`` its name, or None). Raises ``Refused`` for such
+    an argument the rule has no tangent function for."""
+    terms = []
+    for index, pname, node in _slots(found, call):
+        tangent = tangent_of(node)
+        if tangent is None:
+            continue
+        tangents = found.rule.tangents
+        fn = tangents[index] if index is not None and index < len(tangents) else None
+        if fn is None:
+            raise Refused(
+                f"the rule given for {found.name}() by defvjp is for reverse mode only, and "
+                f"its argument {pname!r} depends on the differentiated inputs"
+            )
+        held = (*map(id, found.prefix), *((k, id(v)) for k, v in found.keywords.items()))
+        fname = bind(f"{found.name}_jvp_{pname}", _applied(found, fn), (id(fn), index, *held))
+        terms.append(
+            gast.Call(
+                func=name(fname),
+                args=[name(tangent), name(target), *clone(call.args)],
+                keywords=clone(call.keywords),
+            )
+        )
+    return terms
 
 
 def _applied(found, adjoint):

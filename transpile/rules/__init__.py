@@ -335,6 +335,9 @@ def _classify_plain_call(call, parsed, registry):
         return Match("unknown", (func, *operands), why=f"{gast.unparse(func).strip()}")
     generated = higher.generated_callee(obj)
     if generated is not None:  # a gradient made by this library: its generic code
+        found = higher.tape_rule(obj, generated)
+        if found is not None:  # ... or, through a tape, reverse over forward
+            return Match("vjp", tuple(operands), callee=found)
         return Match("user", tuple(operands), callee=generated)
     return _classify_callable(obj, call, keywords, operands, registry)
 
