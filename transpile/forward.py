@@ -444,7 +444,7 @@ def _sum(terms):
 
 def _elementwise(tmpl):
     declarations = getattr(tmpl.func, "declarations", ())
-    return any(d.shape.name == "ELEMENTWISE" for d in declarations)
+    return any(d.is_pointwise for d in declarations)
 
 
 def _covers(value, values, tmpl, target, tangent_of):

@@ -91,12 +91,13 @@ class Template:
     @functools.cached_property
     def forward(self):
         """The forward lines, ``t[y] += ...``: the template's own, or for a rule declared
-        only for elementwise functions, its reverse lines read forwards; None if neither."""
+        only for elementwise (or pointwise) functions, its reverse lines read forwards;
+        None if neither."""
         own = tuple(s for s in self.statements if _is_forward_line(s))
         if own:
             return own
         declarations = getattr(self.func, "declarations", ())
-        if not declarations or any(decl.shape.name != "ELEMENTWISE" for decl in declarations):
+        if not declarations or not all(decl.is_pointwise for decl in declarations):
             return None
         result = next(iter(self.signature.parameters))
         lines = tuple(_read_forwards(s, result) for s in self.body)

@@ -76,6 +76,10 @@ class Declaration:
     (``np.reshape``, ``x.T``). shares: the result may share memory with an argument
     in another way, or be read-only (``np.broadcast_to``, the builtin ``max``); the
     result of a call declared neither is a new value.
+    pointwise: each entry of the result depends only on the entries of the (broadcast)
+    arguments at its position, as for an elementwise function whose result's dtype
+    is its own (``scipy.stats.norm.logpdf``): its reverse lines, read forwards, are its
+    forward lines (``Template.forward``), as an ``ELEMENTWISE`` rule's are.
     """
 
     kind: Kind
@@ -89,6 +93,11 @@ class Declaration:
     fresh: bool = False
     passes: bool = False
     shares: bool = False
+    pointwise: bool = False
+
+    @property
+    def is_pointwise(self) -> bool:
+        return self.pointwise or self.shape is Shape.ELEMENTWISE
 
     def __post_init__(self):
         if not isinstance(self.shape, Shape):
