@@ -7,7 +7,7 @@ import pytest
 
 import tests.higher_order_funcs as hf
 from tests.fd import numeric_grad, numeric_jvp
-from transpile import TranspileError, grad, hessian, hvp, source, value_and_grad
+from transpile import TranspileError, grad, hessian, hvp, jvp, source, value_and_grad
 from transpile.rules import RUNTIME_FAMILIES, declarations
 from transpile_runtime import ops
 
@@ -259,6 +259,21 @@ def test_runtime_helper_rule(f, args, wrt, covers):
             assert np.allclose(a, b, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("f, args, wrt, covers", RULE_ROWS, ids=[r[0].__name__ for r in RULE_ROWS])
+def test_runtime_helper_forward_rule(f, args, wrt, covers):
+    # forward over reverse (jvp of a gradient) reads the helpers' forward lines
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    rng = np.random.default_rng(len(RULE_ROWS))
+    tangents = tuple(rng.normal(size=np.shape(args[i])) for i in indices)
+    if not np.shape(args[indices[0]]):
+        tangents = tuple(float(t) for t in tangents)
+    expected = numeric_jvp(f, args, indices, tangents)
+    forward = jvp(f, wrt=wrt)
+    for _ in range(2):
+        _, got = forward(*args, tangents if isinstance(wrt, tuple) else tangents[0])
+        assert np.allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
 def test_every_runtime_helper_rule_has_a_row():
     covered = [h for *_, covers in RULE_ROWS for h in covers]
     missing = [
@@ -276,3 +291,23 @@ def test_every_runtime_helper_rule_has_a_row():
 def test_a_differentiated_exponent_of_pow_slope_is_refused():
     with pytest.raises(TranspileError, match="does not differentiate its argument 'y'"):
         grad(hf.h_pow_slope, wrt=1)(np.abs(_V3) + 0.5, 2.5)
+
+
+def test_hvp_with_the_gradient_from_one_pass():
+    rng = _rng(11)
+    A = rng.normal(size=(4, 4))
+    x, v = rng.normal(size=4), rng.normal(size=4)
+    both = hvp(hf.quadratic, has_grad=True)
+    for _ in range(2):  # 0.5 x^T A x: gradient (A + A^T) x / 2, Hessian (A + A^T) / 2
+        g, hv = both(x, A, v)
+        assert np.allclose(g, 0.5 * (A + A.T) @ x, rtol=1e-12)
+        assert np.allclose(hv, 0.5 * (A + A.T) @ v, rtol=1e-12)
+    X, w = rng.normal(size=(20, 3)), rng.normal(size=3)
+    y = (rng.random(20) < 0.5).astype(float)
+    v3 = rng.normal(size=3)
+    g, hv = hvp(hf.logistic, has_grad=True)(w, X, y, v3)
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    assert np.allclose(g, X.T @ (p - y) / 20, rtol=1e-10)
+    assert np.allclose(hv, X.T @ (p * (1 - p) * (X @ v3)) / 20, rtol=1e-10)
+    pair = hvp(hf.power_loop, has_grad=True)(x, v)  # through a loop's tape
+    assert np.allclose(pair[0], 4 * x**3) and np.allclose(pair[1], 12 * x**2 * v)

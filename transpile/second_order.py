@@ -76,7 +76,7 @@ def _hvp_of(f, wrt):
         return _CACHE.setdefault(f, {}).setdefault(key, made)
 
 
-def hvp(f=None, wrt=0):
+def hvp(f=None, wrt=0, has_grad=False):
     """The Hessian-vector product of scalar-valued ``f``: ``hvp(f, wrt)(*args, v)`` is
     ``H v``, ``H`` the Hessian of ``f`` with respect to ``wrt`` at ``args`` (``v`` shaped
     like that argument, a tuple of them for a tuple ``wrt``), in ``wrt``'s structure.
@@ -84,10 +84,29 @@ def hvp(f=None, wrt=0):
     Reverse over reverse: the gradient of ``<grad f(x), v>`` with ``v`` constant, made
     once and cached; it costs a few gradients and never forms ``H``. ``source(...)``
     of the result shows its code. Arguments differentiated are numbers or arrays.
+
+    ``has_grad=True`` returns ``(gradient, H v)`` from one pass, forward over reverse:
+    ``jvp(grad(f, wrt), wrt)``, the tangent of the gradient's own code along ``v``.
     """
     if f is None:
-        return lambda g: hvp(g, wrt=wrt)
+        return lambda g: hvp(g, wrt=wrt, has_grad=has_grad)
+    if has_grad:
+        return _grad_and_hvp(f, wrt)
     return _hvp_of(f, wrt)
+
+
+def _grad_and_hvp(f, wrt):
+    target = higher.differentiable(f)
+    indices, as_tuple = resolve_wrt(target, wrt)
+    key = ("with gradient", indices, as_tuple)
+    with _LOCK:
+        found = _CACHE.get(target, {}).get(key)
+    if found is not None:
+        return found
+    wrt = tuple(indices) if as_tuple else indices[0]
+    made = api.jvp(api.grad(f, wrt=wrt), wrt=wrt)
+    with _LOCK:
+        return _CACHE.setdefault(target, {}).setdefault(key, made)
 
 
 def hessian(f=None, wrt=0):

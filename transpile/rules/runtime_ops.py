@@ -14,7 +14,7 @@ Every declared shape is ``VARIES``: a body calling these is never shape-speciali
 import numpy as np
 
 from transpile.rules.declare import VARIES, nondiff, rule
-from transpile.template import d
+from transpile.template import d, t
 from transpile_runtime import ops
 
 NONDIFF = (
@@ -27,11 +27,13 @@ NONDIFF = (
 @rule(ops.unbroadcast, shape=VARIES, passes=True)
 def unbroadcast(y, g, _x):
     d[g] += ops.unreduce(d[y], g)
+    t[y] += ops.unbroadcast(t[g], _x)
 
 
 @rule(ops.unreduce, shape=VARIES, shares=True)
 def unreduce(y, g, _x, _axis=None, _keepdims=False):
     d[g] += ops.unbroadcast(np.sum(d[y], axis=_axis, keepdims=_keepdims), g)
+    t[y] += ops.unreduce(t[g], _x, _axis, _keepdims)
 
 
 @rule(ops.unmean, shape=VARIES, shares=True)
@@ -39,74 +41,94 @@ def unmean(y, g, _x, _axis=None, _keepdims=False):
     d[g] += ops.unbroadcast(np.sum(d[y], axis=_axis, keepdims=_keepdims), g) / ops.reduced_size(
         _x, _axis
     )
+    t[y] += ops.unmean(t[g], _x, _axis, _keepdims)
 
 
 @rule(ops.matmul_left, shape=VARIES, fresh=True)
 def matmul_left(z, g, _x, b):
     d[g] += d[z] @ b
     d[b] += ops.matmul_right(g, d[z], b)
+    t[z] += ops.matmul_left(t[g], _x, b)
+    t[z] += ops.matmul_left(g, _x, t[b])
 
 
 @rule(ops.matmul_right, shape=VARIES, fresh=True)
 def matmul_right(z, g, a, _y):
     d[g] += a @ d[z]
     d[a] += ops.matmul_left(g, a, d[z])
+    t[z] += ops.matmul_right(t[g], a, _y)
+    t[z] += ops.matmul_right(g, t[a], _y)
 
 
 @rule(ops.owned, ops.real_only, shape=VARIES, passes=True)
 def owned(y, value, *_args):
     d[value] += d[y]
+    t[y] += t[value]
 
 
 @rule(ops.copy, shape=VARIES, fresh=True)
 def copy(y, x):
     d[x] += d[y]
+    t[y] += t[x]
 
 
 @rule(ops.cotangent, shape=VARIES, passes=True)
 def cotangent(y, dout, _out):
     d[dout] += d[y]
+    t[y] += t[dout]
 
 
 @rule(ops.like, shape=VARIES, passes=True)
 def like(y, g, _x):
     d[g] += ops.like(d[y], g)
+    t[y] += ops.like(t[g], _x)
 
 
 @rule(ops.cast_like, shape=VARIES, passes=True)
 def cast_like(y, g, _x):
     d[g] += ops.cast_like(d[y], g)
+    t[y] += ops.cast_like(t[g], _x)
 
 
 @rule(ops.add, shape=VARIES, shares=True)
 def add(y, a, b):
     d[a] += d[y]
     d[b] += d[y]
+    t[y] += t[a]
+    t[y] += t[b]
 
 
 @rule(ops.select, shape=VARIES, fresh=True)
 def select(y, _condition, a, b):
     d[a] += ops.unbroadcast(ops.select(_condition, d[y], 0.0), a)
     d[b] += ops.unbroadcast(ops.select(_condition, 0.0, d[y]), b)
+    t[y] += ops.select(_condition, t[a], 0.0)
+    t[y] += ops.select(_condition, 0.0, t[b])
 
 
 @rule(ops.untake, shape=VARIES, fresh=True)
 def untake(y, g, _a, _indices, _axis=None, _mode="raise"):
     d[g] += np.take(d[y], _indices, axis=_axis, mode=_mode)
+    t[y] += ops.untake(t[g], _a, _indices, _axis, _mode)
 
 
 @rule(ops.pow_slope, shape=VARIES, fresh=True)
 def pow_slope(s, x, y):  # y * x ** (y - 1); a differentiated exponent y is refused
     d[x] += ops.unbroadcast(d[s] * y * ops.pow_slope(x, y - 1), x)
+    t[s] += t[x] * y * ops.pow_slope(x, y - 1)
 
 
 @rule(ops.pow_log, shape=VARIES, fresh=True)
 def pow_log(s, z, x):  # z * log(x), 0 where x is 0
     d[z] += ops.unbroadcast(ops.pow_log(d[s], x), z)
     d[x] += ops.unbroadcast(ops.hypot_slope(d[s] * z, x), x)
+    t[s] += ops.pow_log(t[z], x)
+    t[s] += ops.hypot_slope(t[x] * z, x)
 
 
 @rule(ops.hypot_slope, shape=VARIES, fresh=True)
 def hypot_slope(s, x, z):  # x / z, 0 where z is 0
     d[x] += ops.unbroadcast(ops.hypot_slope(d[s], z), x)
     d[z] -= ops.unbroadcast(ops.hypot_slope(d[s] * s, z), z)
+    t[s] += ops.hypot_slope(t[x], z)
+    t[s] -= ops.hypot_slope(t[z] * s, z)
