@@ -8,7 +8,16 @@ cached.
 import functools
 import inspect
 
-from transpile import bound_functions, higher, object_args, parse, pipeline, varargs
+from transpile import (
+    assumptions,
+    bound_functions,
+    higher,
+    object_args,
+    parse,
+    pipeline,
+    user_rules,
+    varargs,
+)
 from transpile.errors import TranspileError
 from transpile_runtime.structure import resolve_wrt
 
@@ -151,6 +160,9 @@ def jvp(f=None, wrt=0, verbose=False):
     indices, as_tuple = resolve_wrt(f, wrt)
     generated = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple)
     params = list(inspect.signature(f).parameters)
+    # per set of parameters passed lists or tuples: what was generated, used while the
+    # names it relied on denote the same objects and no rule was registered since
+    by_sequences = {frozenset(): (user_rules.version(), generated)}
 
     def entry(*args):
         if len(args) != len(params) + 1:
@@ -159,7 +171,11 @@ def jvp(f=None, wrt=0, verbose=False):
                 f"the tangent, {len(params) + 1} in all; {len(args)} were given"
             )
         sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
-        made = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple, sequences=sequences)
+        version, made = by_sequences.get(sequences, (None, None))
+        if version != user_rules.version() or not assumptions.hold(made.code_reads):
+            version = user_rules.version()
+            made = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple, sequences=sequences)
+            by_sequences[sequences] = (version, made)
         return made.function(*args)
 
     entry.__name__ = entry.__qualname__ = generated.name
