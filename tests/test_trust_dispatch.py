@@ -17,7 +17,7 @@ import fd
 import numpy as np
 import pytest
 
-from transpile import TranspileError, emit, grad, source, value_and_grad, vjp
+from transpile import TranspileError, emit, grad, jvp, source, value_and_grad, vjp
 
 _modules = itertools.count()
 
@@ -223,6 +223,17 @@ def test_rule_follows_a_rebound_global_function(tmp_path):
     assert "cos" in source(g) and "tanh" not in source(g)
     module.ACT = np.tanh
     np.testing.assert_allclose(g(x), 1 - np.tanh(x) ** 2, rtol=1e-12)
+
+
+def test_jvp_follows_a_rebound_global_function(tmp_path):
+    f, module = load(tmp_path, "ACT = np.tanh\n\n\ndef f(x):\n    return np.sum(ACT(x))\n")
+    x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+    forward = jvp(f)
+    for _ in range(2):
+        np.testing.assert_allclose(forward(x, v)[1], np.sum((1 - np.tanh(x) ** 2) * v))
+    module.ACT = np.sin
+    for _ in range(2):  # the jvp made before follows the name
+        np.testing.assert_allclose(forward(x, v)[1], np.sum(np.cos(x) * v), rtol=1e-12)
 
 
 def test_redefined_helper_is_differentiated_again(tmp_path):
