@@ -395,3 +395,39 @@ def test_loop_variant_does_not_modify_arguments_and_returns_fresh_arrays():
         for r in got:
             assert r.flags.writeable and not any(np.shares_memory(r, a) for a in args)
     assert not any(np.shares_memory(a, b) for a in results[1] for b in results[2])
+
+
+def test_binary_cross_entropy_adjoint_is_y_minus_p():
+    # y * (1 - p) - (1 - y) * p, from the log-sigmoid composites, is y - p: one array
+    # instead of three temporaries of the batch's size (algebra.complements)
+    args = logistic_args(np.random.default_rng(8), 256, 4)
+    g = grad(logistic_loss, wrt=("w", "b"))
+    for _ in range(2):
+        got = g(*args)
+        fd.assert_close(got, logistic_grad(*args), rtol=1e-12, atol=1e-14)
+    special = source(g, *args)
+    code = [line for line in special.splitlines() if "#" not in line]
+    assert any(line.endswith(" = y - p") for line in code), special
+    assert not any("1.0 - y" in line for line in code), special
+
+
+def test_complements_rewrite_only_the_exact_form():
+    import gast
+
+    from transpile import algebra
+
+    body = gast.parse(
+        "u = 1.0 - y\n"
+        "d = y * (1.0 - p) - u * p\n"
+        "e = (1 - p) * y - p * (1 - y)\n"
+        "f = y * (1.0 - p) - (1.0 - y) * q\n"  # another name: left alone
+        "g = y * (2.0 - p) - (1.0 - y) * p\n"  # not 1: left alone
+    ).body
+    out = [gast.unparse(s).strip() for s in algebra.complements(body)]
+    assert out == [
+        "u = 1.0 - y",
+        "d = y - p",
+        "e = y - p",
+        "f = y * (1.0 - p) - (1.0 - y) * q",
+        "g = y * (2.0 - p) - (1.0 - y) * p",
+    ]

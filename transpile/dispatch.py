@@ -30,6 +30,7 @@ import gast
 import numpy as np
 
 from transpile import (
+    algebra,
     arguments,
     assumptions,
     bound_functions,
@@ -481,7 +482,8 @@ class Dispatcher:
         body = self.body[:-1] + [ownership.unguarded(self.body[-1], names["ops"])]
         body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
         body = record.drop_unread(body, names["tape"], names["ops"])
-        body = deadcode.dead_code(buffers.propagate_copies(body), self.spec.is_pure)
+        body = algebra.complements(buffers.propagate_copies(body))
+        body = deadcode.dead_code(body, self.spec.is_pure)
         body = buffers.reuse_buffers(tidy.tidy(body), names["np"])
         body[-1] = ownership.guard_return(
             body[-1], body[:-1], names["ops"], names["np"], self.params
