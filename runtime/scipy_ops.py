@@ -86,6 +86,26 @@ def t_logpdf_df(x, df, loc=0.0, scale=1.0):
     )
 
 
+@helper(fresh=True)
+def t_logpdf_df_x(x, df, loc=0.0, scale=1.0):
+    """The slope of ``t_logpdf_df(x, df, loc, scale)`` in ``x``: with ``u = z^2``,
+    ``(1 - u) (x - loc) / (scale^2 (df + u)^2)``."""
+    u = ((x - loc) / scale) ** 2
+    return (1.0 - u) * (x - loc) / (scale * scale * (df + u) ** 2)
+
+
+@helper(fresh=True)
+def t_logpdf_df_df(x, df, loc=0.0, scale=1.0):
+    """The slope of ``t_logpdf_df(x, df, loc, scale)`` in ``df``: the second derivative of
+    ``t.logpdf`` in ``df``."""
+    from scipy.special import polygamma
+
+    u = ((x - loc) / scale) ** 2
+    return 0.25 * (polygamma(1, (df + 1.0) / 2.0) - polygamma(1, df / 2.0)) + 0.5 * (df + u * u) / (
+        df * (df + u) ** 2
+    )
+
+
 def _mvn_parts(x, mean, cov):
     """``(r, s, full)``: the residual ``x - mean``, ``cov^-1 r`` per sample, and ``cov``
     as a matrix (a number is a multiple of the identity, a vector a diagonal)."""
@@ -134,6 +154,67 @@ def unmvn_cov(g, x, mean, cov):
     if np.ndim(cov) == 1:
         return np.diagonal(out).copy()
     return out
+
+
+# Their tangents, and the helpers of their second derivatives: with r = x - mean and
+# s = cov^-1 r per sample, unmvn_x is -g s, linear in g and in r. Vectors v, w below are
+# broadcast to the shape of r; a result with one entry per sample is squeezed as scipy's.
+
+
+def _solve(full, v):
+    """``full^-1 v`` for each sample (last axis) of ``v``."""
+    n = full.shape[-1]
+    return np.reshape(np.linalg.solve(full, np.reshape(v, (-1, n)).T).T, np.shape(v))
+
+
+def _squeezed(value):
+    """A result with one entry per sample, squeezed as scipy squeezes its densities."""
+    out = np.squeeze(value)
+    return out[()] if out.ndim == 0 else out
+
+
+@helper(fresh=True)
+def unmvn_solve(g, v, x, mean, cov):
+    """``-g * cov^-1 v`` per sample, shaped as ``x - mean`` (``v`` broadcast to it): the
+    slope of ``unmvn_x(g, x, mean, cov)`` in ``x`` along ``v``."""
+    r = np.asarray(x) if mean is None else np.asarray(x) - mean
+    _, _, full = _mvn_parts(x, mean, cov)
+    return -_per_sample(g, r) * _solve(full, np.broadcast_to(v, np.shape(r)))
+
+
+@helper(fresh=True)
+def mvn_dot(w, v, x, mean, cov):
+    """``-w . cov^-1 v`` per sample (``w`` and ``v`` broadcast to the shape of ``x - mean``),
+    one entry per sample."""
+    r = np.asarray(x) if mean is None else np.asarray(x) - mean
+    _, _, full = _mvn_parts(x, mean, cov)
+    v, w = np.broadcast_to(v, np.shape(r)), np.broadcast_to(w, np.shape(r))
+    return _squeezed(-np.sum(w * _solve(full, v), axis=-1))
+
+
+@helper(fresh=True)
+def mvn_residual_dot(w, x, mean, cov):
+    """``-w . cov^-1 (x - mean)`` per sample: the tangent of
+    ``multivariate_normal.logpdf(x, mean, cov)`` along ``w`` in ``x``."""
+    r, s, _ = _mvn_parts(x, mean, cov)
+    return _squeezed(-np.sum(np.broadcast_to(w, np.shape(r)) * s, axis=-1))
+
+
+@helper(fresh=True)
+def mvn_cov_dot(tcov, x, mean, cov):
+    """The tangent of ``multivariate_normal.logpdf(x, mean, cov)`` along ``tcov`` in
+    ``cov``: ``(s^T tcov s - trace(cov^-1 tcov)) / 2`` per sample (``tcov`` a number or a
+    vector where ``cov`` is)."""
+    _, s, full = _mvn_parts(x, mean, cov)
+    n = full.shape[-1]
+    if np.ndim(cov) == 0:
+        tfull = tcov * np.eye(n)
+    elif np.ndim(cov) == 1:
+        tfull = np.diag(np.broadcast_to(tcov, (n,)))
+    else:
+        tfull = np.asarray(tcov)
+    quadratic = np.sum(s * (s @ tfull.T), axis=-1)
+    return _squeezed(0.5 * (quadratic - np.trace(np.linalg.solve(full, tfull))))
 
 
 # --------------------------------------------------------------------------
@@ -214,6 +295,68 @@ def odeint_adjoint(g, ys, func, t, args, vjp, rtol=None, atol=None, tfirst=False
         a, b = state[rhs.n : 2 * rhs.n], state[2 * rhs.n :]
     dt[0] = -np.dot(rhs.f(ys[0], t[0]), a)
     return {"y0": a + g[0], "t": dt, "args": rhs.unflatten(b)}
+
+
+# Forward mode: the tangent v(s) of the state along a direction in (y0, args, t) solves
+# the sensitivity equations dv/ds = df/dy . v + df/dargs . targs, from v = ty0 at the
+# first time, integrated with y as one augmented system (``func``'s Jacobian-vector
+# products made by this library's ``jvp``). Moving an output time t[i] adds f(y[i], t[i])
+# to that output's tangent; moving the first one starts v at -f(y0, t[0]) instead.
+
+
+@helper(fresh=True)
+def odeint_tangent_y0(ty0, ys, func, y0, t, args, jvp, **options):
+    """The tangent of ``ys = odeint(func, y0, t, args, **options)`` along ``ty0`` in ``y0``."""
+    return _odeint_forward(ys, func, t, args, jvp, ty0, None, **options)
+
+
+@helper(fresh=True)
+def odeint_tangent_args(targs, ys, func, y0, t, args, jvp, **options):
+    """The tangent of ``ys = odeint(func, y0, t, args, **options)`` along ``targs`` (one
+    tangent per entry of ``args``; those of entries that are not numeric are ignored)."""
+    return _odeint_forward(ys, func, t, args, jvp, 0.0, targs, **options)
+
+
+@helper(fresh=True)
+def odeint_tangent_t(tt, ys, func, y0, t, args, jvp, tfirst=False, **options):
+    """The tangent of ``ys = odeint(func, y0, t, args, **options)`` along ``tt`` in ``t``."""
+    ys = np.asarray(ys, dtype=np.float64)
+    tt = np.broadcast_to(np.asarray(tt, dtype=np.float64), (len(t),))
+    slopes = np.stack([_flat(_call(func, y, s, args, tfirst)) for y, s in zip(ys, t)])
+    out = slopes * tt[:, None]
+    if tt[0] != 0.0:
+        v0 = -slopes[0] * tt[0]
+        out = out + _odeint_forward(ys, func, t, args, jvp, v0, None, tfirst=tfirst, **options)
+    return out
+
+
+def _odeint_forward(
+    ys, func, t, args, jvp, v0, targs, rtol=None, atol=None, tfirst=False, **solver
+):
+    """The tangents of the states ``ys`` of ``odeint(func, ys[0], t, args)`` from ``v0`` at
+    the first time, with ``targs`` the tangents of ``args`` (None for none)."""
+    from scipy.integrate import odeint
+
+    ys = np.asarray(ys, dtype=np.float64)
+    n = ys.shape[1]
+    args = tuple(args)
+    moved = [] if targs is None else [i for i, a in enumerate(args) if _numeric(a)]
+    tangents = tuple(targs[i] for i in moved)
+    product = jvp(func, wrt=(1 if tfirst else 0, *(2 + i for i in moved)))
+
+    def augmented(state, s):
+        y, v = state[:n], state[n:]
+        out, tangent = _call(product, y, s, (*args, (v, *tangents)), tfirst)
+        return np.concatenate([_flat(out), _flat(tangent)])
+
+    start = np.concatenate([ys[0], np.broadcast_to(np.ravel(v0), (n,))])
+    tolerances = {"rtol": _scalar(rtol), "atol": _scalar(atol)}
+    return odeint(augmented, start, t, **tolerances, **solver)[:, n:]
+
+
+def _call(fn, y, s, args, tfirst):
+    """``fn(y, s, *args)``, or ``fn(s, y, *args)`` where ``tfirst``."""
+    return fn(s, y, *args) if tfirst else fn(y, s, *args)
 
 
 class _Rhs:

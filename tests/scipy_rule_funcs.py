@@ -7,6 +7,8 @@ from scipy import special
 from scipy.special import logsumexp, softmax
 from scipy.stats import beta, gamma, multivariate_normal, norm, poisson, t
 
+from transpile_runtime import scipy_ops
+
 # scipy.special --------------------------------------------------------------
 
 
@@ -236,6 +238,45 @@ def mvn_pdf(x, mean, a, c):
     return np.sum(multivariate_normal.pdf(x, mean, cov) * c)
 
 
+# the helpers gradients call, as functions of all their arguments (rules/scipy_*.py) ---
+
+
+def h_unlogsumexp(g, y, a, b, c):
+    return np.sum(scipy_ops.unlogsumexp(g, y, a, 1, b, False) * c)
+
+
+def h_unlogsumexp_all(g, y, a, c):
+    return np.sum(scipy_ops.unlogsumexp(g, y, a) * c)
+
+
+def h_unlogsumexp_weights(g, y, a, b, c):
+    return np.sum(scipy_ops.unlogsumexp_weights(g, y, a, 0, b, True) * c)
+
+
+def h_xdivy(x, y, c):
+    return np.sum(scipy_ops.xdivy(x, y) * c)
+
+
+def h_t_logpdf_df(x, df, loc, scale, c):
+    return np.sum(scipy_ops.t_logpdf_df(x, df, loc, scale) * c)
+
+
+def h_unmvn_x(g, x, mean, cov, c):
+    return np.sum(scipy_ops.unmvn_x(g, x, mean, cov) * c)
+
+
+def h_mvn_residual_dot(w, x, mean, cov, c):
+    return np.sum(scipy_ops.mvn_residual_dot(w, x, mean, cov) * c)
+
+
+def h_unmvn_solve(g, v, x, mean, cov, c):
+    return np.sum(scipy_ops.unmvn_solve(g, v, x, mean, cov) * c)
+
+
+def h_mvn_dot(w, v, x, mean, cov, c):
+    return np.sum(scipy_ops.mvn_dot(w, v, x, mean, cov) * c)
+
+
 # vector outputs, for vjp inner-product checks --------------------------------
 
 
@@ -272,3 +313,46 @@ def frozen_norm(loc, c):
 
 def mvn_cdf(x, c):
     return np.sum(multivariate_normal.cdf(x, np.zeros(2), np.eye(2)) * c)
+
+
+# one number in, one out: second and third derivatives by grad(grad(...)) -------------
+
+A34 = np.array([[0.3, -1.2, 0.5, 2.0], [1.1, 0.4, -0.7, 0.2], [-0.5, 0.9, 1.3, -1.6]])
+B34 = np.array([0.5, 1.5, 0.8, 1.2])
+
+
+def s_lse(s):
+    return np.sum(logsumexp(s * A34, axis=1, b=B34) * np.array([1.0, -0.5, 2.0]))
+
+
+def s_lse_weights(s):
+    return np.sum(logsumexp(A34, axis=0, b=s * B34 + 1.0, keepdims=True) * B34)
+
+
+def s_softmax(s):
+    return np.sum(softmax(s * A34, axis=0) * A34)
+
+
+def s_log_softmax(s):
+    return np.sum(special.log_softmax(s * A34, axis=1) * A34)
+
+
+def s_norm(s):
+    return np.sum(norm.logpdf(A34, loc=s, scale=1.0 + s * s))
+
+
+def s_t(s):
+    return np.sum(t.logpdf(A34, 2.0 + s * s, loc=0.5 * s))
+
+
+def s_gamma(s):
+    return np.sum(gamma.logpdf(B34, 1.0 + s * s, scale=s))
+
+
+def s_special(s):
+    x = s * B34
+    return np.sum(special.xlogy(x, 1.0 + x) + special.gammaln(x) + special.expit(s * A34))
+
+
+def s_mvn(s):
+    return np.sum(multivariate_normal.logpdf(s * A34[:, :3], B34[:3], np.diag(B34[1:])))

@@ -11,6 +11,7 @@ code) and a second (a shape-specialized variant where there is one), both checke
 
 import copy
 import inspect
+import re
 import subprocess
 import sys
 import zlib
@@ -213,6 +214,85 @@ row(sf.mvn_logpdf_nomean, normal((5, 2)), spd(2), targets=[M.logpdf], wrt=every(
 row(sf.mvn_logpdf_diag, normal((5, 3)), normal((3,)), pos((3,)), targets=[M.logpdf], wrt=every(3))
 row(sf.mvn_logpdf_scalar, normal((5, 3)), normal((3,)), pos(None), targets=[M.logpdf], wrt=every(3))
 
+# the helpers gradients call, whose rules second derivatives use (rules at the bottom of
+# scipy_special.py and scipy_stats.py): every argument but the options and cov ----------
+
+S = scipy_ops
+row(
+    sf.h_unlogsumexp,
+    normal((3,)),
+    normal((3,)),
+    normal((3, 4)),
+    pos((4,)),
+    targets=[S.unlogsumexp],
+    wrt=every(4),
+)
+row(
+    sf.h_unlogsumexp_all,
+    normal(None),
+    normal(None),
+    normal((3, 4)),
+    targets=[S.unlogsumexp],
+    wrt=every(3),
+)
+row(
+    sf.h_unlogsumexp_weights,
+    normal((1, 4)),
+    normal((1, 4)),
+    normal((3, 4)),
+    pos((3, 1)),
+    targets=[S.unlogsumexp_weights],
+    wrt=every(3),
+)
+row(sf.h_xdivy, normal((3, 4)), pos((4,)), targets=[S.xdivy], wrt=every(2))
+row(
+    sf.h_t_logpdf_df,
+    normal((3, 4)),
+    big((4,)),
+    normal(None),
+    pos((3, 1)),
+    targets=[S.t_logpdf_df],
+    wrt=every(4),
+)
+row(
+    sf.h_unmvn_x,
+    normal((5,)),
+    normal((5, 3)),
+    normal((3,)),
+    spd(3),
+    targets=[S.unmvn_x],
+    wrt=every(3),
+)
+row(
+    sf.h_mvn_residual_dot,
+    normal((5, 3)),
+    normal((5, 3)),
+    normal((3,)),
+    spd(3),
+    targets=[S.mvn_residual_dot],
+    wrt=every(3),
+)
+row(
+    sf.h_unmvn_solve,
+    normal((5,)),
+    normal((5, 3)),
+    normal((5, 3)),
+    normal((3,)),
+    spd(3),
+    targets=[S.unmvn_solve],
+    wrt=every(2),
+)
+row(
+    sf.h_mvn_dot,
+    normal((5, 3)),
+    normal((5, 3)),
+    normal((5, 3)),
+    normal((3,)),
+    spd(3),
+    targets=[S.mvn_dot],
+    wrt=every(2),
+)
+
 
 # --------------------------------------------------------------------------
 # Cases
@@ -352,10 +432,12 @@ def test_every_scipy_template_is_declared_and_calls_declared_helpers():
                 continue
             decls = getattr(f, "declarations", ())
             assert decls and all(d.kind is Kind.RULE for d in decls), name
-            body = inspect.getsource(f)
-            for helper in ("unlogsumexp", "unlogsumexp_weights", "xdivy", "unmvn_x"):
-                if f"scipy_ops.{helper}(" in body:
-                    assert getattr(scipy_ops, helper).declared.fresh
+            for helper in re.findall(r"scipy_ops\.(\w+)\(", inspect.getsource(f)):
+                declared = getattr(getattr(scipy_ops, helper), "declared", None)
+                if declared is None:  # a scipy function read through scipy_ops (digamma)
+                    assert registry().declaration(getattr(scipy_ops, helper)), helper
+                else:
+                    assert declared.fresh, helper
 
 
 def test_scipy_ops_reads_scipy_lazily():

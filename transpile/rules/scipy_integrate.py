@@ -14,6 +14,14 @@ The solver options ``rtol``, ``atol``, ``mxstep``, ``hmax`` and ``tfirst`` apply
 backward integration too; ``Dfun`` is used by the forward one only. A call with another
 option (``full_output``, ``tcrit``, ...) has no rule, and a differentiated one is
 refused.
+
+Not yet: forward mode (``jvp``), and second derivatives through ``odeint`` (its adjoint
+helpers have no rules); each is refused, naming ``odeint``. The forward sensitivity
+helpers are written (``scipy_ops.odeint_tangent_y0``, ``_args`` and ``_t``: the augmented
+system [y, v] with ``dv/ds = df/dy v + df/dargs targs``, one integration per tangent), but
+they call ``func``'s Jacobian-vector products, made by this library's ``jvp``, and forward
+mode does not yet bind a template's ``binds`` objects into the tangent code (it writes
+their names unbound), so the template has no ``t[y] += ...`` lines to call them.
 """
 
 from scipy import integrate
