@@ -139,13 +139,29 @@ def function_def(fname: str, args, body):
     )
 
 
+_WALKED = {}  # node class -> the fields descendants() looks into
+
+
+def _walked_fields(cls):
+    # a name's context (Load, Store) is read through the name, never walked to
+    fields = tuple(f for f in cls._fields if f not in ("ctx", "type_comment"))
+    _WALKED[cls] = fields
+    return fields
+
+
 def descendants(node):
     """``node`` and every node under it, breadth first: ``gast.walk``, about twice as fast
-    (the passes walk every statement several times)."""
+    (the passes walk every statement several times), without the expression contexts
+    (``gast.Load``, ``gast.Store``: read them as ``name.ctx``)."""
     todo = collections.deque([node])
+    walked = _WALKED
     while todo:
         node = todo.popleft()
-        for field in node._fields:
+        cls = node.__class__
+        fields = walked.get(cls)
+        if fields is None:
+            fields = _walked_fields(cls)
+        for field in fields:
             child = getattr(node, field, None)
             if child.__class__ is list:
                 for c in child:

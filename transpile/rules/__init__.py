@@ -132,12 +132,13 @@ def build_registry(families=FAMILIES) -> Registry:
     """The registry of everything ``families`` declare; a name or callable declared
     twice is an error."""
     tables = {t: {} for t in ("function", "method", "attribute", "operator", "sequence")}
-    declared, keep, cache = {}, [], {}
+    declared, keep, kept, cache = {}, [], set(), {}
     for family in families:
         for decl, template in declarations(family):
             _register(family, decl, template, declared, tables, cache)
             if template is not None:
-                keep += [obj for obj in decl.objects if all(obj is not k for k in keep)]
+                keep += [obj for obj in decl.objects if id(obj) not in kept]
+                kept.update(id(obj) for obj in decl.objects)
     operators = tables["operator"]
     return Registry(
         tables["function"],
