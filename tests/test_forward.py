@@ -153,8 +153,20 @@ def test_loop_with_branches_matches_finite_differences():
 
 
 def test_rule_without_forward_twin_is_refused_by_name():
-    with pytest.raises(TranspileError, match=r"no forward-mode rule for special\.softmax"):
-        jvp(F.uses_softmax)
+    # every built-in rule has forward lines; a defvjp rule is reverse mode only
+    import user_rule_funcs as u
+
+    from transpile import defvjp
+
+    defvjp(u.erf, u.erf_adjoint)
+    with pytest.raises(TranspileError, match=r"rule given for erf\(\) by defvjp is for reverse"):
+        jvp(u.erf_loss)
+
+
+def test_softmax_has_a_forward_rule():
+    x, v = np.array([0.3, -1.2, 0.7]), np.array([1.0, 0.5, -2.0])
+    _, tangent = call_twice(jvp(F.uses_softmax), x, v)
+    fd.assert_close(tangent, fd.numeric_jvp(F.uses_softmax, (x,), (0,), (v,)))
 
 
 def test_array_writes():

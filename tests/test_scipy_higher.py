@@ -42,10 +42,7 @@ from transpile.rules import (
 from transpile.template import parse_template
 from transpile_runtime import scipy_ops
 
-# No forward rule: odeint's forward lines need the ``jvp`` they would call bound into
-# the tangent code, which forward mode does not do yet (``scipy_integrate``'s docstring;
-# the sensitivity helpers ``scipy_ops.odeint_tangent_*`` are checked directly below).
-REVERSE_ONLY = {integrate.odeint}
+REVERSE_ONLY = set()  # every scipy rule has forward lines
 
 # Helpers that templates call which have no rule of their own: differentiating through
 # them (one order more than the template they serve) is refused, naming the helper.
@@ -57,6 +54,9 @@ NO_RULE_HELPERS = {
     "odeint_adjoint_y0": "second derivatives through odeint (the adjoint of its adjoint)",
     "odeint_adjoint_t": "second derivatives through odeint",
     "odeint_adjoint_args": "second derivatives through odeint",
+    "odeint_tangent_y0": "second derivatives through odeint (the jvp of its sensitivities)",
+    "odeint_tangent_args": "second derivatives through odeint",
+    "odeint_tangent_t": "second derivatives through odeint",
 }
 
 
@@ -307,12 +307,28 @@ def test_every_helper_a_scipy_template_calls_has_a_rule_or_a_reason():
 
 def test_the_refusals_are_documented_in_the_module_docstrings():
     assert "unmvn_cov" in scipy_stats.__doc__ and "t_logpdf_df" in scipy_stats.__doc__
-    assert "forward mode" in scipy_integrate.__doc__
+    assert "second derivatives" in scipy_integrate.__doc__
 
 
-def test_jvp_of_odeint_is_refused_by_name():
-    with pytest.raises(TranspileError, match="no forward-mode rule for odeint"):
-        jvp(odeint_funcs.decay_loss)(np.array([1.0, -0.5]), 0.8, np.ones(2))
+@pytest.mark.parametrize(
+    "func, args, wrt",
+    [
+        (odeint_funcs.decay_loss, (np.array([1.0, -0.5]), 0.8), 0),
+        (odeint_funcs.decay_loss, (np.array([1.0, -0.5]), 0.8), 1),
+        (odeint_funcs.oscillator_loss, (np.array([1.0, -0.3]), np.array([2.0, 0.3, 0.5])), 1),
+        (odeint_funcs.scaled_times_loss, (np.array([1.0, -0.5]), 0.8, 1.3), 2),
+    ],
+)
+def test_jvp_through_odeint_against_differences(func, args, wrt):
+    # forward sensitivities: the augmented system integrated with the tangent
+    rng = np.random.default_rng(4)
+    tangent = rng.normal(size=np.shape(args[wrt])) if np.ndim(args[wrt]) else 0.7
+    forward = jvp(func, wrt=wrt)
+    expected = fd.numeric_jvp(func, args, (wrt,), (tangent,), step=STEP)
+    for _ in range(2):
+        value, got = forward(*args, tangent)
+        assert np.isclose(value, func(*args))
+        fd.assert_close(got, expected, rtol=2e-5, atol=1e-7)
 
 
 # --------------------------------------------------------------------------

@@ -213,7 +213,7 @@ class _Forward:
                 )
         values = dict(match.values)
         values[next(iter(tmpl.signature.parameters))] = name(target)
-        names = tmpl.names(self.fn.names, lambda base, obj, key=None: base)
+        names = tmpl.names(self.fn.names, user_rules.binder(self.namer, self.fn.namespace))
         terms = expand_forward(tmpl, values, of, self.zeros, names)
         value = _without_default_options(_sum(terms), self.fn.names["np"])
         if _elementwise(tmpl) and not _covers(value, values, tmpl, target, of):

@@ -15,25 +15,24 @@ backward integration too; ``Dfun`` is used by the forward one only. A call with 
 option (``full_output``, ``tcrit``, ...) has no rule, and a differentiated one is
 refused.
 
-Not yet: forward mode (``jvp``), and second derivatives through ``odeint`` (its adjoint
-helpers have no rules); each is refused, naming ``odeint``. The forward sensitivity
-helpers are written (``scipy_ops.odeint_tangent_y0``, ``_args`` and ``_t``: the augmented
-system [y, v] with ``dv/ds = df/dy v + df/dargs targs``, one integration per tangent), but
-they call ``func``'s Jacobian-vector products, made by this library's ``jvp``, and forward
-mode does not yet bind a template's ``binds`` objects into the tangent code (it writes
-their names unbound), so the template has no ``t[y] += ...`` lines to call them.
+In forward mode (``jvp``) the sensitivity equations are integrated forward with the
+tangent (``scipy_ops.odeint_tangent_y0``, ``_args`` and ``_t``: the augmented system
+``[y, v]`` with ``dv/ds = df/dy v + df/dargs targs``, one integration per tangent),
+calling the Jacobian-vector products of ``func`` that this library's ``jvp`` makes
+(bound in as ``vjp`` is). Not yet: second derivatives through ``odeint`` (its helpers
+have no rules of their own); a call differentiated twice is refused, naming the helper.
 """
 
 from scipy import integrate
 
-from transpile.api import vjp
+from transpile.api import jvp, vjp
 from transpile.rules.declare import VARIES, binds, rule
 from transpile.template import d
 from transpile_runtime import scipy_ops
 
 
 @rule(integrate.odeint, shape=VARIES)
-@binds(vjp=vjp)
+@binds(vjp=vjp, jvp=jvp)
 def odeint(
     y,
     func,
@@ -84,6 +83,50 @@ def odeint(
         t,
         args,
         vjp,
+        rtol=_rtol,
+        atol=_atol,
+        mxstep=_mxstep,
+        hmax=_hmax,
+        tfirst=_tfirst,
+    )
+    # forward mode: one integration of the sensitivity equations per tangent (scipy_ops.
+    # odeint_forward); here ``t`` is odeint's times, and t[t] still reads their tangent
+    t[y] += scipy_ops.odeint_tangent_y0(
+        t[y0],
+        y,
+        func,
+        y0,
+        t,
+        args,
+        jvp,
+        rtol=_rtol,
+        atol=_atol,
+        mxstep=_mxstep,
+        hmax=_hmax,
+        tfirst=_tfirst,
+    )
+    t[y] += scipy_ops.odeint_tangent_args(
+        t[args],
+        y,
+        func,
+        y0,
+        t,
+        args,
+        jvp,
+        rtol=_rtol,
+        atol=_atol,
+        mxstep=_mxstep,
+        hmax=_hmax,
+        tfirst=_tfirst,
+    )
+    t[y] += scipy_ops.odeint_tangent_t(
+        t[t],
+        y,
+        func,
+        y0,
+        t,
+        args,
+        jvp,
         rtol=_rtol,
         atol=_atol,
         mxstep=_mxstep,
