@@ -42,15 +42,15 @@ class Source(str):
 
 def _decorator_or_call(make):
     @functools.wraps(make)
-    def wrapper(f=None, wrt=0, verbose=False):
+    def wrapper(f=None, wrt=0, verbose=False, fuse=False):
         if f is None:
-            return lambda g: make(g, wrt=wrt, verbose=verbose)
-        return make(f, wrt=wrt, verbose=verbose)
+            return lambda g: make(g, wrt=wrt, verbose=verbose, fuse=fuse)
+        return make(f, wrt=wrt, verbose=verbose, fuse=fuse)
 
     return wrapper
 
 
-def _build(f, wrt, mode, verbose):
+def _build(f, wrt, mode, verbose, fuse=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
@@ -58,7 +58,7 @@ def _build(f, wrt, mode, verbose):
         return _deferred(f, wrt, mode, waiting=("*" + _takes_varargs(f),))
     indices, as_tuple = resolve_wrt(f, wrt)
     try:
-        generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple)
+        generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple, fuse=fuse)
     except TranspileError:
         if object_args.receivers(f):  # user objects may be passed: wait for their classes
             return object_args.deferred(f, indices, mode, as_tuple, pipeline.transpile)
@@ -120,28 +120,30 @@ def _deferred(f, wrt, mode, waiting):
 
 
 @_decorator_or_call
-def grad(f=None, wrt=0, verbose=False):
+def grad(f=None, wrt=0, verbose=False, fuse=False):
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple gives
     a tuple of gradients). The result is a plain Python function with ``f``'s
     parameters; ``source(result)`` shows its code. Usable as ``@grad`` and
-    ``@grad(wrt=...)``; ``verbose=True`` prints the generated source.
+    ``@grad(wrt=...)``; ``verbose=True`` prints the generated source. ``fuse=True``
+    (numexpr installed) has each shape variant evaluate the chains of elementwise
+    operations on large arrays with one ``numexpr.evaluate`` call each (``fuse.py``).
     """
-    return _build(f, wrt, "grad", verbose)
+    return _build(f, wrt, "grad", verbose, fuse)
 
 
 @_decorator_or_call
-def value_and_grad(f=None, wrt=0, verbose=False):
+def value_and_grad(f=None, wrt=0, verbose=False, fuse=False):
     """Like ``grad``, but the function returns ``(f(*args), gradient)``."""
-    return _build(f, wrt, "value_and_grad", verbose)
+    return _build(f, wrt, "value_and_grad", verbose, fuse)
 
 
 @_decorator_or_call
-def vjp(f=None, wrt=0, verbose=False):
+def vjp(f=None, wrt=0, verbose=False, fuse=False):
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
-    return _build(f, wrt, "vjp", verbose)
+    return _build(f, wrt, "vjp", verbose, fuse)
 
 
 def jvp(f=None, wrt=0, verbose=False):

@@ -37,6 +37,7 @@ from transpile import (
     buffers,
     deadcode,
     emit,
+    fuse,
     inline,
     ownership,
     probe,
@@ -80,6 +81,7 @@ class EntrySpec:
     as_tuple: bool = False  # a tuple of gradients even for one wrt
     adjoint_names: frozenset = frozenset()
     is_pure: object = None
+    fuse: bool = False  # variants evaluate elementwise chains with numexpr (fuse.py)
 
 
 def stage(fn, ctx):
@@ -111,6 +113,7 @@ def stage(fn, ctx):
         as_tuple=ctx.as_tuple,
         adjoint_names=frozenset(fn.adjoint_names),
         is_pure=deadcode.purity(fn.parsed, fn.names),
+        fuse=ctx.fuse,
     )
     entry = Dispatcher(spec).function
     entry.__transpile_source__ = generated.source
@@ -125,7 +128,7 @@ def _rebuilder(ctx):
     made from its parts (its code, globals, defaults and closure cells)."""
     origin = _origin(ctx.func)
     wrt, mode, as_tuple, transpile = ctx.wrt, ctx.mode, ctx.as_tuple, ctx.transpile
-    varargs, classes = ctx.varargs, ctx.classes
+    varargs, classes, fuse = ctx.varargs, ctx.classes, ctx.fuse
 
     def rebuild(sequences=frozenset(), functions=ctx.functions):
         return transpile(
@@ -137,6 +140,7 @@ def _rebuilder(ctx):
             functions=functions,
             varargs=varargs,
             classes=classes,
+            fuse=fuse,
         )
 
     rebuild.origin = origin
@@ -484,6 +488,9 @@ class Dispatcher:
         body = record.drop_unread(body, names["tape"], names["ops"])
         body = algebra.complements(buffers.propagate_copies(body))
         body = deadcode.dead_code(body, self.spec.is_pure)
+        fused = {}  # the names fused code reads (numexpr), bound into the variant
+        if self.spec.fuse:
+            body, fused = fuse.chains(body, names, self.spec.namer)
         body = buffers.reuse_buffers(tidy.tidy(body), names["np"])
         body[-1] = ownership.guard_return(
             body[-1], body[:-1], names["ops"], names["np"], self.params
@@ -500,7 +507,7 @@ class Dispatcher:
             source,
             self.fname,
             self.spec.module_globals,
-            {k: v for k, v in self.spec.bound.items() if k in used},
+            {k: v for k, v in {**self.spec.bound, **fused}.items() if k in used},
             f"{self.spec.label} for ({_describe_key(key)})",
             self.spec.cells,
         )

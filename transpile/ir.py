@@ -67,6 +67,7 @@ class Context:
     stack: tuple = ()  # recursion.Frame of the transpilations in progress, this one last
     transpile: object = None  # pipeline.transpile, for the user functions it calls
     classes: tuple = ()  # (parameter, object_args.Layout): user objects passed (objects)
+    fuse: bool = False  # shape variants evaluate elementwise chains with numexpr (fuse)
 
 
 @dataclass

@@ -125,6 +125,7 @@ def transpile(
     functions=None,
     varargs=None,
     classes=(),
+    fuse=False,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -132,7 +133,8 @@ def transpile(
     how many arguments ``*args`` takes (``varargs``). ``stack``: the ``recursion.Frame``
     of each transpilation in progress around this one; a call of one of them for the
     same key gets forward references to its pair (``recursion``). ``classes``: the
-    ``object_args.Layout`` of each parameter holding a user object (``objects``)."""
+    ``object_args.Layout`` of each parameter holding a user object (``objects``).
+    ``fuse``: shape variants evaluate chains of elementwise operations with numexpr."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
@@ -145,6 +147,7 @@ def transpile(
         _FunctionsKey(functions),
         varargs,
         classes,
+        bool(fuse),
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
@@ -166,6 +169,7 @@ def transpile(
         stack + (frame,),
         transpile,
         classes=tuple(classes),
+        fuse=bool(fuse),
     )
     generated = run(ctx).generated
     for built in recursion.close(stack, frame, generated):
