@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from strict_array import StrictArray, strict, to_numpy
 
-from transpile import grad, source, value_and_grad, vjp
+from transpile import TranspileError, grad, hvp, jvp, source, value_and_grad, vjp
 from transpile_runtime import backend, ops
 
 ALL_CASES = corpus_straight.CASES + corpus_control.CASES + corpus_straight.VJP_CASES
@@ -276,3 +276,55 @@ def test_a_recorded_shape_keeps_the_array_library():
     np.testing.assert_allclose(spread.get(), np.full((2, 3), 1 / 6))
     assert ops.shape_of(np.ones((2, 3))) == (2, 3) and ops.shape_of(2.0) == 2.0
     assert ops.shape_of(ops.UNSET) == ()
+
+
+def _random_like(rng, value):
+    """A tangent structured like ``value``: its numbers and float arrays made random."""
+    if isinstance(value, dict):
+        return {k: _random_like(rng, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_random_like(rng, v) for v in value)
+    if isinstance(value, np.ndarray):
+        return rng.standard_normal(value.shape).astype(value.dtype)
+    return float(rng.standard_normal())
+
+
+def _tangent_for(case, args, rng):
+    indices = case.wrt if isinstance(case.wrt, tuple) else (case.wrt,)
+    params = list(inspect.signature(case.func).parameters)
+    indices = [params.index(i) if isinstance(i, str) else i for i in indices]
+    parts = tuple(_random_like(rng, args[i]) for i in indices)
+    return parts if isinstance(case.wrt, tuple) else parts[0]
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.id)
+def test_corpus_case_in_forward_mode_and_second_order_on_strict_arrays(case):
+    rng = _rng(case)
+    args = case.make_args(rng)
+    out = _forward_or_skip(case, args)
+    if any(isinstance(leaf, (np.ndarray, np.generic)) for leaf in _leaves(out)):
+        pytest.skip("the function's own result is a numpy value (it builds a numpy array)")
+    allowed = _methods_called()
+    tol = _tolerance(args)
+    args = _with_defaults(case.func, tuple(args))
+    strict_args = strict(args)
+    tangent = _tangent_for(case, args, rng)
+    try:
+        forward = jvp(case.func, wrt=case.wrt)
+    except TranspileError as error:  # what forward mode refuses on numpy too
+        pytest.skip(f"jvp refused: {error.what}")
+    _run(
+        lambda *a: forward(*a)[1],
+        args + (tangent,),
+        strict_args + (strict(tangent),),
+        "jvp",
+        tol,
+        allowed,
+    )
+    if np.ndim(case.func(*copy.deepcopy(args))) == 0 and not isinstance(case.wrt, tuple):
+        try:
+            product = hvp(case.func, wrt=case.wrt)
+            product(*copy.deepcopy(args), copy.deepcopy(tangent))
+        except (TranspileError, TypeError) as error:  # refused on numpy: nothing to compare
+            pytest.skip(f"hvp refused: {error}")
+        _run(product, args + (tangent,), strict_args + (strict(tangent),), "hvp", tol, allowed)
