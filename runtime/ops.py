@@ -462,6 +462,18 @@ def untranspose(g, axes=None):
 
 
 @helper(passes=True)
+def retranspose(g, axes=None):
+    """``g`` transposed by ``axes`` as the user's call gave them (``x.transpose(1, 0)``,
+    ``x.transpose((1, 0))``, ``np.transpose(x, axes)``): what ``untranspose`` undoes,
+    for the adjoint of a gradient's ``untranspose``."""
+    if axes is None or axes == ():
+        return np.transpose(g)
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = axes[0]
+    return np.transpose(g, axes)
+
+
+@helper(passes=True)
 def cast_like(g, x):
     dtype = getattr(x, "dtype", None)
     if dtype is None:
@@ -600,6 +612,22 @@ def add_at(buf, index, g):
         buf[index] += g
     else:
         backend.add_to_slice(buf, index, g)
+
+
+@helper(fresh=True)
+def scatter_added(buf, index, g):
+    """A new array: ``buf`` with ``g`` added at ``index``, repeated indices summed
+    (``add_at`` without writing into ``buf``): how a gradient that adds into an array
+    at a computed index reads when it is differentiated again."""
+    out = buf.copy()
+    add_at(out, index, g)
+    return out
+
+
+@helper(shares=True)
+def gather(a, index):
+    """``a[index]``: the adjoint of ``scatter_added`` in what it adds."""
+    return a[index]
 
 
 @helper(shares=True)

@@ -300,3 +300,58 @@ dwhile_break = grad(while_break)
 def calls_while_break_gradient(x, a):
     g = dwhile_break(x, a)
     return np.sum(g * g)
+
+
+# --------------------------------------------------------------------------
+# Second derivatives through the adjoints of max, transpose and indexing
+
+
+def with_max(x):
+    return np.sum(np.max(x, axis=1) ** 2) + np.max(x) * np.sum(x)
+
+
+def with_transpose(x):
+    return np.sum(np.tanh(x.transpose(1, 0)) * x.T**2)
+
+
+def with_fancy_index(x):
+    idx = np.array([0, 2, 2, 1])
+    return np.sum(x[idx] ** 3) + np.sum(np.sin(x[x > 0.0]))
+
+
+def with_negative_index(x):
+    return np.sum(x[-1] * x[-2] ** 2)
+
+
+def _loop_helper(h):
+    for _ in range(3):
+        h = np.sin(h) * h
+    return h
+
+
+def calls_loop_helper(x):
+    return np.sum(_loop_helper(x) ** 2)
+
+
+def h_unreduce_extreme(g, x):
+    return np.sum(np.sin(ops.unreduce_extreme(g, np.max(x, axis=0), x, 0)))
+
+
+def h_unreduce_prod(g, x):
+    return np.sum(np.sin(ops.unreduce_prod(g, x, 1)))
+
+
+def h_untranspose(g):
+    return np.sum(np.sin(ops.untranspose(g, (1, 0, 2))) * np.arange(24.0).reshape(3, 2, 4))
+
+
+def h_retranspose(g):
+    return np.sum(np.sin(ops.retranspose(g, ((1, 0, 2),))) * np.arange(24.0).reshape(3, 2, 4))
+
+
+def h_scatter_added(buf, g):
+    return np.sum(np.sin(ops.scatter_added(buf, np.array([0, 2, 2]), g)))
+
+
+def h_gather(a):
+    return np.sum(np.sin(ops.gather(a, np.array([1, 1, 3]))))

@@ -238,6 +238,12 @@ RULE_ROWS = [
     (hf.h_pow_slope, (np.abs(_V3) + 0.5, 2.5), 0, [ops.pow_slope]),
     (hf.h_pow_log, (_V3, np.abs(_V3) + 0.5), (0, 1), [ops.pow_log]),
     (hf.h_hypot_slope, (_V3, np.abs(_V3) + 0.5), (0, 1), [ops.hypot_slope]),
+    (hf.h_unreduce_extreme, (_V4, _M34), 0, [ops.unreduce_extreme]),
+    (hf.h_unreduce_prod, (_V3, _M34), 0, [ops.unreduce_prod]),
+    (hf.h_untranspose, (_R.normal(size=(2, 3, 4)),), 0, [ops.untranspose]),
+    (hf.h_retranspose, (_R.normal(size=(2, 3, 4)),), 0, [ops.retranspose]),
+    (hf.h_scatter_added, (_V4, _V3), (0, 1), [ops.scatter_added]),
+    (hf.h_gather, (_V4,), 0, [ops.gather]),
     (
         hf.h_constants,
         (_R.random(3) * 0.4 + 0.05,),
@@ -311,3 +317,28 @@ def test_hvp_with_the_gradient_from_one_pass():
     assert np.allclose(hv, X.T @ (p * (1 - p) * (X @ v3)) / 20, rtol=1e-10)
     pair = hvp(hf.power_loop, has_grad=True)(x, v)  # through a loop's tape
     assert np.allclose(pair[0], 4 * x**3) and np.allclose(pair[1], 12 * x**2 * v)
+
+
+@pytest.mark.parametrize(
+    "f, shape",
+    [
+        (hf.with_max, (3, 4)),
+        (hf.with_transpose, (3, 2)),
+        (hf.with_fancy_index, (4,)),
+        (hf.with_negative_index, (3,)),
+        (hf.calls_loop_helper, (3,)),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_hvp_through_max_transpose_indexing_and_a_looping_helper(f, shape):
+    rng = _rng(13)
+    product, first = hvp(f), grad(f)
+    for _ in range(2):
+        x, v = rng.normal(size=shape), rng.normal(size=shape)
+        expected = numeric_jvp(lambda a: first(a), (x,), (0,), (v,))
+        np.testing.assert_allclose(product(x, v), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_hvp_of_prod_in_its_argument_is_refused_by_name():
+    with pytest.raises(TranspileError, match="does not differentiate its argument 'x'"):
+        hvp(hf.h_unreduce_prod, wrt=1)(_V3, _M34, _M34)

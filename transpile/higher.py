@@ -81,14 +81,37 @@ def refusal(func):
     """Why the generated function ``func`` cannot be differentiated again, or None."""
     if not is_generated(func):
         return None
-    cells = func.__closure__ or ()
-    if any(_holds(c, Tape) for c in cells):
+    holder = _tape_holder(func, set())
+    if holder is not None:
         return (
-            f"{func.__name__} is a gradient of a function with a loop, whose values it "
+            f"{holder.__name__} is a gradient of a function with a loop, whose values it "
             "records on a tape; differentiating a gradient through its tape is not "
             "supported yet"
         )
     return None
+
+
+def _tape_holder(func, seen):
+    """``func``, or a generated function it calls (a callee's forward half), that
+    records a tape; None if none does."""
+    seen.add(id(func))
+    cells = func.__closure__ or ()
+    if any(_holds(c, Tape) for c in cells):
+        return func
+    for cell in cells:
+        inner = _contents(cell)
+        if callable(inner) and is_generated(inner) and id(inner) not in seen:
+            found = _tape_holder(inner, seen)
+            if found is not None:
+                return found
+    return None
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 def _holds(cell, obj):
@@ -131,19 +154,40 @@ def _is_add_at(stmt, parsed):
 
 
 def _as_write(stmt, parsed):
-    """``ops.add_at(buf, index, g)`` as ``buf[index] += g``: the same where the index is a
-    constant or a slice (``np.s_[1:]``); another (an integer array may repeat an entry,
-    which ``+=`` would count once) is refused."""
+    """``ops.add_at(buf, index, g)`` as ``buf[index] += g`` where the index is a constant
+    or a slice (``np.s_[1:]``); at another index (an integer array may repeat an entry,
+    which ``+=`` would count once; a mask) as ``buf = ops.scatter_added(buf, index, g)``,
+    a new array, which has a rule."""
     buf, index, g = stmt.value.args
     if isinstance(index, gast.Subscript) and parsed.resolve(index.value) is np.s_:
         index = index.slice
-    elif not isinstance(index, gast.Constant):
-        raise at(
-            parsed,
-            stmt,
-            "a gradient that adds into an array at a computed index is not differentiated "
-            "again yet",
-            "index with a constant or a slice (x[0], x[1:]) in the function differentiated twice",
+    elif not _is_constant(index):
+        if not isinstance(buf, gast.Name):
+            raise at(
+                parsed,
+                stmt,
+                "a gradient that adds into a part of an array at a computed index is not "
+                "differentiated again yet",
+                "index with a constant or a slice in the function differentiated twice",
+            )
+        func = stmt.value.func
+        call = gast.Call(
+            func=gast.Attribute(value=func.value, attr="scatter_added", ctx=gast.Load()),
+            args=[buf, index, g],
+            keywords=[],
+        )
+        target = gast.Name(id=buf.id, ctx=gast.Store(), annotation=None, type_comment=None)
+        return gast.copy_location(
+            gast.Assign(targets=[target], value=call, type_comment=None), stmt
         )
     target = gast.copy_location(gast.Subscript(value=buf, slice=index, ctx=gast.Store()), stmt)
     return gast.copy_location(gast.AugAssign(target=target, op=gast.Add(), value=g), stmt)
+
+
+def _is_constant(index):
+    """A number (``-1`` included) or a tuple of them."""
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
+        index = index.operand
+    if isinstance(index, gast.Tuple):
+        return all(_is_constant(e) for e in index.elts)
+    return isinstance(index, gast.Constant)

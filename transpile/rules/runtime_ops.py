@@ -132,3 +132,58 @@ def hypot_slope(s, x, z):  # x / z, 0 where z is 0
     d[z] -= ops.unbroadcast(ops.hypot_slope(d[s] * s, z), z)
     t[s] += ops.hypot_slope(t[x], z)
     t[s] -= ops.hypot_slope(t[z] * s, z)
+
+
+@rule(ops.unreduce_extreme, shape=VARIES, fresh=True)
+def unreduce_extreme(r, g, _y, _x, _axis=None, _keepdims=False):
+    # linear in g; the share of each element that attains the extreme is piecewise
+    # constant in x, so its derivative is zero wherever it exists
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unreduce_extreme(np.ones_like(_y), _y, _x, _axis, _keepdims),
+            axis=_axis,
+            keepdims=_keepdims,
+        ),
+        g,
+    )
+    t[r] += ops.unreduce_extreme(t[g], _y, _x, _axis, _keepdims)
+
+
+@rule(ops.unreduce_prod, shape=VARIES, fresh=True)
+def unreduce_prod(r, g, x, _axis=None, _keepdims=False):
+    # linear in g; differentiated in x (a second derivative of np.prod) it is refused
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unreduce_prod(np.ones_like(g), x, _axis, _keepdims),
+            axis=_axis,
+            keepdims=_keepdims,
+        ),
+        g,
+    )
+    t[r] += ops.unreduce_prod(t[g], x, _axis, _keepdims)
+
+
+@rule(ops.untranspose, shape=VARIES, passes=True)
+def untranspose(r, g, _axes=None):
+    d[g] += ops.retranspose(d[r], _axes)
+    t[r] += ops.untranspose(t[g], _axes)
+
+
+@rule(ops.retranspose, shape=VARIES, passes=True)
+def retranspose(r, g, _axes=None):
+    d[g] += ops.untranspose(d[r], _axes)
+    t[r] += ops.retranspose(t[g], _axes)
+
+
+@rule(ops.scatter_added, shape=VARIES, fresh=True)
+def scatter_added(r, buf, _index, g):
+    d[buf] += d[r]
+    d[g] += ops.unbroadcast(ops.gather(d[r], _index), g)
+    t[r] += t[buf]
+    t[r] += ops.scatter_added(ops.zeros_like(r), _index, t[g])
+
+
+@rule(ops.gather, shape=VARIES, shares=True)
+def gather(r, a, _index):
+    d[a] += ops.scatter_added(ops.zeros_like(a), _index, d[r])
+    t[r] += ops.gather(t[a], _index)
