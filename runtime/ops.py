@@ -615,6 +615,40 @@ def add_at(buf, index, g):
 
 
 @helper(fresh=True)
+def inner(a, b):
+    """``<a, b>``: the sum of ``a * b`` over the arrays and numbers of two structures of
+    the same shape (dicts with the same keys, lists and tuples of the same length)."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        if not (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()):
+            raise TypeError(f"an inner product of {_kind(a)} and {_kind(b)}")
+        return sum(inner(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))) or len(a) != len(b):
+            raise TypeError(f"an inner product of {_kind(a)} and {_kind(b)}")
+        return sum(inner(x, y) for x, y in zip(a, b))
+    return np.sum(a * b)
+
+
+def _kind(value):
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(value)}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+@helper(fresh=True)
+def scaled(tree, s):
+    """``tree`` (an array, a number, or a dict, list or tuple of them) times the number
+    ``s``, entry by entry, in the same structure."""
+    if isinstance(tree, dict):
+        return {k: scaled(v, s) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(scaled(v, s) for v in tree)
+    return tree * s
+
+
+@helper(fresh=True)
 def scatter_added(buf, index, g):
     """A new array: ``buf`` with ``g`` added at ``index``, repeated indices summed
     (``add_at`` without writing into ``buf``): how a gradient that adds into an array

@@ -355,3 +355,20 @@ def h_scatter_added(buf, g):
 
 def h_gather(a):
     return np.sum(np.sin(ops.gather(a, np.array([1, 1, 3]))))
+
+
+def dict_layer(params, x):
+    h = np.tanh(x @ params["W"] + params["b"])
+    return np.sum(h**2)
+
+
+def list_weights(ws, x):
+    return np.sum(np.tanh(ws[0] * x) * ws[1])
+
+
+def h_inner(a, b):
+    return np.sin(ops.inner(a, b))
+
+
+def h_scaled(tree, s):
+    return np.sum(np.sin(ops.scaled(tree, s)))

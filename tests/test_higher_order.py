@@ -244,6 +244,8 @@ RULE_ROWS = [
     (hf.h_retranspose, (_R.normal(size=(2, 3, 4)),), 0, [ops.retranspose]),
     (hf.h_scatter_added, (_V4, _V3), (0, 1), [ops.scatter_added]),
     (hf.h_gather, (_V4,), 0, [ops.gather]),
+    (hf.h_inner, (_V3, _V3 * 2.0), (0, 1), [ops.inner]),
+    (hf.h_scaled, (_V3, 0.7), (0, 1), [ops.scaled]),
     (
         hf.h_constants,
         (_R.random(3) * 0.4 + 0.05,),
@@ -342,3 +344,32 @@ def test_hvp_through_max_transpose_indexing_and_a_looping_helper(f, shape):
 def test_hvp_of_prod_in_its_argument_is_refused_by_name():
     with pytest.raises(TranspileError, match="does not differentiate its argument 'x'"):
         hvp(hf.h_unreduce_prod, wrt=1)(_V3, _M34, _M34)
+
+
+def test_hvp_with_dict_and_list_parameters():
+    # the inner product <grad f, v> runs over the structure (ops.inner)
+    rng = _rng(17)
+    x = rng.normal(size=(4, 3))
+    for _ in range(2):
+        params = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+        v = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+        first = grad(hf.dict_layer)
+
+        def flat(p):
+            g = first(p, x)
+            return np.concatenate([g["W"].ravel(), g["b"]])
+
+        expected = numeric_jvp(flat, (params,), (0,), (v,))
+        got = hvp(hf.dict_layer)(params, x, v)
+        assert got.keys() == {"W", "b"}
+        np.testing.assert_allclose(
+            np.concatenate([got["W"].ravel(), got["b"]]), expected, rtol=1e-6, atol=1e-8
+        )
+    x = rng.normal(size=3)
+    ws, v = [rng.normal(size=3), rng.normal(size=3)], [rng.normal(size=3), rng.normal(size=3)]
+    first = grad(hf.list_weights)
+    expected = numeric_jvp(lambda w: np.concatenate(first(w, x)), (ws,), (0,), (v,))
+    for _ in range(2):
+        got = hvp(hf.list_weights)(ws, x, v)
+        assert isinstance(got, list) and len(got) == 2
+        np.testing.assert_allclose(np.concatenate(got), expected, rtol=1e-6, atol=1e-8)

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from transpile import api, emit, higher
+from transpile_runtime import ops
 from transpile_runtime.structure import resolve_wrt
 
 _CACHE = weakref.WeakKeyDictionary()  # f -> {wrt key: hvp function}
@@ -44,16 +45,14 @@ def _inner_product(f, indices, as_tuple):
     ``<grad f(*args), v>``; its source is readable like any generated code."""
     params = _positional(f)
     taken = set(params)
-    v, g, grad_name, np_name = (_fresh(n, taken) for n in ("v", "g", f"d{f.__name__}", "np"))
-    if as_tuple:
-        terms = " + ".join(f"{np_name}.sum({g}[{k}] * {v}[{k}])" for k in range(len(indices)))
-    else:
-        terms = f"{np_name}.sum({g} * {v})"
+    v, g, grad_name, ops_name = (_fresh(n, taken) for n in ("v", "g", f"d{f.__name__}", "ops"))
+    # ops.inner: the sum of g * v over arrays, and over dicts and lists of them
+    terms = f"{ops_name}.inner({g}, {v})"
     name = f"{f.__name__}_grad_dot"
     args = ", ".join(params)
     source = f"def {name}({args}, {v}):\n    {g} = {grad_name}({args})\n    return {terms}\n"
     gradient = api.grad(f, wrt=tuple(indices) if as_tuple else indices[0])
-    bound = {grad_name: gradient, np_name: np}
+    bound = {grad_name: gradient, ops_name: ops}
     fn = emit.compile_function(source, name, {}, bound, f"{name}, for hvp of {f.__name__}")
     fn.__transpile_keep__ = gradient
     return fn

@@ -187,3 +187,19 @@ def scatter_added(r, buf, _index, g):
 def gather(r, a, _index):
     d[a] += ops.scatter_added(ops.zeros_like(a), _index, d[r])
     t[r] += ops.gather(t[a], _index)
+
+
+@rule(ops.inner, shape=VARIES, fresh=True)
+def inner(r, a, b):
+    d[a] += ops.scaled(b, d[r])
+    d[b] += ops.scaled(a, d[r])
+    t[r] += ops.inner(t[a], b)
+    t[r] += ops.inner(a, t[b])
+
+
+@rule(ops.scaled, shape=VARIES, fresh=True)
+def scaled(r, tree, s):
+    d[tree] += ops.scaled(d[r], s)
+    d[s] += ops.inner(d[r], tree)
+    t[r] += ops.scaled(t[tree], s)
+    t[r] += ops.scaled(tree, t[s])
