@@ -7,7 +7,7 @@ import pytest
 
 import tests.higher_order_funcs as hf
 from tests.fd import numeric_grad, numeric_jvp
-from transpile import TranspileError, grad, hessian, hvp, jvp, source, value_and_grad
+from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp, source, value_and_grad
 from transpile.rules import RUNTIME_FAMILIES, declarations
 from transpile_runtime import ops
 
@@ -373,3 +373,45 @@ def test_hvp_with_dict_and_list_parameters():
         got = hvp(hf.list_weights)(ws, x, v)
         assert isinstance(got, list) and len(got) == 2
         np.testing.assert_allclose(np.concatenate(got), expected, rtol=1e-6, atol=1e-8)
+
+
+def dict_predict(params, x):
+    return np.tanh(x @ params["W"] + params["b"])
+
+
+def dict_output(w):
+    return {"s": np.sin(w), "p": w[0] * w[1], "pair": (w**2, np.sum(w))}
+
+
+def test_jacobian_and_hessian_of_structured_arguments_are_structures_of_blocks():
+    rng = _rng(19)
+    params = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+    x = rng.normal(size=(4, 3))
+    for mode in ("forward", "reverse"):
+        J = jacobian(dict_predict, mode=mode)(params, x)
+        assert J.keys() == {"W", "b"}
+        assert J["W"].shape == (4, 2, 3, 2) and J["b"].shape == (4, 2, 2)
+        for key in ("W", "b"):  # each block, column by column, against differences
+            for k in range(params[key].size):
+                e = {n: np.zeros_like(a) for n, a in params.items()}
+                e[key].flat[k] = 1.0
+                column = numeric_jvp(dict_predict, (params, x), (0,), (e,))
+                got = J[key].reshape((4, 2, -1))[..., k]
+                np.testing.assert_allclose(got, column, rtol=1e-6, atol=1e-8)
+    H = hessian(hf.dict_layer)(params, x)
+    assert H["W"]["b"].shape == (3, 2, 2) and H["b"]["W"].shape == (2, 3, 2)
+    np.testing.assert_allclose(H["W"]["b"], np.moveaxis(H["b"]["W"], 0, -1), rtol=1e-10)
+    first = grad(hf.dict_layer)
+    e = {"W": np.zeros((3, 2)), "b": np.array([0.0, 1.0])}
+    column = numeric_jvp(lambda p: first(p, x)["W"], (params,), (0,), (e,))
+    np.testing.assert_allclose(H["W"]["b"][..., 1], column, rtol=1e-6, atol=1e-8)
+
+
+def test_jacobian_of_a_structured_output():
+    w = np.array([0.3, -0.7, 1.1])
+    for mode in ("forward", "reverse"):
+        J = jacobian(dict_output, mode=mode)(w)
+        np.testing.assert_allclose(J["s"], np.diag(np.cos(w)), rtol=1e-12)
+        np.testing.assert_allclose(J["p"], [w[1], w[0], 0.0], rtol=1e-12)
+        np.testing.assert_allclose(J["pair"][0], np.diag(2 * w), rtol=1e-12)
+        np.testing.assert_allclose(J["pair"][1], np.ones(3), rtol=1e-12)

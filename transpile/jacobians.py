@@ -1,13 +1,19 @@
 """The full Jacobian, ``jacobian(f, wrt, mode)``: stacked jvps (forward mode, one per
 entry of the argument) or stacked vjps (reverse mode, one per entry of the output),
-whichever makes fewer calls unless ``mode`` says."""
+whichever makes fewer calls unless ``mode`` says.
+
+Arguments and outputs may be structures (dicts, lists, tuples of arrays and numbers):
+the Jacobian is then, as JAX gives it, the output's structure with each leaf replaced
+by the argument's structure of blocks ``out_leaf.shape + x_leaf.shape``. A tuple
+``wrt`` counts as one more level of structure: a tuple of blocks, one per argument.
+"""
 
 import functools
 
 import numpy as np
 
 from transpile import api, higher
-from transpile_runtime.structure import resolve_wrt
+from transpile_runtime.structure import flatten, resolve_wrt, unflatten
 
 MODES = ("forward", "reverse")
 
@@ -15,9 +21,10 @@ MODES = ("forward", "reverse")
 def jacobian(f=None, wrt=0, mode=None):
     """The Jacobian of ``f`` with respect to argument ``wrt``: ``jacobian(f, wrt)(*args)``
     is an array of shape ``out.shape + x.shape`` (a tuple ``wrt`` gives a tuple of such
-    blocks, one per argument). ``mode="forward"`` stacks one ``jvp`` per entry of ``x``,
-    ``"reverse"`` one ``vjp`` per entry of the output; by default, forward when ``x`` has
-    fewer entries than the output. The arguments differentiated are numbers or arrays."""
+    blocks, one per argument; structured arguments and outputs give structures of
+    blocks). ``mode="forward"`` stacks one ``jvp`` per entry of ``x``, ``"reverse"``
+    one ``vjp`` per entry of the output; by default, forward when ``x`` has fewer
+    entries than the output."""
     if f is None:
         return lambda g: jacobian(g, wrt=wrt, mode=mode)
     if mode not in (None, *MODES):
@@ -29,51 +36,78 @@ def jacobian(f=None, wrt=0, mode=None):
 
     @functools.wraps(f)
     def jacobian_of(*args):
-        xs = [args[i] for i in indices]
+        x = tuple(args[i] for i in indices) if as_tuple else args[indices[0]]
         out = f(*args)
-        size_in = sum(int(np.size(x)) for x in xs)
-        use = mode or ("forward" if size_in < np.size(out) else "reverse")
+        x_leaves, x_def = flatten(x)
+        out_leaves, out_def = flatten(out)
+        size_in = sum(int(np.size(leaf)) for leaf in x_leaves)
+        size_out = sum(int(np.size(leaf)) for leaf in out_leaves)
+        use = mode or ("forward" if size_in < size_out else "reverse")
         if use == "forward":
-            blocks = _forward(forward, args, xs, np.shape(out), as_tuple)
+            product = lambda v: forward(*args, v)[1]
+            blocks = _forward(product, x_leaves, x_def, out_leaves)
         else:
-            blocks = _reverse(reverse, args, xs, np.shape(out), as_tuple)
-        return tuple(blocks) if as_tuple else blocks[0]
+            product = lambda dout: reverse(*args, dout)
+            blocks = _reverse(product, x_leaves, x_def, out_leaves, out_def)
+        return nest(blocks, out_def, x_def)
 
     del jacobian_of.__wrapped__
     return jacobian_of
 
 
-def _basis(shape, k):
-    e = np.zeros(int(np.prod(shape)))
-    e[k] = 1.0
-    return e.reshape(shape) if shape else 1.0
+def nest(blocks, outer_def, inner_def):
+    """``blocks[i][j]`` as ``outer_def``'s structure of ``inner_def``'s structures."""
+    return unflatten(outer_def, [unflatten(inner_def, row) for row in blocks])
 
 
-def _forward(jvp_fn, args, xs, out_shape, as_tuple):
-    """One block per argument: the tangents of its basis vectors, as columns."""
+def basis(leaves, treedef, j, k):
+    """The structure of ``leaves`` with zeros everywhere but entry ``k`` of leaf ``j``,
+    which is 1 (a float for a number leaf)."""
+    parts = []
+    for i, leaf in enumerate(leaves):
+        shape = np.shape(leaf)
+        e = np.zeros(int(np.prod(shape)))
+        if i == j:
+            e[k] = 1.0
+        parts.append(e.reshape(shape) if shape else float(e[0]) if e.size else 0.0)
+    return unflatten(treedef, parts)
+
+
+def _forward(product, x_leaves, x_def, out_leaves):
+    """``blocks[i][j]``: the tangents of output leaf ``i`` along the basis of argument
+    leaf ``j``, as columns."""
+    columns = [[[] for _ in x_leaves] for _ in out_leaves]
+    for j, leaf in enumerate(x_leaves):
+        for k in range(int(np.size(leaf))):
+            tangent, _ = flatten(product(basis(x_leaves, x_def, j, k)))
+            for i, t in enumerate(tangent):
+                columns[i][j].append(np.asarray(t, dtype=float))
+    return [
+        [_stacked(columns[i][j], np.shape(o), np.shape(x), -1) for j, x in enumerate(x_leaves)]
+        for i, o in enumerate(out_leaves)
+    ]
+
+
+def _reverse(product, x_leaves, x_def, out_leaves, out_def):
+    """``blocks[i][j]``: the cotangents in argument leaf ``j`` of the basis of output
+    leaf ``i``, as rows."""
     blocks = []
-    for j, x in enumerate(xs):
-        shape = np.shape(x)
-        columns = []
-        for k in range(int(np.prod(shape))):
-            v = _basis(shape, k)
-            if as_tuple:
-                v = tuple(v if i == j else np.zeros(np.shape(y)) for i, y in enumerate(xs))
-            columns.append(np.asarray(jvp_fn(*args, v)[1], dtype=float))
-        stacked = np.stack(columns, axis=-1) if columns else np.zeros(out_shape + (0,))
-        blocks.append(stacked.reshape(out_shape + shape))
+    for i, leaf in enumerate(out_leaves):
+        rows = [[] for _ in x_leaves]
+        for k in range(int(np.size(leaf))):
+            dout = basis(out_leaves, out_def, i, k)
+            grads, _ = flatten(product(dout))
+            for j, g in enumerate(grads):
+                rows[j].append(np.asarray(g, dtype=float))
+        blocks.append(
+            [_stacked(rows[j], np.shape(leaf), np.shape(x), 0) for j, x in enumerate(x_leaves)]
+        )
     return blocks
 
 
-def _reverse(vjp_fn, args, xs, out_shape, as_tuple):
-    """One block per argument: the cotangents of the output's basis vectors, as rows."""
-    rows = [[] for _ in xs]
-    for k in range(int(np.prod(out_shape))):
-        dout = _basis(out_shape, k)
-        grads = vjp_fn(*args, np.asarray(dout) if out_shape else dout)
-        for j, g in enumerate(grads if as_tuple else (grads,)):
-            rows[j].append(np.asarray(g, dtype=float))
-    return [
-        np.stack(r).reshape(out_shape + np.shape(x)) if r else np.zeros(out_shape + np.shape(x))
-        for r, x in zip(rows, xs)
-    ]
+def _stacked(parts, out_shape, x_shape, axis):
+    """One block of shape ``out_shape + x_shape``: ``parts`` (one per entry of the
+    argument, ``axis=-1``, or of the output, ``axis=0``) stacked."""
+    if not parts:
+        return np.zeros(out_shape + x_shape)
+    return np.stack(parts, axis=axis).reshape(out_shape + x_shape)

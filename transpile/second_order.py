@@ -15,9 +15,9 @@ import weakref
 
 import numpy as np
 
-from transpile import api, emit, higher
+from transpile import api, emit, higher, jacobians
 from transpile_runtime import ops
-from transpile_runtime.structure import resolve_wrt
+from transpile_runtime.structure import flatten, resolve_wrt
 
 _CACHE = weakref.WeakKeyDictionary()  # f -> {wrt key: hvp function}
 _LOCK = threading.Lock()
@@ -111,7 +111,9 @@ def _grad_and_hvp(f, wrt):
 def hessian(f=None, wrt=0):
     """The Hessian of scalar-valued ``f`` with respect to argument ``wrt``: an array of
     shape ``x.shape + x.shape`` (a tuple ``wrt`` gives a tuple of rows of blocks, block
-    ``[i][j]`` of shape ``x_i.shape + x_j.shape``), one ``hvp`` per basis vector."""
+    ``[i][j]`` of shape ``x_i.shape + x_j.shape``; a structured argument, a dict or list
+    of arrays, gives that structure of such structures of blocks, as JAX does), one
+    ``hvp`` per basis vector."""
     if f is None:
         return lambda g: hessian(g, wrt=wrt)
     product = hvp(f, wrt)
@@ -120,37 +122,29 @@ def hessian(f=None, wrt=0):
 
     @functools.wraps(f)
     def hessian_of(*args):
-        xs = [args[i] for i in indices]
-        blocks = [_columns(product, args, xs, j, as_tuple) for j in range(len(xs))]
-        if not as_tuple:
-            return blocks[0][0]
-        # blocks[j][i] is the block of rows x_i and columns x_j
-        return tuple(tuple(blocks[j][i] for j in range(len(xs))) for i in range(len(xs)))
+        x = tuple(args[i] for i in indices) if as_tuple else args[indices[0]]
+        leaves, treedef = flatten(x)
+        # columns[j][i]: d(grad_i f)/dx_j, one product per basis vector of x_j
+        columns = [_columns(product, args, leaves, treedef, j) for j in range(len(leaves))]
+        blocks = [[columns[j][i] for j in range(len(leaves))] for i in range(len(leaves))]
+        return jacobians.nest(blocks, treedef, treedef)
 
     del hessian_of.__wrapped__
     return hessian_of
 
 
-def _columns(product, args, xs, j, as_tuple):
-    """For each argument ``x_i``, the block ``d(grad_i f)/dx_j``, of shape
+def _columns(product, args, leaves, treedef, j):
+    """For each leaf ``x_i``, the block ``d(grad_i f)/dx_j``, of shape
     ``x_i.shape + x_j.shape``: one product per basis vector of ``x_j``."""
-    shape_j = np.shape(xs[j])
-    size = int(np.prod(shape_j))
-    columns = [[] for _ in xs]
-    for k in range(size):
-        basis = np.zeros(size)
-        basis[k] = 1.0
-        basis = basis.reshape(shape_j) if shape_j else 1.0
-        if as_tuple:
-            v = tuple(basis if i == j else np.zeros(np.shape(x)) for i, x in enumerate(xs))
-            out = product(*args, v)
-        else:
-            out = (product(*args, basis),)
+    shape_j = np.shape(leaves[j])
+    parts = [[] for _ in leaves]
+    for k in range(int(np.prod(shape_j))):
+        out, _ = flatten(product(*args, jacobians.basis(leaves, treedef, j, k)))
         for i, part in enumerate(out):
-            columns[i].append(np.asarray(part, dtype=float))
+            parts[i].append(np.asarray(part, dtype=float))
     return [
-        np.moveaxis(np.stack(col), 0, -1).reshape(np.shape(xs[i]) + shape_j)
-        if size
-        else np.zeros(np.shape(xs[i]) + shape_j)
-        for i, col in enumerate(columns)
+        np.stack(col, axis=-1).reshape(np.shape(leaves[i]) + shape_j)
+        if col
+        else np.zeros(np.shape(leaves[i]) + shape_j)
+        for i, col in enumerate(parts)
     ]
