@@ -171,7 +171,10 @@ class _Forward:
         match = self.act.matches.get(id(s))
         if match is None or target not in self.act.varied_after[id(s)]:
             if target in self.needed:  # varied on another path: a zero of its own
-                return [s, assign(self.tangent(target), self.zeros(name(target)), s)]
+                zero = self.zeros(name(target))
+                if isinstance(s.value, gast.List) and not s.value.elts:
+                    zero = gast.List(elts=[], ctx=gast.Load())  # a list this code makes
+                return [s, assign(self.tangent(target), zero, s)]
             return [s]
         if match.kind == "user":
             return self.comment(s) + self.tangent_user(s, match, target)

@@ -7,8 +7,8 @@ reads it as it reads the user's functions. ``generated_callee`` maps an entry to
 function, so ``grad(grad(f))``, and ``grad`` of any function calling a gradient, is
 reverse over reverse; the runtime helpers the generated code calls have their own rules
 (``rules/runtime_ops.py``). ``prepare`` (from the ``parse`` stage) makes the one
-in-place helper of generated code, ``ops.add_at``, an array write the compiler already
-differentiates. A gradient whose code records a tape (a loop) is not read again:
+in-place helper of generated code, ``ops.add_at``, a call making a new array
+(``ops.scatter_added``), which has a rule. A gradient whose code records a tape (a loop) is not read again:
 ``tape_rule`` gives a call to it a rule by reverse over forward (``through_tape``), and
 ``differentiable`` wraps such a gradient given to ``grad`` or ``jvp`` in a function
 calling it; ``refusal`` says why the tape's code itself is not differentiated.
@@ -17,7 +17,6 @@ calling it; ``refusal`` says why the tape's code itself is not differentiated.
 import inspect
 
 import gast
-import numpy as np
 
 from transpile.errors import TranspileError, at
 from transpile_runtime import ops
@@ -123,8 +122,8 @@ def _holds(cell, obj):
 
 def prepare(parsed, func):
     """Check the generated function ``func`` and rewrite its ``ops.add_at(buf, index, g)``
-    statements as ``buf[index] += g`` (``parsed.tree`` in place); other functions are
-    left alone."""
+    statements as ``buf = ops.scatter_added(buf, index, g)`` (``parsed.tree`` in place);
+    other functions are left alone."""
     if not is_generated(func):
         return
     why = refusal(func)
@@ -154,40 +153,22 @@ def _is_add_at(stmt, parsed):
 
 
 def _as_write(stmt, parsed):
-    """``ops.add_at(buf, index, g)`` as ``buf[index] += g`` where the index is a constant
-    or a slice (``np.s_[1:]``); at another index (an integer array may repeat an entry,
-    which ``+=`` would count once; a mask) as ``buf = ops.scatter_added(buf, index, g)``,
-    a new array, which has a rule."""
+    """``ops.add_at(buf, index, g)`` as ``buf = ops.scatter_added(buf, index, g)``: a new
+    array, with a rule, where ``add_at`` writes into ``buf`` (which the compiler cannot
+    always prove is not a view of an argument) and sums repeated integer indices."""
     buf, index, g = stmt.value.args
-    if isinstance(index, gast.Subscript) and parsed.resolve(index.value) is np.s_:
-        index = index.slice
-    elif not _is_constant(index):
-        if not isinstance(buf, gast.Name):
-            raise at(
-                parsed,
-                stmt,
-                "a gradient that adds into a part of an array at a computed index is not "
-                "differentiated again yet",
-                "index with a constant or a slice in the function differentiated twice",
-            )
-        func = stmt.value.func
-        call = gast.Call(
-            func=gast.Attribute(value=func.value, attr="scatter_added", ctx=gast.Load()),
-            args=[buf, index, g],
-            keywords=[],
+    if not isinstance(buf, gast.Name):
+        raise at(
+            parsed,
+            stmt,
+            "a gradient that adds into a part of an array is not differentiated again yet",
+            "index the array itself (x[i], x[1:]) in the function differentiated twice",
         )
-        target = gast.Name(id=buf.id, ctx=gast.Store(), annotation=None, type_comment=None)
-        return gast.copy_location(
-            gast.Assign(targets=[target], value=call, type_comment=None), stmt
-        )
-    target = gast.copy_location(gast.Subscript(value=buf, slice=index, ctx=gast.Store()), stmt)
-    return gast.copy_location(gast.AugAssign(target=target, op=gast.Add(), value=g), stmt)
-
-
-def _is_constant(index):
-    """A number (``-1`` included) or a tuple of them."""
-    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
-        index = index.operand
-    if isinstance(index, gast.Tuple):
-        return all(_is_constant(e) for e in index.elts)
-    return isinstance(index, gast.Constant)
+    func = stmt.value.func
+    call = gast.Call(
+        func=gast.Attribute(value=func.value, attr="scatter_added", ctx=gast.Load()),
+        args=[buf, index, g],
+        keywords=[],
+    )
+    target = gast.Name(id=buf.id, ctx=gast.Store(), annotation=None, type_comment=None)
+    return gast.copy_location(gast.Assign(targets=[target], value=call, type_comment=None), stmt)
