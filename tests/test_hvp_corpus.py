@@ -38,8 +38,9 @@ def _index(case):
     return case.wrt
 
 
+@pytest.mark.parametrize("has_grad", [False, True], ids=["hvp", "grad_and_hvp"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_hvp_matches_differences_of_the_gradient(case):
+def test_hvp_matches_differences_of_the_gradient(case, has_grad):
     rng = np.random.default_rng(zlib.crc32(("hvp " + case.id).encode()))
     args = tuple(case.make_args(rng))
     params = list(inspect.signature(case.func).parameters.values())[len(args) :]
@@ -49,15 +50,17 @@ def test_hvp_matches_differences_of_the_gradient(case):
         pytest.skip("not a scalar function of a float64 argument")
     first = grad(case.func, wrt=case.wrt)
     try:
-        product = hvp(case.func, wrt=case.wrt)
+        product = hvp(case.func, wrt=case.wrt, has_grad=has_grad)
         v = rng.standard_normal(np.shape(args[i])) if np.ndim(args[i]) else 0.7
         product(*copy.deepcopy(args), v)
     except TranspileError as error:
         pytest.skip(f"refused: {error.what}")
+    tol = dict(rtol=max(case.rtol, 1e-5), atol=1e-6)
     for call in ("first call", "later call"):
         v = rng.standard_normal(np.shape(args[i])) if np.ndim(args[i]) else 0.7
         expected = fd.numeric_jvp(lambda *a: first(*a), args, (i,), (v,))
         got = product(*copy.deepcopy(args), v)
-        fd.assert_close(
-            np.asarray(got, np.float64), expected, rtol=max(case.rtol, 1e-5), atol=1e-6, path=call
-        )
+        if has_grad:  # (gradient, H v), forward over reverse
+            fd.assert_close(got[0], first(*copy.deepcopy(args)), rtol=1e-12, atol=1e-14)
+            got = got[1]
+        fd.assert_close(np.asarray(got, np.float64), expected, path=call, **tol)

@@ -94,8 +94,7 @@ def cast_like(y, g, _x):
 def add(y, a, b):
     d[a] += d[y]
     d[b] += d[y]
-    t[y] += t[a]
-    t[y] += t[b]
+    t[y] += ops.add(t[a], t[b])  # one term: + would concatenate lists
 
 
 @rule(ops.select, shape=VARIES, fresh=True)
@@ -179,8 +178,7 @@ def retranspose(r, g, _axes=None):
 def scatter_added(r, buf, _index, g):
     d[buf] += d[r]
     d[g] += ops.unbroadcast(ops.gather(d[r], _index), g)
-    t[r] += t[buf]
-    t[r] += ops.scatter_added(ops.zeros_like(r), _index, t[g])
+    t[r] += ops.scatter_added(t[buf], _index, t[g])  # one term: buf may be a list
 
 
 @rule(ops.gather, shape=VARIES, shares=True)
@@ -201,5 +199,4 @@ def inner(r, a, b):
 def scaled(r, tree, s):
     d[tree] += ops.scaled(d[r], s)
     d[s] += ops.inner(d[r], tree)
-    t[r] += ops.scaled(t[tree], s)
-    t[r] += ops.scaled(tree, t[s])
+    t[r] += ops.add(ops.scaled(t[tree], s), ops.scaled(tree, t[s]))  # a structure
