@@ -197,10 +197,27 @@ def test_hessian_of_a_number_and_of_a_tuple_wrt():
     assert np.allclose(full @ v, np.concatenate(product))
 
 
-def test_source_of_hvp_shows_the_inner_product_and_its_gradient():
-    text = source(hvp(hf.logistic))
+def test_source_of_hvp_shows_the_tangent_of_the_gradient():
+    text = source(hvp(hf.logistic))  # forward over reverse: the gradient's code, with tangents
+    assert "def dlogistic_jvp(w, X, y, w_dot):" in text and "# tangent of:" in text
+    text = source(hvp(hf.logistic, mode="reverse"))  # the gradient of <grad f, v>
     assert "def dlogistic_grad_dot(w, X, y, v):" in text
     assert "def dlogistic_fwd(" in text and "def dlogistic_bwd(" in text
+
+
+@pytest.mark.parametrize("f, args", [(hf.logistic, None), (hf.power_loop, None)])
+def test_hvp_modes_agree(f, args):
+    rng = _rng(23)
+    if f is hf.logistic:
+        X, y = rng.normal(size=(20, 3)), (rng.random(20) < 0.5).astype(float)
+        args = (rng.normal(size=3), X, y)
+    else:
+        args = (rng.normal(size=4),)
+    v = rng.normal(size=np.shape(args[0]))
+    forward, reverse = hvp(f)(*args, v), hvp(f, mode="reverse")(*args, v)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="forward over reverse"):
+        hvp(f, has_grad=True, mode="reverse")
 
 
 def test_hvp_is_cached():

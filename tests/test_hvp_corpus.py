@@ -1,6 +1,8 @@
 """hvp over the straight-line and control-flow corpora (issue 9): for every case with
 a scalar output, the Hessian-vector product against central differences of the
-generated gradient along the same direction (float64), on a first and a later call.
+generated gradient along the same direction (float64), on a first and a later call,
+forward over reverse (the default, with and without the gradient) and reverse over
+reverse.
 A case the gradient itself cannot be differentiated again for is skipped with the
 compiler's reason, which names what is missing; float32 cases and cases with a
 differentiated argument that is not a float array or number are left out (the
@@ -38,9 +40,13 @@ def _index(case):
     return case.wrt
 
 
-@pytest.mark.parametrize("has_grad", [False, True], ids=["hvp", "grad_and_hvp"])
+@pytest.mark.parametrize(
+    "has_grad, mode",
+    [(False, "forward"), (True, "forward"), (False, "reverse")],
+    ids=["hvp", "grad_and_hvp", "reverse_over_reverse"],
+)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_hvp_matches_differences_of_the_gradient(case, has_grad):
+def test_hvp_matches_differences_of_the_gradient(case, has_grad, mode):
     rng = np.random.default_rng(zlib.crc32(("hvp " + case.id).encode()))
     args = tuple(case.make_args(rng))
     params = list(inspect.signature(case.func).parameters.values())[len(args) :]
@@ -50,7 +56,7 @@ def test_hvp_matches_differences_of_the_gradient(case, has_grad):
         pytest.skip("not a scalar function of a float64 argument")
     first = grad(case.func, wrt=case.wrt)
     try:
-        product = hvp(case.func, wrt=case.wrt, has_grad=has_grad)
+        product = hvp(case.func, wrt=case.wrt, has_grad=has_grad, mode=mode)
         v = rng.standard_normal(np.shape(args[i])) if np.ndim(args[i]) else 0.7
         product(*copy.deepcopy(args), v)
     except TranspileError as error:

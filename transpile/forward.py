@@ -234,7 +234,10 @@ class _Forward:
             )
         except user_rules.Refused as exc:
             raise at(self.parsed, s, str(exc), _HINT) from None
-        return _sum([(gast.Add(), term) for term in terms])
+        value = terms[0]
+        for term in terms[1:]:  # ops.add: the parts may be tuples of gradients, which + joins
+            value = self.ops_call("add", [value, term])
+        return value
 
     def tangent_copy(self, s, match, target):
         return name(self.tangent(s.value.id))

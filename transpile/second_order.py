@@ -75,23 +75,28 @@ def _hvp_of(f, wrt):
         return _CACHE.setdefault(f, {}).setdefault(key, made)
 
 
-def hvp(f=None, wrt=0, has_grad=False):
+def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
     """The Hessian-vector product of scalar-valued ``f``: ``hvp(f, wrt)(*args, v)`` is
     ``H v``, ``H`` the Hessian of ``f`` with respect to ``wrt`` at ``args`` (``v`` shaped
     like that argument, a tuple of them for a tuple ``wrt``), in ``wrt``'s structure.
 
-    Reverse over reverse: the gradient of ``<grad f(x), v>`` with ``v`` constant, made
-    once and cached; it costs a few gradients and never forms ``H``. ``source(...)``
-    of the result shows its code. Arguments differentiated are numbers or arrays.
-
-    ``has_grad=True`` returns ``(gradient, H v)`` from one pass, forward over reverse:
-    ``jvp(grad(f, wrt), wrt)``, the tangent of the gradient's own code along ``v``.
+    ``mode="forward"``: forward over reverse, ``jvp(grad(f, wrt), wrt)``, the tangent of
+    the gradient's own code along ``v``; ``has_grad=True`` returns ``(gradient, H v)``,
+    which that pass computes anyway. ``mode="reverse"``: reverse over reverse, the
+    gradient of ``<grad f(x), v>`` with ``v`` constant. Either is made once and cached,
+    costs a few gradients and never forms ``H``; ``source(...)`` of the result shows its
+    code. Arguments differentiated are numbers, arrays, and dicts and lists of them.
     """
     if f is None:
-        return lambda g: hvp(g, wrt=wrt, has_grad=has_grad)
-    if has_grad:
-        return _grad_and_hvp(f, wrt)
-    return _hvp_of(f, wrt)
+        return lambda g: hvp(g, wrt=wrt, has_grad=has_grad, mode=mode)
+    if mode not in ("forward", "reverse"):
+        raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
+    if mode == "reverse":
+        if has_grad:
+            raise ValueError("has_grad=True is forward over reverse: use mode='forward'")
+        return _hvp_of(f, wrt)
+    pair = _grad_and_hvp(f, wrt)
+    return pair if has_grad else pair.__transpile_product__
 
 
 def _grad_and_hvp(f, wrt):
@@ -104,8 +109,22 @@ def _grad_and_hvp(f, wrt):
         return found
     wrt = tuple(indices) if as_tuple else indices[0]
     made = api.jvp(api.grad(f, wrt=wrt), wrt=wrt)
+    made.__transpile_product__ = _second_of(made, f)
     with _LOCK:
         return _CACHE.setdefault(target, {}).setdefault(key, made)
+
+
+def _second_of(pair, f):
+    """``H v`` alone from the pair ``(gradient, H v)``, showing the pair's source."""
+
+    def product(*args):
+        return pair(*args)[1]
+
+    product.__name__ = product.__qualname__ = f"{getattr(f, '__name__', 'f')}_hvp"
+    product.__doc__ = "H v: the tangent of the gradient along v (transpile.hvp)"
+    product.__transpile_source__ = pair.__transpile_source__
+    product.__transpile_generated__ = pair.__transpile_generated__
+    return product
 
 
 def hessian(f=None, wrt=0):
