@@ -10,8 +10,9 @@ differences of the function and ``hvp`` against central differences of the gener
 gradient, then times, side by side in one process:
 
 * ``jvp(f)(*args, v)`` against ``f(*args)`` (theory: at most 3 times the function);
-* ``hvp(f)(*args, v)`` (reverse over reverse) and ``hvp(f, has_grad=True)`` (forward
-  over reverse, the gradient with it) against ``grad(f)(*args)`` (theory: at most 4).
+* ``hvp(f)(*args, v)`` (forward over reverse), ``hvp(f, has_grad=True)`` (the gradient
+  with it) and ``hvp(f, mode="reverse")`` (reverse over reverse) against
+  ``grad(f)(*args)`` (theory: at most 4).
 
 Where autograd or JAX is installed (neither is a dependency), their own ratios are
 printed next to these: autograd's ``make_jvp`` over its function time and its
@@ -54,17 +55,27 @@ def check(problem, args, v):
     assert np.allclose(product, expected, rtol=1e-4, atol=1e-7)
     gradient, product2 = hvp(f, has_grad=True)(*args, v)
     assert np.allclose(product2, product, rtol=1e-10, atol=1e-12)
+    assert np.allclose(hvp(f, mode="reverse")(*args, v), product, rtol=1e-10, atol=1e-12)
     assert np.allclose(gradient, g(*args), rtol=1e-12, atol=1e-14)
 
 
 def ours(problem, args, v, repeats, min_sample):
     f = problem.func
     forward, product, both, gradient = jvp(f), hvp(f), hvp(f, has_grad=True), grad(f)
+    reverse = hvp(f, mode="reverse")
     t_f, t_jvp = time_pair([f, lambda *a: forward(*a, v)], args, repeats, min_sample)
-    t_grad, t_hvp, t_both = time_pair(
-        [gradient, lambda *a: product(*a, v), lambda *a: both(*a, v)], args, repeats, min_sample
+    t_grad, t_hvp, t_both, t_rev = time_pair(
+        [
+            gradient,
+            lambda *a: product(*a, v),
+            lambda *a: both(*a, v),
+            lambda *a: reverse(*a, v),
+        ],
+        args,
+        repeats,
+        min_sample,
     )
-    return t_f, t_jvp, t_grad, t_hvp, t_both
+    return t_f, t_jvp, t_grad, t_hvp, t_both, t_rev
 
 
 def _rebound(func, np_module, stop_gradient):
@@ -124,7 +135,7 @@ def main(argv=None):
     repeats, min_sample = (3, 0.05) if opts.quick else (7, 0.2)
     header = (
         "problem        | f      | jvp    | jvp/f | grad   | hvp    | hvp/grad "
-        "| (grad, hvp)/grad | autograd jvp/f, hvp/grad | jax.jit jvp/f, hvp/grad"
+        "| (grad, hvp)/grad | rev-rev/grad | autograd jvp/f, hvp/grad | jax.jit jvp/f, hvp/grad"
     )
     print(header)
     print("-" * len(header))
@@ -134,7 +145,7 @@ def main(argv=None):
         args = problem.make(rng)
         v = rng.normal(size=np.shape(args[0]))
         check(problem, args, v)
-        t_f, t_jvp, t_grad, t_hvp, t_both = ours(problem, args, v, repeats, min_sample)
+        t_f, t_jvp, t_grad, t_hvp, t_both, t_rev = ours(problem, args, v, repeats, min_sample)
         peers = []
         for ratios in (autograd_ratios, jax_ratios):
             got = None if opts.no_peers else ratios(problem, args, v, repeats, min_sample)
@@ -142,7 +153,7 @@ def main(argv=None):
         print(
             f"{name + ' ' + size:14} | {_fmt(t_f):6} | {_fmt(t_jvp):6} | {t_jvp / t_f:5.2f} "
             f"| {_fmt(t_grad):6} | {_fmt(t_hvp):6} | {t_hvp / t_grad:8.2f} "
-            f"| {t_both / t_grad:16.2f} | {peers[0]:24} | {peers[1]}"
+            f"| {t_both / t_grad:16.2f} | {t_rev / t_grad:12.2f} | {peers[0]:24} | {peers[1]}"
         )
 
 
