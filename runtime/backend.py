@@ -40,18 +40,36 @@ def scatter_add(buf, index, g):
     shape = np.shape(buf)
     n = size(buf)
     positions = _chunked_as(np.reshape(np.arange(n, like=buf), shape), buf)[index]
-    values = np.broadcast_to(g, np.shape(positions))
-    values = _chunked_as(values, positions)
+    if not _same_shape(np.shape(g), np.shape(positions)):
+        g = np.broadcast_to(g, np.shape(positions))
+    values = _chunked_as(g, positions)
     total = np.bincount(np.reshape(positions, (-1,)), np.reshape(values, (-1,)), n)
     buf[...] = buf + np.reshape(total, shape).astype(buf.dtype, copy=False)
+
+
+def _same_shape(a, b):
+    """Shapes equal, a length unknown (dask's ``nan`` after a boolean mask) matching any:
+    two selections by the same mask have the same unknown lengths."""
+    return len(a) == len(b) and all(
+        x == y or unknown_length(x) or unknown_length(y) for x, y in zip(a, b)
+    )
+
+
+def unknown_length(n):
+    """A length dask does not know yet (``nan``: the result of a boolean mask)."""
+    return isinstance(n, float) and math.isnan(n)
 
 
 def _chunked_as(x, like):
     """``x`` cut into the blocks of ``like`` where both are chunked (dask, whose
     ``bincount`` wants its weights in the blocks of its positions, and whose mask
-    indexing keeps blocks aligned only between arrays chunked alike); else ``x``."""
+    indexing keeps blocks aligned only between arrays chunked alike); else ``x``.
+    Blocks of unknown lengths (after a boolean mask) cannot be cut again: such ``x``
+    comes from the same mask, in the same blocks, and is left as it is."""
     chunks = getattr(like, "chunks", None)
     if chunks is None or getattr(x, "chunks", chunks) == chunks or not hasattr(x, "rechunk"):
+        return x
+    if any(unknown_length(c) for dim in chunks for c in dim):
         return x
     return x.rechunk(chunks)
 

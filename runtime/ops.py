@@ -303,6 +303,8 @@ def unreduce(g, x, axis=None, keepdims=False):
         if dtype.kind not in "fc":  # the gradient of integers is a float
             dtype = np.float64
         scalar = getattr(g, "ndim", 0) == 0
+        if any(map(backend.unknown_length, shape)):  # dask after a mask: known later
+            return np.zeros_like(like, dtype=dtype) + g
         if math.prod(shape) <= _SMALL:
             # a fresh array of x's array module (cupy stays cupy): small arrays are
             # cheaper to fill than to use as a broadcast view
@@ -354,7 +356,9 @@ def _broadcast_shapes(shapes):
     out = [1] * ndim
     for s in shapes:
         for i, n in enumerate(s, ndim - len(s)):
-            if n != 1:
+            if backend.unknown_length(n) and (out[i] == 1 or backend.unknown_length(out[i])):
+                out[i] = n  # unknown lengths (dask after a mask): from the same mask
+            elif n != 1:
                 if out[i] not in (1, n):
                     raise ValueError(f"shapes {sorted(shapes)} cannot be broadcast together")
                 out[i] = n

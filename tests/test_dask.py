@@ -151,16 +151,8 @@ def _run(make, args, dask_args, where, tol, allowed, value=None):
 
 
 # A boolean mask of a dask array makes an array of unknown length (nan in its shape):
-# the forward runs, but an adjoint spread over such a shape is not supported yet.
-_UNKNOWN_LENGTH = pytest.mark.xfail(
-    strict=True, raises=ValueError, reason="an adjoint over a dask array of unknown length"
-)
-_CASES = [
-    pytest.param(c, marks=_UNKNOWN_LENGTH)
-    if c.id in ("index_bool_mask", "index_mask_from_other")
-    else c
-    for c in ALL_CASES
-]
+# the adjoint spreads over it lazily (ops.unreduce, backend.scatter_add), unchunked again.
+_CASES = ALL_CASES
 
 
 @pytest.mark.parametrize("case", _CASES, ids=lambda c: c.id)
