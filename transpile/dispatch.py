@@ -495,7 +495,11 @@ class Dispatcher:
         body[-1] = ownership.guard_return(
             body[-1], body[:-1], names["ops"], names["np"], self.params
         )
-        body = inline.compact(body, names, self.spec.namer)
+        # a variant reads as one writes by hand: an adjoint read once is written where
+        # it is read (dh into the next layer's line, dW into the return); a fused
+        # line keeps its name, which its comment shows
+        adjoints = self.spec.adjoint_names - _fused_targets(body, fused)
+        body = inline.compact(body, names, self.spec.namer, also=adjoints)
         for stmt in body:
             for node in descendants(stmt):
                 strip_annotations(node)
@@ -533,6 +537,19 @@ class Dispatcher:
         if self.replaced is not None:
             return self.replaced.__transpile_dispatch__.current()
         return self
+
+
+def _fused_targets(body, fused):
+    """The names assigned a value computed by fused code (``fused``: its names)."""
+    if not fused:
+        return frozenset()
+    return frozenset(
+        s.targets[0].id
+        for s in body
+        if isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and any(isinstance(n, gast.Name) and n.id in fused for n in descendants(s.value))
+    )
 
 
 _TYPES = {

@@ -36,10 +36,11 @@ def stage(fn, ctx):
     return fn
 
 
-def compact(body, names, namer, renumber=True):
-    """``body`` with its single-use temporaries inlined, updates folded into the
-    definition before them, and (with ``renumber``) the temporaries left renumbered."""
-    index = defuse.Index(body, only=namer.temporaries)
+def compact(body, names, namer, renumber=True, also=frozenset()):
+    """``body`` with its single-use temporaries (and names in ``also``) inlined, updates
+    folded into the definition before them, and (with ``renumber``) the temporaries
+    left renumbered."""
+    index = defuse.Index(body, only=set(namer.temporaries) | set(also))
     memo = _Memo(names)
     _inline_block(body, index, memo)
     _fold_updates(body, memo)
