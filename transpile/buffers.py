@@ -11,24 +11,44 @@ from transpile.nodes import descendants, name
 
 
 def propagate_copies(body):
-    """Drop ``a = b`` where ``a`` is bound only there and ``b`` is not bound again
-    later, reading ``b`` wherever ``a`` was read (the rewrite leaves many such lines).
-    One pass over a def-use index: a chain ``a = b; c = a`` resolves in order."""
-    index = defuse.Index(body)
+    """Drop ``a = b`` where ``a`` is bound only there, read only after it, and ``b`` is
+    not bound again later, reading ``b`` wherever ``a`` was read (the rewrite leaves
+    many such lines). In a loop body the same holds from one iteration to the next:
+    every read of ``a`` follows the copy, and ``b`` does not change before the body
+    ends. One pass over a def-use index: a chain ``a = b; c = a`` resolves in order."""
+    return _propagate(body, defuse.Index(body))
+
+
+def _propagate(stmts, index):
     out = []
-    for s in body:
-        if (
-            isinstance(s, gast.Assign)
-            and isinstance(s.targets[0], gast.Name)
-            and isinstance(s.value, gast.Name)
-        ):
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = _propagate(s.body, index)
+        elif _is_copy(s) and _copy_is_alias(s, index):
             a, b = s.targets[0].id, s.value.id
-            if index.write_count(a) == 1 and not index.written_after(b, s):
-                index.forget(s)
-                index.rename(a, b)
-                continue
+            index.forget(s)
+            index.rename(a, b)
+            continue
         out.append(s)
     return out
+
+
+def _is_copy(s):
+    return (
+        isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Name)
+    )
+
+
+def _copy_is_alias(s, index):
+    a, b = s.targets[0].id, s.value.id
+    here = index.position[id(s)]
+    return (
+        index.write_count(a) == 1
+        and not index.written_after(b, s)
+        and all(index.position[id(r)] > here for _, r in index.reads.get(a, ()))
+    )
 
 
 _OPERATOR_UFUNCS = {
