@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import gast
 
 from transpile import cfg, composites
-from transpile.nodes import descendants
+from transpile.nodes import name_nodes
 from transpile.rules import classify, registry
 
 
@@ -82,7 +82,7 @@ def diff_uses(stmt, match) -> set:
         return {v.id for v in _weak_value(stmt) if isinstance(v, gast.Name)}
     if match is None or match.kind in ("nondiff", "constant"):
         return set()
-    return {n.id for op in match.operands for n in descendants(op) if isinstance(n, gast.Name)}
+    return {n.id for op in match.operands for n in name_nodes(op)}
 
 
 def stage(fn, ctx):
@@ -111,7 +111,7 @@ def run(body, wrt_names, parsed, registry, sequences=frozenset(), stopped=frozen
         if isinstance(s, gast.For):
             effects[node] = ("loop", bits.bit(s.target.id), 0)
         elif isinstance(s, gast.Return):
-            names = {n.id for n in descendants(s.value) if isinstance(n, gast.Name)}
+            names = {n.id for n in name_nodes(s.value)}
             effects[node] = ("return", 0, bits.of(names))
         else:
             target = _defined(s)

@@ -10,7 +10,7 @@ the header of a compound statement before its body).
 
 import gast
 
-from transpile.nodes import descendants, header
+from transpile.nodes import descendants, header, name_nodes
 
 
 class Index:
@@ -32,12 +32,12 @@ class Index:
     def add(self, stmt):
         """Index one statement (its header only, for a compound statement)."""
         self.position[id(stmt)] = len(self.position)
-        nodes = list(descendants(header(stmt)))
+        nodes = name_nodes(header(stmt))
         if isinstance(stmt, gast.For):
-            nodes += list(descendants(stmt.target))
+            nodes += name_nodes(stmt.target)
         only = self.only
         for n in nodes:
-            if isinstance(n, gast.Name) and (only is None or n.id in only):
+            if only is None or n.id in only:
                 if isinstance(n.ctx, gast.Load):
                     self.reads.setdefault(n.id, []).append((n, stmt))
                 elif isinstance(n.ctx, gast.Store):
@@ -87,7 +87,7 @@ class Index:
     def move_reads(self, old_stmt, new_stmt):
         """The reads indexed under ``old_stmt`` now sit in ``new_stmt`` (its expression
         was moved there); ``old_stmt``'s writes are forgotten."""
-        names = {n.id for n in descendants(old_stmt) if isinstance(n, gast.Name)}
+        names = {n.id for n in name_nodes(old_stmt)}
         for n in names:
             if n in self.reads:
                 self.reads[n] = [

@@ -46,7 +46,7 @@ from transpile import (
     tidy,
 )
 from transpile.ir import strip_annotations
-from transpile.nodes import clone, descendants, function_def
+from transpile.nodes import clone, descendants, function_def, name_nodes
 
 _MAX_VARIANTS = 16
 
@@ -506,7 +506,7 @@ class Dispatcher:
                 node.__dict__.pop("transpile_site", None)
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         source = emit.to_source(fdef)
-        used = {n.id for n in descendants(fdef) if isinstance(n, gast.Name)}
+        used = {n.id for n in name_nodes(fdef)}
         fn = emit.compile_function(
             source,
             self.fname,

@@ -15,7 +15,7 @@ import gast
 
 from transpile import assumptions
 from transpile.ir import COMMENT, Generated
-from transpile.nodes import descendants, function_def
+from transpile.nodes import function_def, name_nodes
 
 _COMMENT_LINE = re.compile(r"^(\s*)(\"\"\"|'''|['\"])" + re.escape(COMMENT) + r"(.*)\2$")
 _counter = itertools.count(1)  # next() on it is atomic: threads get distinct names
@@ -108,7 +108,7 @@ def bound_names(fn, fdef):
     """The generated code's own names, and placeholders for the user's closure
     variables (``compile_function`` binds the user's own cells there, read live);
     module globals stay live lookups."""
-    used = {n.id for n in descendants(fdef) if isinstance(n, gast.Name)}
+    used = {n.id for n in name_nodes(fdef)}
     bound = {k: v for k, v in fn.namespace.items() if k in used}
     bound.update({k: None for k in fn.parsed.cells if k in used})
     return bound

@@ -31,9 +31,7 @@ def const(value):
 
 
 def loads(node):
-    return [
-        n.id for n in descendants(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    ]
+    return [n.id for n in name_nodes(node) if isinstance(n.ctx, gast.Load)]
 
 
 def loads_with_parents(node):
@@ -140,11 +138,22 @@ def function_def(fname: str, args, body):
 
 
 _WALKED = {}  # node class -> the fields descendants() looks into
+# fields that never hold a node: a name's context (Load, Store) is read through the
+# name, never walked to; identifiers, flags, comments
+_NOT_NODES = frozenset(
+    ("ctx", "type_comment", "id", "attr", "arg", "kind", "is_async", "level", "module")
+)
+_NOT_NODES_OF = {
+    gast.Constant: frozenset(("value",)),
+    gast.FunctionDef: frozenset(("name",)),
+    gast.ClassDef: frozenset(("name",)),
+    gast.alias: frozenset(("name", "asname")),
+}
 
 
 def _walked_fields(cls):
-    # a name's context (Load, Store) is read through the name, never walked to
-    fields = tuple(f for f in cls._fields if f not in ("ctx", "type_comment"))
+    skip = _NOT_NODES | _NOT_NODES_OF.get(cls, frozenset())
+    fields = tuple(f for f in cls._fields if f not in skip)
     _WALKED[cls] = fields
     return fields
 
@@ -154,10 +163,35 @@ def descendants(node):
     (the passes walk every statement several times), without the expression contexts
     (``gast.Load``, ``gast.Store``: read them as ``name.ctx``)."""
     todo = collections.deque([node])
-    walked = _WALKED
+    pop, push = todo.popleft, todo.append
+    walked, ast_type = _WALKED, _AST
     while todo:
-        node = todo.popleft()
+        node = pop()
+        fields = walked.get(node.__class__)
+        if fields is None:
+            fields = _walked_fields(node.__class__)
+        for field in fields:
+            child = getattr(node, field, None)
+            if child.__class__ is list:
+                for c in child:
+                    if isinstance(c, ast_type):
+                        push(c)
+            elif isinstance(child, ast_type):
+                push(child)
+        yield node
+
+
+def name_nodes(node):
+    """The ``gast.Name`` nodes in ``node`` (itself included), in ``descendants``' order:
+    one walk without a generator's cost per node, for the passes that only need names."""
+    found, todo = [], collections.deque([node])
+    pop, push = todo.popleft, todo.append
+    walked, ast_type, name_type = _WALKED, _AST, gast.Name
+    while todo:
+        node = pop()
         cls = node.__class__
+        if cls is name_type:
+            found.append(node)
         fields = walked.get(cls)
         if fields is None:
             fields = _walked_fields(cls)
@@ -165,11 +199,11 @@ def descendants(node):
             child = getattr(node, field, None)
             if child.__class__ is list:
                 for c in child:
-                    if isinstance(c, _AST):
-                        todo.append(c)
-            elif isinstance(child, _AST):
-                todo.append(child)
-        yield node
+                    if isinstance(c, ast_type):
+                        push(c)
+            elif isinstance(child, ast_type):
+                push(child)
+    return found
 
 
 def transform(node, visit):

@@ -36,7 +36,7 @@ import gast
 import numpy as np
 
 from transpile.ir import Annotation, annotate, annotation, has_annotation
-from transpile.nodes import assign, clone, const, descendants, name
+from transpile.nodes import assign, clone, const, descendants, name, name_nodes
 from transpile.probe import helper_name, single_target
 
 
@@ -165,7 +165,7 @@ class Specializer:
         is rewritten for them. What the loop reads or binds is made whole first, and
         nothing else is known of what it binds, inside or after it: a name's facts
         would otherwise have to hold on every iteration at once."""
-        read = {n.id for n in descendants(s) if isinstance(n, gast.Name)}
+        read = {n.id for n in name_nodes(s)}
         unfinished = {n for n in read if self.fact(n).deferred or self.fact(n).borrowed}
         if unfinished:
             raise _NeedConcrete(unfinished)
@@ -236,7 +236,7 @@ class Specializer:
         """Any other statement: what it reads is made whole; what it binds is known only
         as far as the probe saw it."""
         self.require_concrete(s)
-        read = {n.id for n in descendants(s) if isinstance(n, gast.Name)}
+        read = {n.id for n in name_nodes(s)}
         if isinstance(s, gast.Return):  # scalars leave with the generic code's type
             untyped = {
                 n for n in read if self.fact(n).numpy_scalar and not self.fact(n).numpy_typed
