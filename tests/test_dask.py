@@ -232,3 +232,47 @@ def test_gradient_on_a_local_distributed_cluster():
             assert len(client.scheduler_info()["workers"]) == 2
     finally:
         cluster.close()
+
+
+# --------------------------------------------------------------------------
+# The corpus on a cluster: the gradients' graphs run in worker processes
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    )
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.mark.slow  # about 90 s on 2 cores: run with -m slow
+@pytest.mark.distributed
+@pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.id)
+def test_corpus_gradient_on_a_local_distributed_cluster(case, cluster_client):
+    """``grad`` (or ``vjp``) of each corpus case on chunked arrays, computed by two
+    worker processes (what runs there is numpy and transpile_runtime, imported by
+    reference), on a first and a later call, against numpy."""
+    rng = _rng(case)
+    args = tuple(case.make_args(rng))
+    _forward_or_skip(case, args)
+    tol = _tolerance(args)
+    if np.ndim(case.func(*copy.deepcopy(args))) == 0:
+        made, extra, dask_extra = grad(case.func, wrt=case.wrt), (), ()
+    else:
+        dout = _dout(case, args, rng)
+        made = vjp(case.func, wrt=case.wrt)
+        args = _with_defaults(case.func, args)
+        extra, dask_extra = (dout,), (chunked(dout),)
+    want = made(*copy.deepcopy(args), *extra)
+    for call in ("first call", "later call"):
+        got = made(*chunked(args), *dask_extra)
+        values = cluster_client.compute(_leaves(got), sync=True)
+        for i, (v, w) in enumerate(zip(values, _leaves(want))):
+            np.testing.assert_allclose(np.asarray(v), w, rtol=tol, atol=tol, err_msg=f"{call} {i}")
