@@ -6,6 +6,8 @@ lines (one per operand) add entry by entry."""
 
 import numpy as np
 
+from transpile_runtime import backend
+
 
 class Parts(tuple):
     """The tangent of a tuple (or list) result: ``+`` and ``-`` work entry by entry."""
@@ -43,14 +45,15 @@ def atleast(ta, y, arys, position):
     if len(arys) == 1:
         return np.reshape(ta, np.shape(y))
     return Parts(
-        np.reshape(ta, np.shape(yk)) if k == position else np.zeros(np.shape(yk))
+        np.reshape(ta, np.shape(yk)) if k == position else np.zeros_like(yk)
         for k, yk in enumerate(y)
     )
 
 
 def cumprod(ta, y, a, axis=None):
     """np.cumprod: y[k] = y[k-1] a[k], so dy[k] = dy[k-1] a[k] + y[k-1] da[k]."""
-    a, ta, y = np.asarray(a), np.asarray(ta, dtype=np.result_type(a, 1.0)), np.asarray(y)
+    a, y = backend.as_array(a, ta, y), backend.as_array(y, a)
+    ta = backend.as_array(ta, a).astype(np.result_type(a, 1.0), copy=False)
     if axis is None:
         a, ta, y, axis = np.ravel(a), np.ravel(ta), np.ravel(y), 0
     a, ta, y = (np.moveaxis(v, axis, 0) for v in (a, ta, y))
@@ -65,7 +68,7 @@ def cumprod(ta, y, a, axis=None):
 def matrix_power(ta, a, n):
     """np.linalg.matrix_power: the product rule over the factors."""
     if n == 0:
-        return np.zeros(np.shape(a))
+        return np.zeros_like(a)
     if n < 0:
         b = np.linalg.inv(a)
         ta, a, n = -(b @ ta @ b), b, -n
@@ -92,14 +95,14 @@ def average_a(ta, a, axis, weights, keepdims, returned):
     """np.average through the data: linear."""
     value = np.average(ta, axis, weights, keepdims=keepdims)
     if returned:
-        return Parts((value, np.zeros(np.shape(value))))
+        return Parts((value, np.zeros_like(value)))
     return value
 
 
 def average_w(tw, y, a, axis, weights, keepdims, returned):
     """np.average through the weights: sum(dw (a - avg)) / sum(w) (and sum(dw))."""
     avg = y[0] if returned else y
-    a = np.asarray(a)
+    a = backend.as_array(a, tw)
     w = np.broadcast_to(weights, a.shape) if np.ndim(weights) == a.ndim else weights
     tw = np.broadcast_to(tw, np.shape(w))
     if np.ndim(w) != a.ndim:  # 1-D weights along axis
