@@ -128,7 +128,7 @@ def trapezoid_dx(tdx, y, x, axis):
 
 def slogdet(y, a, ta):
     """(0, trace(a^-1 da))."""
-    return (np.zeros(np.shape(y[0])), np.trace(np.linalg.solve(a, ta), axis1=-2, axis2=-1))
+    return (np.zeros_like(y[0]), np.trace(np.linalg.solve(a, ta), axis1=-2, axis2=-1))
 
 
 def cholesky(y, ta, upper=False):
@@ -144,7 +144,7 @@ def cholesky(y, ta, upper=False):
 def _gaps(w):
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
     diff = w[..., None, :] - w[..., :, None]
-    eye = np.eye(w.shape[-1], dtype=bool)
+    eye = np.eye(w.shape[-1], dtype=bool, like=w)
     return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, diff))
 
 
@@ -215,7 +215,7 @@ def qr(y, a, ta, mode="reduced"):
         Q, R = y
         extra = Q[..., :, n:]
         dq = np.concatenate([dq, -q @ (_mT(dq) @ extra)], axis=-1)
-        dr = np.concatenate([dr, np.zeros(np.shape(R)[:-2] + (m - n, n))], axis=-2)
+        dr = np.concatenate([dr, np.zeros_like(R, shape=np.shape(R)[:-2] + (m - n, n))], axis=-2)
     return (dq, dr)
 
 
@@ -225,8 +225,8 @@ def pinv(y, a, ta, hermitian=False):
         ta = _symmetric(ta)
     p = y
     m, n = np.shape(a)[-2:]
-    left = np.eye(m) - a @ p
-    right = np.eye(n) - p @ a
+    left = np.eye(m, like=a) - a @ p
+    right = np.eye(n, like=a) - p @ a
     return -p @ ta @ p + p @ _mT(p) @ _mT(ta) @ left + right @ _mT(ta) @ _mT(p) @ p
 
 
@@ -241,7 +241,7 @@ def lstsq(y, a, b, ta, tb):
         dres = 2.0 * np.sum(r * (tb - ta @ x - a @ dx), axis=0)
         dres = np.reshape(dres, np.shape(residuals))
     else:
-        dres = np.zeros(np.shape(residuals))
+        dres = np.zeros_like(residuals)
     u, _, vh = np.linalg.svd(a, full_matrices=False)
     ds = _diag(_mT(u) @ ta @ _mT(vh))
     return (dx, dres, 0.0, ds)

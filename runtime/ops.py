@@ -401,7 +401,7 @@ def tangent_like(t, y):
     shape = _shape(y)
     if _shape(t) == shape:
         return t
-    return np.broadcast_to(t, shape)
+    return np.broadcast_to(backend.as_array(t, y), shape)  # a number: in y's library
 
 
 @helper(shares=True)

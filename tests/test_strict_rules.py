@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from strict_array import StrictArray, strict
 from test_rules import ROWS, _cases
-from test_strict_arrays import _methods_called, _run
+from test_strict_arrays import _leaves, _methods_called, _random_like, _run, _with_defaults
 
-from transpile import grad
+from transpile import grad, jvp
 
 
 def _has_array(value):
@@ -48,3 +48,53 @@ def test_rule_on_strict_arrays(r, wrt):
     allowed = _methods_called()
     tol = max(1e-9, r.rtol * 1e-3)
     _run(grad(r.func, wrt=wrt), args, strict(args), f"grad wrt={wrt}", tol, allowed)
+
+
+@pytest.mark.parametrize(
+    "r,wrt", [p.values for p in _cases(ROWS)], ids=[p.id for p in _cases(ROWS)]
+)
+def test_rule_in_forward_mode_on_strict_arrays(r, wrt):
+    """jvp of the row on StrictArrays, first and later call, against numpy's jvp."""
+    if r.xfail and (r.xfail_wrt is None or wrt in r.xfail_wrt):
+        pytest.skip(f"known bug on numpy: {r.xfail}")
+    if r.id in _MIXED_BY_THE_FUNCTION:
+        pytest.skip(_MIXED_BY_THE_FUNCTION[r.id])
+    rng = np.random.default_rng(zlib.crc32(("jvp " + r.id).encode()))
+    args = tuple(r.make(rng))
+    if not _has_array(args):
+        pytest.skip("no array argument: nothing runs on StrictArray")
+    StrictArray.calls.clear()
+    try:
+        out = r.func(*copy.deepcopy(strict(args)))
+    except Exception as error:  # the reason is reported as the skip
+        pytest.skip(f"forward fails on StrictArray: {type(error).__name__}: {error}")
+    if any(isinstance(leaf, (np.ndarray, np.generic)) for leaf in _leaves(out)):
+        pytest.skip("the function's own result is a numpy value")
+    args = _with_defaults(r.func, args)
+    tangent = _tangent(rng, args, wrt)
+    allowed = _methods_called()
+    tol = max(1e-9, r.rtol * 1e-3)
+    forward = jvp(r.func, wrt=wrt)
+    _run(
+        lambda *a: forward(*a)[1],
+        args + (tangent,),
+        strict(args) + (strict(tangent),),
+        f"jvp wrt={wrt}",
+        tol,
+        allowed,
+    )
+
+
+# rows whose function itself makes a numpy array next to StrictArrays: their tangents
+# mix the two as the function's own values do, which cupy refuses in the same way
+_MIXED_BY_THE_FUNCTION = {
+    "sh_atleast_2d_two(normal:float,normal[2,2,2])": (
+        "np.atleast_2d of a Python number is a numpy array, next to a StrictArray"
+    ),
+}
+
+
+def _tangent(rng, args, wrt):
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    parts = tuple(_random_like(rng, args[i]) for i in indices)
+    return parts if isinstance(wrt, tuple) else parts[0]
