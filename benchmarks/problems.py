@@ -188,6 +188,46 @@ def heat_inputs(rng, n, steps):
     return (u, float(rng.uniform(0.1, 0.2)), steps)
 
 
+# --- 6. a chain of elementwise ufuncs on a large array (fused by numexpr) -------
+
+
+def ufunc_chain(x):
+    """Sum of a chain of 14 elementwise ufuncs of one array (sin, exp, tanh, multiply,
+    log1p, add, sqrt, cos, multiply, subtract, arctan, multiply, add, divide)."""
+    a = np.sin(x)
+    b = np.exp(a)
+    c = np.tanh(b)
+    d = np.log1p(x * x)
+    e = np.sqrt(d + 1.0)
+    f = np.cos(e) * c
+    g = np.arctan(f - x)
+    return np.sum(g / (1.0 + a * a))
+
+
+def ufunc_chain_grad(x):
+    """Hand-written gradient of ``ufunc_chain``: the forward values it needs, then the
+    chain rule backwards, one numpy operation at a time."""
+    a = np.sin(x)
+    b = np.exp(a)
+    c = np.tanh(b)
+    xx = x * x
+    e = np.sqrt(np.log1p(xx) + 1.0)
+    cos_e = np.cos(e)
+    u = cos_e * c - x
+    g = np.arctan(u)
+    s = 1.0 + a * a
+    du = 1.0 / (s * (1.0 + u * u))
+    de = -du * c * np.sin(e)
+    dx = de * x / (e * (1.0 + xx)) - du
+    da = du * cos_e * (1.0 - c * c) * b - 2.0 * g * a / (s * s)
+    return (dx + da * np.cos(x),)
+
+
+def ufunc_chain_inputs(rng, n):
+    """One float64 array of ``n`` values in [-1, 1]."""
+    return (rng.uniform(-1.0, 1.0, size=n),)
+
+
 # --- the table of benchmarks --------------------------------------------------
 
 
@@ -198,7 +238,8 @@ class Problem:
     ``make(rng)`` builds the timed inputs; ``tiny(rng)`` builds a small instance
     on which the hand-written gradient is checked against finite differences.
     ``target`` is the largest acceptable generated / hand-written time ratio,
-    ``memory_target`` the largest acceptable ratio of their peak memory.
+    ``memory_target`` the largest acceptable ratio of their peak memory; ``fuse``
+    times ``grad(func, fuse=True)``.
     """
 
     name: str
@@ -210,6 +251,7 @@ class Problem:
     tiny: Callable
     target: float
     memory_target: float = 1.2
+    fuse: bool = False  # grad(func, fuse=True): elementwise chains evaluated by numexpr
 
 
 PROBLEMS = [
@@ -302,5 +344,26 @@ PROBLEMS = [
         lambda r: heat_inputs(r, 110, 100),
         lambda r: heat_inputs(r, 5, 4),
         1.1,
+    ),
+    Problem(
+        "ufunc_chain",
+        "1e6",
+        ufunc_chain,
+        ufunc_chain_grad,
+        ("x",),
+        lambda r: ufunc_chain_inputs(r, 1_000_000),
+        lambda r: ufunc_chain_inputs(r, 5),
+        1.1,
+    ),
+    Problem(
+        "ufunc_chain",
+        "1e6, fuse=True",
+        ufunc_chain,
+        ufunc_chain_grad,
+        ("x",),
+        lambda r: ufunc_chain_inputs(r, 1_000_000),
+        lambda r: ufunc_chain_inputs(r, 5),
+        0.5,
+        fuse=True,
     ),
 ]

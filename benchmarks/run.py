@@ -190,6 +190,15 @@ def autograd_installed():
     return True
 
 
+def numexpr_installed():
+    """Whether numexpr, which ``grad(f, fuse=True)`` evaluates chains with, is installed."""
+    try:
+        import numexpr  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def fmt_bytes(n):
     """Format a byte count in kB or MB."""
     return f"{n / 1e6:.3g} MB" if n >= 1e6 else f"{n / 1e3:.3g} kB"
@@ -207,11 +216,14 @@ def generated_gradient(problem, args, notes):
     """The checked generated gradient (the hand-written one with ``--baseline``) and the
     row's status so far: None while nothing failed."""
     status = "HAND WRONG" if notes else None
+    if problem.fuse and not args.baseline and not numexpr_installed():
+        notes.append("fuse=True needs numexpr (pip install numexpr): not timed")
+        return None, status or "NO NUMEXPR"
     if args.baseline:
         generated = problem.hand_grad
     else:
         try:
-            generated = grad(problem.func, wrt=problem.wrt)
+            generated = grad(problem.func, wrt=problem.wrt, fuse=problem.fuse)
         except Exception:  # noqa: BLE001  (any crash is reported, not raised)
             notes.append("grad() raised:\n" + traceback.format_exc(limit=-3))
             return None, status or "ERROR"
