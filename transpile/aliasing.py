@@ -9,7 +9,7 @@ A write inside a loop also precedes every read of the same loop in later iterati
 import gast
 
 from transpile.errors import at
-from transpile.nodes import descendants
+from transpile.nodes import name_nodes
 
 
 def stage(fn, ctx):
@@ -86,5 +86,5 @@ def _reads(s):
         s.test if isinstance(s, (gast.If, gast.While)) else s.iter if isinstance(s, gast.For) else s
     )
     return {
-        n.id for n in descendants(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id for n in name_nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }

@@ -38,13 +38,13 @@ import math
 import gast
 import numpy as np
 
-from transpile.nodes import const, descendants
+from transpile.nodes import const, name_nodes
 
 
 def _store_counts(tree):
     """How many times each name is bound in ``tree`` (parameters included)."""
     stores = {}
-    for node in descendants(tree):
+    for node in name_nodes(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             stores[node.id] = stores.get(node.id, 0) + 1
     return stores
@@ -132,7 +132,7 @@ def _top_level_readers(tree):
     inside a loop, a branch or a nested function is its enclosing statement's)."""
     users = {}
     for stmt in tree.body:
-        for node in descendants(stmt):
+        for node in name_nodes(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 users.setdefault(node.id, []).append(stmt)
     return users

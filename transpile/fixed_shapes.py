@@ -21,7 +21,7 @@ shapes that the signature fixes. Branches and ``while`` loops are not.
 import gast
 import numpy as np
 
-from transpile.nodes import descendants
+from transpile.nodes import name_nodes
 from transpile.parse import MISSING
 from transpile.rules import registry
 from transpile.rules.declare import Shape
@@ -157,7 +157,7 @@ class _Eligibility:
         deps = self.static_deps(s.iter)
         if deps is None or s.orelse or not isinstance(s.target, gast.Name):
             raise _Ineligible
-        for n in descendants(s):
+        for n in name_nodes(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 self.static.pop(n.id, None)
         self.static[s.target.id] = deps

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import gast
 
 from transpile import defuse
-from transpile.nodes import clone, descendants
+from transpile.nodes import clone, descendants, name_nodes
 from transpile.rules.declare import helper_of
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
@@ -249,7 +249,7 @@ def _length(stmt):
 
 
 def _names(node):
-    return [n.id for n in descendants(node) if isinstance(n, gast.Name)]
+    return [n.id for n in name_nodes(node) if isinstance(n, gast.Name)]
 
 
 def _pure(value, names):
@@ -294,7 +294,7 @@ def _renumber(body, namer):
     """Temporaries numbered in order of first appearance; orphan adjoint ones ``g``."""
     nodes = {}  # a node may sit in two places (a shared subtree): rename it once
     for s in body:
-        for n in descendants(s):
+        for n in name_nodes(s):
             if isinstance(n, gast.Name):
                 nodes.setdefault(id(n), n)
     order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in namer.temporaries))

@@ -9,7 +9,7 @@ to what the rewrite needs: kind, shape, dtype and type.
 
 import gast
 
-from transpile.nodes import clone, const, descendants, name
+from transpile.nodes import clone, const, descendants, name, name_nodes
 from transpile.rules.declare import helper_of
 
 
@@ -130,7 +130,7 @@ def _free_when_dead(body):
     made, last = set(), {}
     for i, s in enumerate(body):
         in_block = isinstance(s, (gast.For, gast.If, gast.While))  # may not run at all
-        for n in descendants(s):
+        for n in name_nodes(s):
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Load):
                     last[n.id] = i

@@ -22,6 +22,7 @@ from transpile.nodes import (
     descendants,
     header,
     name,
+    name_nodes,
     stores,
 )
 
@@ -47,7 +48,7 @@ def stage(fn, ctx):
         n.id
         for st in adjoint
         if not isinstance(st, _BLOCKS)
-        for n in descendants(st)
+        for n in name_nodes(st)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
     primal = prebind(primal, top_reads, fn.params)
@@ -70,7 +71,7 @@ def prebind(primal, needed_names, params):
         n.id
         for st in primal
         if isinstance(st, _BLOCKS)
-        for n in descendants(st)
+        for n in name_nodes(st)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
     }
     missing = sorted((needed_names & nested) - top)
@@ -183,7 +184,7 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
         if isinstance(s, (gast.If, gast.For, gast.While)):
             inner = {
                 n.id
-                for n in descendants(s)
+                for n in name_nodes(s)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             }
             for n in sorted((inner & pushed) - defined):
@@ -300,11 +301,11 @@ def free_loads(stmts, exclude):
         for s in block:
             if _is_restore(s):
                 continue
-            for n in descendants(header(s)):
+            for n in name_nodes(header(s)):
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
                     loads.add(n.id)
             if isinstance(s, gast.For):  # the loop binds its target before each pass
-                targets = {n.id for n in descendants(s.target) if isinstance(n, gast.Name)}
+                targets = {n.id for n in name_nodes(s.target) if isinstance(n, gast.Name)}
                 read(s.body, bound | targets)
                 read(s.orelse, bound)
             elif isinstance(s, (gast.If, gast.While)):
@@ -352,7 +353,7 @@ def _pop_and_read_positions(body, tape_name):
             n = _popped_name(x, tape_name)
             if n is not None:
                 first_pop.setdefault(n, i)
-        for x in descendants(s):
+        for x in name_nodes(s):
             if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Load):
                 last_read[x.id] = i
     return first_pop, last_read

@@ -7,7 +7,7 @@ overwritten values from the tape instead.
 
 import gast
 
-from transpile.nodes import assign, descendants, is_atom, name
+from transpile.nodes import assign, descendants, is_atom, name, name_nodes
 
 
 def run(tree, namer):
@@ -30,10 +30,10 @@ def run(tree, namer):
             out.append(stmt)
             continue
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for node in descendants(stmt):
+            for node in name_nodes(stmt):
                 if isinstance(node, gast.Name) and node.id in env:
                     node.id = env[node.id]
-            for node in descendants(stmt):
+            for node in name_nodes(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                     env.setdefault(node.id, node.id)
             _split_self_reads(stmt, namer)
@@ -46,7 +46,7 @@ def run(tree, namer):
 
 
 def _substitute_loads(node, env):
-    for n in descendants(node):
+    for n in name_nodes(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in env:
             n.id = env[n.id]
 
