@@ -188,7 +188,7 @@ def heat_inputs(rng, n, steps):
     return (u, float(rng.uniform(0.1, 0.2)), steps)
 
 
-# --- 6. a chain of elementwise ufuncs on a large array (fused by numexpr) -------
+# --- 6. a chain of elementwise ufuncs on a large array (fuse=True: in blocks) ---
 
 
 def ufunc_chain(x):
@@ -251,7 +251,7 @@ class Problem:
     tiny: Callable
     target: float
     memory_target: float = 1.2
-    fuse: bool = False  # grad(func, fuse=True): elementwise chains evaluated by numexpr
+    fuse: bool = False  # grad(func, fuse=True): elementwise regions evaluated in blocks
 
 
 PROBLEMS = [

@@ -83,3 +83,38 @@ def with_counts(x, n):
     m = (n * 2.0 + 1.0) * 3.0 - n
     k = n**2.0 + m * 0.5 + 1.0
     return np.sum(np.sin(x) * m + np.cos(x) * k)
+
+
+# --------------------------------------------------------------------------
+# Blocks (regions of elementwise lines evaluated a block of entries at a time)
+
+
+def rebinds(x, k):
+    """A number computed between two lines of a region (evaluated once, before)."""
+    x = np.sin(x) * k + x
+    h = k * 0.5 + 1.0
+    y = np.cos(x) * x - h
+    return np.sum(y * y)
+
+
+def through_axis_sum(x):
+    """A reduction over one axis between two regions: its row broadcasts against the
+    second region's values, which is no elementwise line of one shape."""
+    a = np.sin(x) * x + 1.0
+    s = np.sum(a, axis=0)
+    b = np.cos(a) * s
+    return np.sum(np.sqrt(b * b + 1.0) * a)
+
+
+def read_after(x, W):
+    """Values of a region read after it: ``u`` by the loss's gradient, and its adjoint
+    ``du``, a sum begun by one region and ended by the next (the rebinding reads the
+    first one's array as it was)."""
+    u = np.cos(x) * x
+    h = np.tanh(u * 2.0) + u
+    return np.sum(h @ W) + np.sum(u * u)
+
+
+def logs(x):
+    """``np.log(x)``: its gradient divides by ``x``, which ``np.errstate`` may refuse."""
+    return np.sum(np.log(x) * x + np.sqrt(x))

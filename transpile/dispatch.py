@@ -488,9 +488,9 @@ class Dispatcher:
         body = record.drop_unread(body, names["tape"], names["ops"])
         body = algebra.complements(buffers.propagate_copies(body))
         body = deadcode.dead_code(body, self.spec.is_pure)
-        fused = {}  # the names fused code reads (numexpr), bound into the variant
+        fused = {}  # the names fused code reads (in_blocks, numexpr), bound into the variant
         if self.spec.fuse:
-            body, fused = fuse.chains(body, names, self.spec.namer)
+            body, fused = fuse.run(body, names, self.spec.namer, metas)
         body = buffers.reuse_buffers(tidy.tidy(body), names["np"])
         body[-1] = ownership.guard_return(
             body[-1], body[:-1], names["ops"], names["np"], self.params
