@@ -25,9 +25,10 @@ import numpy as np
 import pytest
 from test_random_programs import load, program
 
-from transpile import buffers, emit, fuse, grad, probe, source, value_and_grad, vjp
+from transpile import blocks, buffers, emit, fuse, grad, probe, source, value_and_grad, vjp
 from transpile.ir import Annotation, annotate
 from transpile.naming import Namer
+from transpile_runtime import blocks as runtime_blocks
 
 
 @pytest.fixture
@@ -355,9 +356,9 @@ def test_numexpr_functions_agree_with_numpy(name):
 def blocked(monkeypatch):
     """Regions of 16 entries or more in blocks of 4 (a last one shorter where the size
     is no multiple of 4), on two threads from 32 entries."""
-    monkeypatch.setattr(fuse, "MIN_BLOCKED", 16)
-    monkeypatch.setattr(fuse, "BLOCK", 4)
-    monkeypatch.setattr(fuse, "MIN_THREADED", 32)
+    monkeypatch.setattr(blocks, "MIN_BLOCKED", 16)
+    monkeypatch.setattr(blocks, "BLOCK", 4)
+    monkeypatch.setattr(runtime_blocks, "MIN_THREADED", 32)
 
 
 def block_functions(text):
@@ -392,18 +393,18 @@ def test_a_region_is_a_function_of_one_block_called_for_each(blocked):
 def test_the_benchmark_size_is_blocked_on_two_threads():
     """The default threshold, block and thread sizes, on the benchmark's chain: the
     result equals the unfused gradient's to the bit (no sum is split)."""
-    x = rng().uniform(-1.0, 1.0, fuse.MIN_THREADED + 5)
+    x = rng().uniform(-1.0, 1.0, runtime_blocks.MIN_THREADED + 5)
     plain, fused = grad(F.chain), grad(F.chain, fuse=True)
     expected = [plain(x), plain(x)]
     for call in range(3):
         np.testing.assert_array_equal(fused(x), expected[min(call, 1)])
     text = source(fused, x)
-    assert f"in_blocks(block, {x.size}, {fuse.BLOCK}, x, dx)" in text, text
+    assert f"in_blocks(block, {x.size}, {blocks.BLOCK}, x, dx)" in text, text
     assert ".evaluate(" not in text  # nothing left for numexpr
 
 
 def test_below_the_threshold_nothing_is_blocked():
-    x = rng().uniform(0.2, 1.0, fuse.MIN_BLOCKED - 1)
+    x = rng().uniform(0.2, 1.0, blocks.MIN_BLOCKED - 1)
     assert "in_blocks" not in checked(F.shown, (x,), differences=False)
 
 
@@ -532,8 +533,8 @@ def test_errstate_reaches_the_second_thread(blocked):
 
 
 def test_in_blocks_calls_every_block_once_on_two_threads(monkeypatch):
-    monkeypatch.setattr(fuse, "_cpus", lambda: 2)
-    monkeypatch.setattr(fuse, "MIN_THREADED", 1)
+    monkeypatch.setattr(runtime_blocks, "_cpus", lambda: 2)
+    monkeypatch.setattr(runtime_blocks, "MIN_THREADED", 1)
     seen, threads = [], set()
 
     def block(i):
@@ -541,7 +542,7 @@ def test_in_blocks_calls_every_block_once_on_two_threads(monkeypatch):
         threads.add(threading.get_ident())
         time.sleep(0.001)
 
-    fuse.in_blocks(block, 103, 4)
+    runtime_blocks.in_blocks(block, 103, 4)
     assert sorted(seen) == list(range(0, 103, 4))
     assert len(threads) == 2
 
@@ -550,7 +551,7 @@ def test_in_blocks_calls_every_block_once_on_two_threads(monkeypatch):
             raise ValueError("block 40")
 
     with pytest.raises(ValueError, match="block 40"):
-        fuse.in_blocks(failing, 103, 4)
+        runtime_blocks.in_blocks(failing, 103, 4)
 
     settings = []
 
@@ -559,14 +560,14 @@ def test_in_blocks_calls_every_block_once_on_two_threads(monkeypatch):
         time.sleep(0.001)
 
     with np.errstate(divide="raise"):
-        fuse.in_blocks(checking, 103, 4)
+        runtime_blocks.in_blocks(checking, 103, 4)
     assert len({t for t, _ in settings}) == 2  # the caller's errstate on both threads
     assert {e for _, e in settings} == {"raise"}
 
 
 def test_in_blocks_on_one_thread_below_the_threshold():
     seen = []
-    fuse.in_blocks(lambda i: seen.append((i, threading.get_ident())), 50, 7)
+    runtime_blocks.in_blocks(lambda i: seen.append((i, threading.get_ident())), 50, 7)
     assert [i for i, _ in seen] == list(range(0, 50, 7))
     assert {t for _, t in seen} == {threading.get_ident()}
 
@@ -581,8 +582,8 @@ def test_random_programs_in_blocks(tmp_path, blocked, monkeypatch, with_chains):
     if with_chains:
         pytest.importorskip("numexpr")
         monkeypatch.setattr(fuse, "MIN_SIZE", 1)
-    monkeypatch.setattr(fuse, "MIN_BLOCKED", 2)
-    monkeypatch.setattr(fuse, "BLOCK", 3)
+    monkeypatch.setattr(blocks, "MIN_BLOCKED", 2)
+    monkeypatch.setattr(blocks, "BLOCK", 3)
     monkeypatch.setattr(buffers, "REUSE_SIZE", 1)
     variants = 0
     for seed in range(40):
@@ -616,7 +617,7 @@ def test_random_programs_in_blocks(tmp_path, blocked, monkeypatch, with_chains):
 
 
 def _blocked_directly(text, args):
-    """``fuse.blocks`` run on the function ``text`` (one statement per line), each
+    """``blocks.blocks`` run on the function ``text`` (one statement per line), each
     line annotated with the shape and dtype of the array it assigns on ``args``: the
     new function's source, and its result next to the function's."""
     tree = gast.parse(textwrap.dedent(text)).body[0]
@@ -630,7 +631,7 @@ def _blocked_directly(text, args):
     expected = eval(compile(gast.unparse(tree.body[-1].value), "<line>", "eval"), scope)
     names = {"np": "np", "ops": "ops"}
     metas = {p: probe.meta(a) for p, a in zip(params, args)}
-    body, bound = fuse.blocks(tree.body, names, Namer.for_tree(tree), metas)
+    body, bound = blocks.blocks(tree.body, names, Namer.for_tree(tree), metas)
     tree.body = body
     new = emit.to_source(tree)
     found = {"np": np, **bound}

@@ -127,8 +127,10 @@ def grad(f=None, wrt=0, verbose=False, fuse=False):
     a tuple of gradients). The result is a plain Python function with ``f``'s
     parameters; ``source(result)`` shows its code. Usable as ``@grad`` and
     ``@grad(wrt=...)``; ``verbose=True`` prints the generated source. ``fuse=True``
-    (numexpr installed) has each shape variant evaluate the chains of elementwise
-    operations on large arrays with one ``numexpr.evaluate`` call each (``fuse.py``).
+    has each shape variant evaluate its regions of elementwise lines over one large
+    array a block of entries at a time (``blocks.py``, on two threads where two CPUs
+    are free), and chains of elementwise operations left outside them with one
+    ``numexpr.evaluate`` call each where numexpr is installed (``fuse.py``).
     """
     return _build(f, wrt, "grad", verbose, fuse)
 

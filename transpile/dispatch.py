@@ -33,6 +33,7 @@ from transpile import (
     algebra,
     arguments,
     assumptions,
+    blocks,
     bound_functions,
     buffers,
     deadcode,
@@ -81,7 +82,7 @@ class EntrySpec:
     as_tuple: bool = False  # a tuple of gradients even for one wrt
     adjoint_names: frozenset = frozenset()
     is_pure: object = None
-    fuse: bool = False  # variants evaluate elementwise chains with numexpr (fuse.py)
+    fuse: bool = False  # variants evaluate elementwise regions in blocks, chains by numexpr
 
 
 def stage(fn, ctx):
@@ -490,7 +491,9 @@ class Dispatcher:
         body = deadcode.dead_code(body, self.spec.is_pure)
         fused = {}  # the names fused code reads (in_blocks, numexpr), bound into the variant
         if self.spec.fuse:
-            body, fused = fuse.run(body, names, self.spec.namer, metas)
+            body, blocked = blocks.blocks(body, names, self.spec.namer, metas)
+            body, chained = fuse.chains(body, names, self.spec.namer)
+            fused = {**blocked, **chained}
         body = buffers.reuse_buffers(tidy.tidy(body), names["np"])
         body[-1] = ownership.guard_return(
             body[-1], body[:-1], names["ops"], names["np"], self.params
