@@ -503,3 +503,28 @@ def test_complex_and_matrix_arguments_are_refused():
     # after a refusal, the same gradient still works with good arguments, on both paths
     for _ in range(2):
         np.testing.assert_allclose(grad(square_sum)(np.array([1.0, 2.0])), [2.0, 4.0])
+
+
+def test_float32_gradient_on_every_call_where_the_function_mixes_in_float64(tmp_path):
+    # np.max of a Python number is a float64 array: the values mix in float64, and the
+    # generic code (first call) and the shape variant (later ones) used to differ
+    text = (
+        "def f(x, z):\n"
+        "    y = np.sin(z) - z * 0.3\n"
+        "    t = np.max(x, axis=-1, keepdims=True) - y\n"
+        "    return -np.mean(t + z + x)\n\n\n"
+        "def looped(x, z):\n"
+        "    s = 0.0\n"
+        "    for _ in range(2):\n"
+        "        s = s + np.sum(np.sin(z) * x)\n"
+        "    return s\n"
+    )
+    f, module = load(tmp_path, text)
+    z = np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4).astype(np.float32)
+    for func in (f, module.looped):
+        g = grad(func, wrt=1)
+        expected = grad(func, wrt=1)(0.5, z.astype(np.float64))
+        for call in range(3):
+            got = g(0.5, z)
+            assert got.dtype == np.float32, (func.__name__, call, got.dtype)
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

@@ -264,9 +264,9 @@ class Dispatcher:
             p = self.private
             for i, param in enumerate(self.params):
                 if i in self.spec.wrt:  # (a 0-d array takes the slow path: see shaped_as_...)
-                    checks.append(
+                    checks.append(  # float32: the slow path makes its gradient float32
                         f"({param}.__class__ is {p['_float']} or {param}.__class__ is "
-                        f"{p['_ndarray']} and {param}.dtype.kind == 'f' and {param}.ndim)"
+                        f"{p['_ndarray']} and {param}.dtype is {p['_float64']} and {param}.ndim)"
                     )
                 else:
                     checks.append(
@@ -343,8 +343,10 @@ class Dispatcher:
 
     def shaped_as_arguments(self, result, args):
         """``result`` with the gradient of each 0-d array argument a 0-d array (numpy
-        arithmetic on 0-d arrays gives numpy scalars)."""
-        if not any(_has_zero_d(args[i]) for i in self.spec.wrt):
+        arithmetic on 0-d arrays gives numpy scalars), and the gradient of each array
+        of float32 (or float16) in that precision: where the function mixes float64 into
+        its values, the generic code and a shape variant may differ in precision."""
+        if not any(_has_zero_d(args[i]) or _has_low_float(args[i]) for i in self.spec.wrt):
             return result
         grads = result[1] if self.spec.mode == "value_and_grad" else result
         single = len(self.spec.wrt) == 1 and not self.spec.as_tuple
@@ -357,10 +359,13 @@ class Dispatcher:
         return (result[0], fixed) if self.spec.mode == "value_and_grad" else fixed
 
     def zero_d_wrapped(self, key, fn):
-        """``fn``, or for a signature with a 0-d array among the gradients' arguments,
-        ``fn`` followed by ``shaped_as_arguments``."""
+        """``fn``, or for a signature with a 0-d array or an array of float32 (float16)
+        among the gradients' arguments, ``fn`` followed by ``shaped_as_arguments``."""
         if not any(
-            isinstance(part, tuple) and len(part) == 3 and _is_array_type(part[0]) and not part[1]
+            isinstance(part, tuple)
+            and len(part) == 3
+            and _is_array_type(part[0])
+            and (not part[1] or part[2] in _LOW_FLOATS)
             for i, part in enumerate(key)
             if i in self.spec.wrt
         ):
@@ -557,12 +562,24 @@ def _fused_targets(body, fused):
 
 _TYPES = {
     "_float": float,
+    "_float64": np.dtype(np.float64),
     "_ndarray": np.ndarray,
     "_matrix": np.matrix,
     "_complex": complex,
     "_list": list,
     "_tuple": tuple,
 }
+
+
+_LOW_FLOATS = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _has_low_float(value):
+    if isinstance(value, dict):
+        return any(_has_low_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_low_float(v) for v in value)
+    return getattr(value, "dtype", None) in _LOW_FLOATS and hasattr(value, "ndim")
 
 
 def _has_zero_d(value):
@@ -582,7 +599,8 @@ def _is_array_type(t):
 
 
 def _like_arrays(grad, arg):
-    """``grad`` with a 0-d array wherever ``arg`` has one (and ``grad`` a number)."""
+    """``grad`` with a 0-d array wherever ``arg`` has one (and ``grad`` a number), and
+    in the precision of each float32 (float16) array of ``arg``."""
     if isinstance(arg, dict):
         return {k: _like_arrays(grad[k], v) for k, v in arg.items()}
     if isinstance(arg, (list, tuple)):
@@ -592,6 +610,15 @@ def _like_arrays(grad, arg):
         return np.array(grad, dtype=getattr(grad, "dtype", None) or arg.dtype)
     if _has_zero_d(arg) and type(grad) is not type(arg):  # another library's 0-d array
         return np.asarray(grad, dtype=getattr(grad, "dtype", None) or arg.dtype, like=arg)
+    return _in_precision_of(grad, arg)
+
+
+def _in_precision_of(grad, arg):
+    """``grad`` in ``arg``'s precision where that is float32 or float16 (float32 in,
+    float32 out; ``astype`` makes a new array, shared with nothing)."""
+    dtype = getattr(arg, "dtype", None)
+    if dtype in _LOW_FLOATS and getattr(grad, "dtype", dtype) != dtype and hasattr(grad, "astype"):
+        return grad.astype(dtype)
     return grad
 
 
