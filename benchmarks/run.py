@@ -181,6 +181,31 @@ def autograd_gradient(problem):
     return gradient
 
 
+def jax_gradient(problem):
+    """JAX's jitted gradient of ``problem.func`` w.r.t. ``problem.wrt`` (the function run
+    with ``np`` bound to ``jax.numpy``, float64, integer arguments static), as a function
+    of JAX arrays that waits for its result; None where JAX is not installed."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    func = problem.func
+    names = {**func.__globals__, "np": jnp, "stop_gradient": jax.lax.stop_gradient}
+    rebound = types.FunctionType(func.__code__, names)
+    wrt = tuple(func.__code__.co_varnames.index(n) for n in problem.wrt)
+    made = {}
+
+    def gradient(*args):
+        static = tuple(i for i, a in enumerate(args) if type(a) is int)
+        if static not in made:
+            made[static] = jax.jit(jax.grad(rebound, argnums=wrt), static_argnums=static)
+        return jax.block_until_ready(made[static](*args))
+
+    return gradient
+
+
 def autograd_installed():
     """Whether autograd can be imported (it is not a dependency of this project)."""
     try:
@@ -238,19 +263,42 @@ def generated_gradient(problem, args, notes):
 
 
 def peer_cells(problem, inputs, hand, hand_memory, args):
-    """The autograd cells of a row: time and memory ratios to the hand-written
-    gradient, or ``-`` where autograd is not installed or fails."""
-    peer = None if args.no_peers else autograd_gradient(problem)
-    if peer is None:
-        return ["-"]
+    """The peers' cells of a row: autograd's time and memory ratios to the hand-written
+    gradient, JAX's jitted time ratio (its memory is XLA's, which tracemalloc does not
+    see), or ``-`` where one is not installed, ``failed`` where it fails."""
+    if args.no_peers:
+        return ["-", "-"]
+    repeats, min_sample = (3, 0.005) if args.quick else (9, 0.02)
+    cells = []
+    peer = autograd_gradient(problem)
     try:
-        mismatches(peer(*inputs), problem.hand_grad(*inputs), problem.wrt, RTOL, ATOL)
-        repeats, min_sample = (3, 0.005) if args.quick else (9, 0.02)
-        seconds = time_pair([peer], inputs, repeats, min_sample)[0]
-        memory = peak_memory(peer, inputs)
+        if peer is None:
+            cells.append("-")
+        else:
+            mismatches(peer(*inputs), problem.hand_grad(*inputs), problem.wrt, RTOL, ATOL)
+            seconds = time_pair([peer], inputs, repeats, min_sample)[0]
+            memory = peak_memory(peer, inputs)
+            cells.append(f"{seconds / hand:.2f} / {memory / hand_memory:.2f}")
     except Exception:  # noqa: BLE001  (a peer's failure is noted in its cell)
-        return ["failed"]
-    return [f"{seconds / hand:.2f} / {memory / hand_memory:.2f}"]
+        cells.append("failed")
+    cells.append(_jax_cell(problem, inputs, hand, repeats, min_sample))
+    return cells
+
+
+def _jax_cell(problem, inputs, hand, repeats, min_sample):
+    peer = jax_gradient(problem)
+    if peer is None:
+        return "-"
+    try:
+        import jax.numpy as jnp
+
+        on_device = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs)
+        got = tuple(np.asarray(g) for g in peer(*on_device))
+        mismatches(got, problem.hand_grad(*inputs), problem.wrt, RTOL, ATOL)
+        seconds = time_pair([peer], on_device, repeats, min_sample)[0]
+    except Exception:  # noqa: BLE001
+        return "failed"
+    return f"{seconds / hand:.2f}"
 
 
 def run_one(problem, args):
@@ -318,7 +366,7 @@ def main(argv=None):
         "generated one (tests the harness; ratios should be near 1)",
     )
     parser.add_argument(
-        "--no-peers", action="store_true", help="do not time autograd even where installed"
+        "--no-peers", action="store_true", help="do not time autograd or JAX even where installed"
     )
     args = parser.parse_args(argv)
     unknown = set(args.only or ()) - {p.name for p in PROBLEMS}
@@ -343,6 +391,7 @@ def main(argv=None):
         "mem ratio",
         "target",
         "autograd",
+        "jax.jit",
         "status",
     ]
     rows, all_notes = [], []
@@ -360,6 +409,7 @@ def main(argv=None):
         "\nmem ratio = peak memory of one call of the generated gradient / of the hand-written"
         " one (tracemalloc)\nautograd = its time ratio / memory ratio to the hand-written one"
         + ("" if autograd_installed() else " (autograd is not installed: -)")
+        + "\njax.jit = the time ratio of JAX's jitted gradient (float64; - where not installed)"
     )
     for where, notes in all_notes:
         print(f"\n{where}:")
