@@ -39,6 +39,7 @@ from transpile import (
     deadcode,
     emit,
     fuse,
+    gcpause,
     inline,
     ownership,
     probe,
@@ -438,7 +439,8 @@ class Dispatcher:
         if observed is None:
             return None
         try:
-            variant = self.build(key, *observed)
+            with gcpause.paused():
+                variant = self.build(key, *observed)
         except specialize.Unspecializable:
             variant = (self.generic, None)
         except Exception as error:  # noqa: BLE001  (a bug here must not cost a result)
@@ -455,21 +457,26 @@ class Dispatcher:
 
     def probe_function(self):
         if self.probe_fn is None:
-            probe_name, seen_name = self.probe_names
-            body = probe.probe_body(self.body, self.spec.names["ops"], probe_name, seen_name)
-            fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
-            bound = dict(
-                self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value}
-            )
-            self.probe_fn = emit.compile_function(
-                emit.to_source(fdef),
-                self.fname,
-                self.spec.module_globals,
-                bound,
-                f"{self.spec.label}: probe",
-                self.spec.cells,
-            )
+            with gcpause.paused():
+                self.probe_fn = self.made_probe()
         return self.probe_fn
+
+    def made_probe(self):
+        """The generic gradient with every helper call and assignment reported."""
+        probe_name, seen_name = self.probe_names
+        body = probe.probe_body(self.body, self.spec.names["ops"], probe_name, seen_name)
+        fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
+        bound = dict(
+            self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value}
+        )
+        return emit.compile_function(
+            emit.to_source(fdef),
+            self.fname,
+            self.spec.module_globals,
+            bound,
+            f"{self.spec.label}: probe",
+            self.spec.cells,
+        )
 
     def record_call(self, site, helper, *args):
         observed = getattr(self.local, "observed", None)

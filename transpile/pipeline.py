@@ -34,6 +34,7 @@ from transpile import (
     fence,
     fixed_shapes,
     forward,
+    gcpause,
     inline,
     kinds,
     naming,
@@ -171,7 +172,8 @@ def transpile(
         classes=tuple(classes),
         fuse=bool(fuse),
     )
-    generated = run(ctx).generated
+    with gcpause.paused():
+        generated = run(ctx).generated
     for built in recursion.close(stack, frame, generated):
         with _LOCK:
             _CACHE.setdefault(built.func, {})[built.key] = built.generated
