@@ -292,21 +292,13 @@ def adjoint_lines(found, call, target, d_target, adjoint_of, bind, ops_name):
         adj = adjoint_of(node)
         if adj is None:
             continue
-        adjoints = found.rule.adjoints
-        adjoint = adjoints[index] if index is not None and index < len(adjoints) else None
+        adjoint = _for_slot(found.rule.adjoints, index)
         if adjoint is None:
             raise Refused(
                 f"the rule given for {found.name}() by defvjp has no adjoint for its "
                 f"argument {pname!r}, which depends on the differentiated inputs"
             )
-        held = (*map(id, found.prefix), *((k, id(v)) for k, v in found.keywords.items()))
-        key = (id(adjoint), index, *held)
-        fname = bind(f"{found.name}_vjp_{pname}", _applied(found, adjoint), key)
-        value = gast.Call(
-            func=name(fname),
-            args=[name(d_target), name(target), *clone(call.args)],
-            keywords=clone(call.keywords),
-        )
+        value = _call(found, adjoint, (index, pname, "vjp"), (d_target, target), call, bind)
         if data > 1:
             value = gast.Call(
                 func=gast.Attribute(value=name(ops_name), attr="unbroadcast", ctx=gast.Load()),
@@ -327,23 +319,32 @@ def tangent_terms(found, call, target, tangent_of, bind):
         tangent = tangent_of(node)
         if tangent is None:
             continue
-        tangents = found.rule.tangents
-        fn = tangents[index] if index is not None and index < len(tangents) else None
+        fn = _for_slot(found.rule.tangents, index)
         if fn is None:
             raise Refused(
                 f"the rule given for {found.name}() by defvjp is for reverse mode only, and "
                 f"its argument {pname!r} depends on the differentiated inputs"
             )
-        held = (*map(id, found.prefix), *((k, id(v)) for k, v in found.keywords.items()))
-        fname = bind(f"{found.name}_jvp_{pname}", _applied(found, fn), (id(fn), index, *held))
-        terms.append(
-            gast.Call(
-                func=name(fname),
-                args=[name(tangent), name(target), *clone(call.args)],
-                keywords=clone(call.keywords),
-            )
-        )
+        terms.append(_call(found, fn, (index, pname, "jvp"), (tangent, target), call, bind))
     return terms
+
+
+def _for_slot(functions, index):
+    """The rule's function (an adjoint or a tangent) for positional argument ``index``."""
+    return functions[index] if index is not None and index < len(functions) else None
+
+
+def _call(found, fn, slot, first, call, bind):
+    """``name(first..., *args, **keywords)``: ``fn`` bound into the generated code as
+    ``<rule>_<kind>_<argument>``, called as the call site calls the rule's function."""
+    index, pname, kind = slot
+    held = (*map(id, found.prefix), *((k, id(v)) for k, v in found.keywords.items()))
+    fname = bind(f"{found.name}_{kind}_{pname}", _applied(found, fn), (id(fn), index, *held))
+    return gast.Call(
+        func=name(fname),
+        args=[*(name(n) for n in first), *clone(call.args)],
+        keywords=clone(call.keywords),
+    )
 
 
 def _applied(found, adjoint):
