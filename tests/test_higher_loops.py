@@ -125,3 +125,25 @@ def test_source_of_a_second_derivative_through_a_tape_reads_as_code():
 def test_value_and_grad_with_a_tape_is_still_refused_clearly():
     with pytest.raises(TranspileError, match="loop.*tape.*not supported yet"):
         grad(value_and_grad(hf.looped))
+
+
+def test_concurrent_first_calls_of_hvp_through_a_loop():
+    # the rule for a tape gradient and its second-order gradients are made lazily,
+    # under a lock: threads racing on the first call all get the right product
+    import threading
+
+    product = hvp(hf.power_loop, mode="reverse")
+    xs = [np.array([0.5, -1.0, 2.0]) * (k + 1) for k in range(6)]
+    v = np.array([1.0, 0.5, -2.0])
+    got = [None] * len(xs)
+
+    def run(k):
+        got[k] = product(xs[k], v)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for x, g in zip(xs, got):
+        np.testing.assert_allclose(g, 12.0 * x**2 * v, rtol=1e-12)
