@@ -48,7 +48,7 @@ from transpile import (
     tidy,
 )
 from transpile.ir import strip_annotations
-from transpile.nodes import clone, descendants, function_def, name_nodes
+from transpile.nodes import clone, descendants, function_def
 
 _MAX_VARIANTS = 16
 
@@ -101,7 +101,7 @@ def stage(fn, ctx):
         code_reads=generated.code_reads,
         data_reads=generated.data_reads,
         module_globals=fn.parsed.namespace,
-        bound=emit.bound_names(fn, fdef),
+        bound=emit.bound_names(fn),
         cells=fn.parsed.cells,
         names=fn.names,
         namer=fn.namer,
@@ -521,7 +521,7 @@ class Dispatcher:
                 node.__dict__.pop("transpile_site", None)
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         source = emit.to_source(fdef)
-        used = {n.id for n in name_nodes(fdef)}
+        used = emit.identifiers(source)
         fn = emit.compile_function(
             source,
             self.fname,

@@ -15,9 +15,10 @@ import gast
 
 from transpile import assumptions
 from transpile.ir import COMMENT, Generated
-from transpile.nodes import function_def, name_nodes
+from transpile.nodes import function_def
 
 _COMMENT_LINE = re.compile(r"^(\s*)(\"\"\"|'''|['\"])" + re.escape(COMMENT) + r"(.*)\2$")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _counter = itertools.count(1)  # next() on it is atomic: threads get distinct names
 
 
@@ -29,8 +30,10 @@ def to_source(tree) -> str:
     for line in text.splitlines():
         m = _COMMENT_LINE.match(line)
         if m:
-            raw = ast.literal_eval(m.group(2) + COMMENT + m.group(3) + m.group(2))
-            lines.append(f"{m.group(1)}# {raw[len(COMMENT) :]}")
+            comment = m.group(3)
+            if "\\" in comment:  # an escape: let Python read the literal
+                comment = ast.literal_eval(m.group(2) + comment + m.group(2))
+            lines.append(f"{m.group(1)}# {comment}")
         else:
             lines.append(line)
     return "\n".join(lines) + "\n"
@@ -92,7 +95,7 @@ def stage(fn, ctx):
             source,
             out.name,
             fn.parsed.namespace,
-            bound_names(fn, fdef),
+            bound_names(fn, source),
             f"{out.name} from {ctx.func.__name__}",
             fn.parsed.cells,
         )
@@ -104,11 +107,19 @@ def stage(fn, ctx):
     return fn
 
 
-def bound_names(fn, fdef):
+def bound_names(fn, source=None):
     """The generated code's own names, and placeholders for the user's closure
     variables (``compile_function`` binds the user's own cells there, read live);
-    module globals stay live lookups."""
-    used = {n.id for n in name_nodes(fdef)}
-    bound = {k: v for k, v in fn.namespace.items() if k in used}
-    bound.update({k: None for k in fn.parsed.cells if k in used})
+    module globals stay live lookups. With ``source``, only the names it mentions.
+
+    Binding a name the code never reads changes nothing (the function made closes
+    over the names it reads), so the words of the source are a safe superset."""
+    used = identifiers(source) if source is not None else None
+    bound = {k: v for k, v in fn.namespace.items() if used is None or k in used}
+    bound.update({k: None for k in fn.parsed.cells if used is None or k in used})
     return bound
+
+
+def identifiers(source):
+    """Every word of ``source`` that could be a name (a superset of the names read)."""
+    return set(_IDENTIFIER.findall(source))

@@ -1,6 +1,5 @@
 """Small helpers for building and reading gast nodes, shared by the passes."""
 
-import collections
 
 import gast
 
@@ -36,21 +35,24 @@ def loads(node):
 
 def loads_with_parents(node):
     """``(Name, parent)`` for every name read in ``node`` (``parent`` is None when
-    ``node`` is itself the name), in one walk."""
+    ``node`` is itself the name), in one walk (``descendants``' order of parents)."""
     if isinstance(node, gast.Name):
         return [(node, None)] if isinstance(node.ctx, gast.Load) else []
-    found = []
-    for parent in descendants(node):
-        for field in parent._fields:
+    found, todo = [], [node]
+    push, walked, ast_type = todo.append, _WALKED, _AST
+    name_type, load = gast.Name, gast.Load
+    for parent in todo:
+        fields = walked.get(parent.__class__)
+        if fields is None:
+            fields = _walked_fields(parent.__class__)
+        for field in fields:
             child = getattr(parent, field, None)
-            if child.__class__ is list:
-                found.extend(
-                    (c, parent)
-                    for c in child
-                    if isinstance(c, gast.Name) and isinstance(c.ctx, gast.Load)
-                )
-            elif isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load):
-                found.append((child, parent))
+            for c in child if child.__class__ is list else (child,):
+                if c.__class__ is name_type:
+                    if c.ctx.__class__ is load:
+                        found.append((c, parent))
+                elif isinstance(c, ast_type):
+                    push(c)
     return found
 
 
@@ -162,41 +164,37 @@ def descendants(node):
     """``node`` and every node under it, breadth first: ``gast.walk``, about twice as fast
     (the passes walk every statement several times), without the expression contexts
     (``gast.Load``, ``gast.Store``: read them as ``name.ctx``)."""
-    todo = collections.deque([node])
-    pop, push = todo.popleft, todo.append
-    walked, ast_type = _WALKED, _AST
-    while todo:
-        node = pop()
-        fields = walked.get(node.__class__)
+    todo = [node]  # a queue: the loop reads what it appends
+    push, walked, ast_type = todo.append, _WALKED, _AST
+    for n in todo:
+        fields = walked.get(n.__class__)
         if fields is None:
-            fields = _walked_fields(node.__class__)
+            fields = _walked_fields(n.__class__)
         for field in fields:
-            child = getattr(node, field, None)
+            child = getattr(n, field, None)
             if child.__class__ is list:
                 for c in child:
                     if isinstance(c, ast_type):
                         push(c)
             elif isinstance(child, ast_type):
                 push(child)
-        yield node
+        yield n
 
 
 def name_nodes(node):
     """The ``gast.Name`` nodes in ``node`` (itself included), in ``descendants``' order:
     one walk without a generator's cost per node, for the passes that only need names."""
-    found, todo = [], collections.deque([node])
-    pop, push = todo.popleft, todo.append
-    walked, ast_type, name_type = _WALKED, _AST, gast.Name
-    while todo:
-        node = pop()
-        cls = node.__class__
+    found, todo = [], [node]
+    push, walked, ast_type, name_type = todo.append, _WALKED, _AST, gast.Name
+    for n in todo:
+        cls = n.__class__
         if cls is name_type:
-            found.append(node)
+            found.append(n)
         fields = walked.get(cls)
         if fields is None:
             fields = _walked_fields(cls)
         for field in fields:
-            child = getattr(node, field, None)
+            child = getattr(n, field, None)
             if child.__class__ is list:
                 for c in child:
                     if isinstance(c, ast_type):

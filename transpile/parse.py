@@ -18,6 +18,7 @@ import inspect
 import linecache
 import math
 import textwrap
+import types
 from dataclasses import dataclass, field
 
 import gast
@@ -282,6 +283,7 @@ def _refuse_changed(func, source, tree):
     if freevars:  # compile inside a function that owns the closure variables
         inner = textwrap.indent(source, "    ")
         text = f"def _outer_():\n    {' = '.join(freevars)} = None\n{inner}"
+    text = _imports_of(func) + text
     try:
         compiled = compile(
             text, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
@@ -294,6 +296,21 @@ def _refuse_changed(func, source, tree):
     if any(n.startswith("@py") for n in code.co_varnames + code.co_names):
         return  # pytest rewrote the asserts of this module: the bytecode differs by design
     raise _changed_error(func, "its text compiles to different code")
+
+
+def _imports_of(func):
+    """Lines that bind, as imports, the globals of ``func`` that hold modules: the compiler
+    spells a method call on a name a module imported (``np.sum(x)``) as an attribute load,
+    and on any other name as a method load, so without them the text compiled alone
+    differs from the code that runs and is compared instruction by instruction (slow).
+    The lines are only compiled, never run; a wrong guess only costs that comparison."""
+    found, todo = set(), [func.__code__]
+    while todo:
+        code = todo.pop()
+        found.update(code.co_names)
+        todo.extend(c for c in code.co_consts if inspect.iscode(c))
+    modules = sorted(n for n in found if isinstance(func.__globals__.get(n), types.ModuleType))
+    return "".join(f"import _ as {n}\n" for n in modules)
 
 
 def _future_flags():

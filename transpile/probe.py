@@ -9,7 +9,7 @@ to what the rewrite needs: kind, shape, dtype and type.
 
 import gast
 
-from transpile.nodes import clone, const, descendants, name, name_nodes
+from transpile.nodes import const, descendants, name, name_nodes
 from transpile.rules.declare import helper_of
 
 
@@ -99,21 +99,25 @@ def probe_body(body, ops_name, probe_name, seen_name):
     return _free_when_dead(out)
 
 
-def _report_sites(stmt, probe_name):
-    """``stmt``, or a copy whose numbered helper calls go through ``probe_name``."""
-    nodes = list(descendants(stmt))
-    if not any(getattr(n, "transpile_site", None) is not None for n in nodes):
-        return stmt
-    stmt = clone(stmt)
-    # deepest first (breadth-first order reversed), so a call's arguments are
-    # rewritten before the call itself is wrapped
-    for node in reversed(list(descendants(stmt))):
-        for field, value in gast.iter_fields(node):
-            if value.__class__ is list:
-                value[:] = [_reported(v, probe_name) for v in value]
-            else:
-                setattr(node, field, _reported(value, probe_name))
-    return stmt
+def _report_sites(node, probe_name):
+    """``node``, or a copy of it along the paths to its numbered helper calls, which go
+    through ``probe_name``; what holds no such call is shared, not copied. One walk,
+    deepest first, so a call's arguments are rewritten before the call is wrapped."""
+    changed = {}
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if value.__class__ is list:
+            new = [_report_sites(v, probe_name) if isinstance(v, gast.AST) else v for v in value]
+            if any(a is not b for a, b in zip(new, value)):
+                changed[field] = new
+        elif isinstance(value, gast.AST) and value._fields:
+            new = _report_sites(value, probe_name)
+            if new is not value:
+                changed[field] = new
+    if changed:
+        node, old = node.__class__.__new__(node.__class__), node
+        node.__dict__.update(old.__dict__, **changed)
+    return _reported(node, probe_name)
 
 
 def _reported(node, probe_name):
