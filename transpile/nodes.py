@@ -208,13 +208,22 @@ def transform(node, visit):
     """Rewrite ``node`` bottom up, in place: each child is rewritten first, then
     ``visit[type(node)](node)``, where there is one, returns the node's replacement.
     ``gast.NodeTransformer`` without its per-node method lookup, and skipping the
-    nodes without fields."""
-    for field in node._fields:
+    nodes without fields and the fields that hold no nodes (as ``descendants``)."""
+    fields = _WALKED.get(node.__class__)
+    if fields is None:
+        fields = _walked_fields(node.__class__)
+    for field in fields:
         child = getattr(node, field, None)
         if child.__class__ is list:
-            child[:] = [transform(c, visit) if isinstance(c, _AST) else c for c in child]
+            for k, c in enumerate(child):
+                if isinstance(c, _AST) and c._fields:
+                    new = transform(c, visit)
+                    if new is not c:
+                        child[k] = new
         elif isinstance(child, _AST) and child._fields:
-            setattr(node, field, transform(child, visit))
+            new = transform(child, visit)
+            if new is not child:
+                setattr(node, field, new)
     rewrite = visit.get(node.__class__)
     return node if rewrite is None else rewrite(node)
 

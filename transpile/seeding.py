@@ -25,7 +25,8 @@ def stage(fn, ctx):
         em.primal_of[d_result] = result.id
     seed = _seed(fn, ctx, result, d_result, ops)
     wrt_names = [fn.params[i] for i in ctx.wrt]
-    grads = [_gradient(fn, p, ops) for p in wrt_names]
+    tree = _TreeFacts(fn.tree)
+    grads = [_gradient(fn, tree, p, ops) for p in wrt_names]
     if ctx.mode == "split" or len(ctx.wrt) != 1 or ctx.as_tuple:
         value = gast.Tuple(elts=grads, ctx=gast.Load())
     else:
@@ -33,22 +34,36 @@ def stage(fn, ctx):
     fn.d_result = d_result
     fn.adjoint = seed + (em.adjoint if varied else []) + [gast.Return(value=value)]
     fn.adjoint_names = set(em.primal_of) | {namer.adjoint(p) for p in wrt_names}
-    fn.containers = {namer.adjoint(n) for n in _container_names(fn)}
-    fn.primal = _arguments_kept(fn, wrt_names) + em.primal
+    fn.containers = {namer.adjoint(n) for n in _container_names(fn, tree)}
+    fn.primal = _arguments_kept(fn, tree, wrt_names) + em.primal
     return fn
 
 
-def _arguments_kept(fn, wrt_names):
+class _TreeFacts:
+    """What the helpers below read of the primal tree, found in one walk: the names
+    stored to, the names subscripted, the assignments, and those to one name."""
+
+    def __init__(self, tree):
+        self.stored, self.subscripted, self.assigns, self.to_names = set(), set(), [], []
+        for n in descendants(tree):
+            if isinstance(n, gast.Name):
+                if isinstance(n.ctx, gast.Store):
+                    self.stored.add(n.id)
+            elif isinstance(n, gast.Subscript):
+                if isinstance(n.value, gast.Name):
+                    self.subscripted.add(n.value.id)
+            elif isinstance(n, gast.Assign):
+                self.assigns.append(n)
+                if isinstance(n.targets[0], gast.Name):
+                    self.to_names.append(n)
+
+
+def _arguments_kept(fn, tree, wrt_names):
     """``y_in = y`` for a differentiated parameter that a branch or loop rebinds: a zero
     gradient is shaped like the argument, not like the value ``y`` holds at the end."""
-    stored = {
-        n.id
-        for n in descendants(fn.tree)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
     kept = []
     for p in wrt_names:
-        if p in stored:
+        if p in tree.stored:
             arg = fn.namer.fresh(p + "_in")
             kept.append(assign(arg, name(p), gast.Pass()))
             fn.emitted.primal_of[fn.namer.adjoint(p)] = arg
@@ -75,10 +90,10 @@ def _seed(fn, ctx, result, d_result, ops):
     return []  # split: the caller hands in the output's adjoint
 
 
-def _gradient(fn, p, ops):
+def _gradient(fn, tree, p, ops):
     dp = fn.namer.adjoint(p)
     fn.emitted.primal_of[dp] = p
-    if p in _subscripted(fn.tree) or p in _sequences(fn):  # filled slot by slot
+    if p in tree.subscripted or p in _sequences(fn, tree):  # filled slot by slot
         return _ops_call(ops, "like", [name(dp), name(p)])
     return name(dp)
 
@@ -89,42 +104,31 @@ def _ops_call(ops, attr, args):
     )
 
 
-def _subscripted(tree):
-    return {
-        n.value.id
-        for n in descendants(tree)
-        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
-    }
-
-
-def _sequences(fn):
+def _sequences(fn, tree):
     """Names that hold sequences, or are concatenated or repeated: their adjoints are lists."""
     operands = {
         o.id
-        for n in descendants(fn.tree)
-        if isinstance(n, gast.Assign) and is_sequence_op(n.value, fn.kinds.sequences)
+        for n in tree.assigns
+        if is_sequence_op(n.value, fn.kinds.sequences)
         for o in (n.value.left, n.value.right)
         if isinstance(o, gast.Name)
     }
     return fn.kinds.sequences | operands
 
 
-def _container_names(fn):
+def _container_names(fn, tree):
     """Names that may hold lists, tuples or dicts: their adjoints add with ops.add."""
-    names = set()
-    for n in descendants(fn.tree):
-        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
-            v = n.value
-            match = fn.activity.matches.get(id(n))
-            if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
-                names.add(n.targets[0].id)
-            elif match is not None and match.kind == "user":
-                # the result, and every argument: a callee's adjoint of a dict is a dict
-                names.add(n.targets[0].id)
-                names |= {a.id for a in match.operands if isinstance(a, gast.Name)}
-        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
-            names.add(n.value.id)
-    return _through_copies(fn.tree, names | _sequences(fn), fn.parsed.resolve)
+    names = set(tree.subscripted)
+    for n in tree.to_names:
+        v = n.value
+        match = fn.activity.matches.get(id(n))
+        if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
+            names.add(n.targets[0].id)
+        elif match is not None and match.kind == "user":
+            # the result, and every argument: a callee's adjoint of a dict is a dict
+            names.add(n.targets[0].id)
+            names |= {a.id for a in match.operands if isinstance(a, gast.Name)}
+    return _through_copies(tree, names | _sequences(fn, tree), fn.parsed.resolve)
 
 
 def _copied(value, resolve):
@@ -144,11 +148,7 @@ def _through_copies(tree, names, resolve):
     """``names`` and every name a copy (``a = ws``, ``b = list(ws)``) ties to one of
     them: a list copied into two names gets two list adjoints, which must add with
     ops.add (``+`` would concatenate them)."""
-    copies = [
-        (n.targets[0].id, _copied(n.value, resolve))
-        for n in descendants(tree)
-        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
-    ]
+    copies = [(n.targets[0].id, _copied(n.value, resolve)) for n in tree.to_names]
     tied = {}  # name -> the names copies tie it to, directly
     for a, b in copies:
         if b is not None:

@@ -1,8 +1,9 @@
 """Last touches: constants folded, default arguments of helpers dropped, empty
 branches and orphan comments removed.
 
-* ``fold_constants``: ``2 - 1`` is ``1``, ``x ** 1`` is ``x``, ``e * 1.0`` is ``e``.
-* ``drop_default_args``: ``ops.unreduce(g, x, None, False)`` is ``ops.unreduce(g, x)``.
+* folding: ``2 - 1`` is ``1``, ``x ** 1`` is ``x``, ``e * 1.0`` is ``e``;
+* default arguments: ``ops.unreduce(g, x, None, False)`` is ``ops.unreduce(g, x)``
+  (both in one walk, ``fold_and_drop_defaults``).
 * ``tidy``: empty branches and loops go; a comment with nothing under it goes.
 """
 
@@ -19,8 +20,7 @@ from transpile_runtime import ops
 def stage(fn, ctx):
     """Fold, drop defaults and tidy every function to be compiled."""
     for out in fn.outputs:
-        body = drop_default_args(fold_constants(out.body), fn.names["ops"])
-        out.body = tidy(body)
+        out.body = tidy(fold_and_drop_defaults(out.body, fn.names["ops"]))
     return fn
 
 
@@ -75,10 +75,6 @@ def _number(v):
 def fold_constants_in(stmt):
     """Fold the constants of one statement (in place); returns it."""
     return transform(stmt, _FOLD)
-
-
-def fold_constants(body):
-    return [transform(s, _FOLD) for s in body]
 
 
 def tidy(stmts):
@@ -144,26 +140,28 @@ def _real(stmts):
     return any(not _is_comment(s) and not isinstance(s, gast.Pass) for s in stmts)
 
 
-def drop_default_args(body, ops_name):
-    """``ops.unreduce(g, x, None, False)`` reads better as ``ops.unreduce(g, x)``."""
+def fold_and_drop_defaults(body, ops_name):
+    """Constants folded and helpers' default arguments dropped, in one walk."""
+    visit = dict(_FOLD)
+    visit[gast.Call] = functools.partial(_drop_defaults, ops_name=ops_name)
+    return [transform(s, visit) for s in body]
 
-    def drop(node):
-        f = node.func
-        if not (
-            isinstance(f, gast.Attribute)
-            and isinstance(f.value, gast.Name)
-            and f.value.id == ops_name
-            and hasattr(ops, f.attr)
-        ):
-            return node
-        params = _parameters(f.attr)
-        while node.args and len(node.args) <= len(params):
-            if not _is_default(node.args[-1], params[len(node.args) - 1]):
-                break
-            node.args.pop()
+
+def _drop_defaults(node, ops_name):
+    f = node.func
+    if not (
+        isinstance(f, gast.Attribute)
+        and isinstance(f.value, gast.Name)
+        and f.value.id == ops_name
+        and hasattr(ops, f.attr)
+    ):
         return node
-
-    return [transform(s, {gast.Call: drop}) for s in body]
+    params = _parameters(f.attr)
+    while node.args and len(node.args) <= len(params):
+        if not _is_default(node.args[-1], params[len(node.args) - 1]):
+            break
+        node.args.pop()
+    return node
 
 
 @functools.cache
