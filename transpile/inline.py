@@ -15,7 +15,7 @@ from typing import NamedTuple
 import gast
 
 from transpile import defuse
-from transpile.nodes import clone, descendants, name_nodes
+from transpile.nodes import clone, descendants, name_nodes, names_and_calls
 from transpile.rules.declare import helper_of
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
@@ -55,9 +55,10 @@ def _fold_updates(stmts, memo):
             inner = getattr(s, field, None)
             if inner and isinstance(s, (gast.If, gast.For, gast.While)):
                 _fold_updates(inner, memo)
+    updated = {t for t in map(_self_update_target, stmts) if t is not None}
     i = 0
     while i < len(stmts):
-        j = _update_of(stmts, i, memo)
+        j = _update_of(stmts, i, memo, updated)
         if j is None:
             i += 1
             continue
@@ -67,10 +68,13 @@ def _fold_updates(stmts, memo):
         del stmts[i]
 
 
-def _update_of(stmts, i, memo):
-    """The position of the update folding into ``stmts[i]``, or None."""
+def _update_of(stmts, i, memo, updated):
+    """The position of the update folding into ``stmts[i]``, or None. ``updated``: the
+    names some statement of ``stmts`` updates (``a = a OP Y``); no other can fold."""
     s = stmts[i]
-    if not (_single_name_assignment(s) and memo.pure_statement(s)):
+    if not (_single_name_assignment(s) and s.targets[0].id in updated):
+        return None
+    if not memo.pure_statement(s):
         return None
     a = s.targets[0].id
     read = memo.loads(s)
@@ -82,6 +86,16 @@ def _update_of(stmts, i, memo):
             return j if _updates(later, a, s, memo) else None
         if memo.stored(later) & read or not memo.pure_statement(later):
             return None
+    return None
+
+
+def _self_update_target(s):
+    """``a`` where ``s`` is ``a = a OP Y``, else None."""
+    if not _single_name_assignment(s):
+        return None
+    v, a = s.value, s.targets[0].id
+    if isinstance(v, gast.BinOp) and isinstance(v.left, gast.Name) and v.left.id == a:
+        return a
     return None
 
 
@@ -224,16 +238,15 @@ class _Facts(NamedTuple):
 
 
 def _facts(stmt, names):
-    mentioned, stored, loaded, impure = set(), set(), set(), []
-    for n in descendants(stmt):
-        if isinstance(n, gast.Name):
-            mentioned.add(n.id)
-            if isinstance(n.ctx, gast.Store):
-                stored.add(n.id)
-            elif isinstance(n.ctx, gast.Load):
-                loaded.add(n.id)
-        elif isinstance(n, gast.Call) and not _pure_call(n, names):
-            impure.append(n)
+    found, calls = names_and_calls(stmt)
+    mentioned, stored, loaded = set(), set(), set()
+    for n in found:
+        mentioned.add(n.id)
+        if isinstance(n.ctx, gast.Store):
+            stored.add(n.id)
+        elif isinstance(n.ctx, gast.Load):
+            loaded.add(n.id)
+    impure = [c for c in calls if not _pure_call(c, names)]
     return _Facts(mentioned, stored, loaded, impure)
 
 

@@ -204,6 +204,32 @@ def name_nodes(node):
     return found
 
 
+def names_and_calls(node):
+    """The ``gast.Name`` and the ``gast.Call`` nodes in ``node``, in ``descendants``'
+    order, in one walk (as ``name_nodes``)."""
+    names, calls, todo = [], [], [node]
+    push, walked, ast_type = todo.append, _WALKED, _AST
+    name_type, call_type = gast.Name, gast.Call
+    for n in todo:
+        cls = n.__class__
+        if cls is name_type:
+            names.append(n)
+        elif cls is call_type:
+            calls.append(n)
+        fields = walked.get(cls)
+        if fields is None:
+            fields = _walked_fields(cls)
+        for field in fields:
+            child = getattr(n, field, None)
+            if child.__class__ is list:
+                for c in child:
+                    if isinstance(c, ast_type):
+                        push(c)
+            elif isinstance(child, ast_type):
+                push(child)
+    return names, calls
+
+
 def transform(node, visit):
     """Rewrite ``node`` bottom up, in place: each child is rewritten first, then
     ``visit[type(node)](node)``, where there is one, returns the node's replacement.
