@@ -11,9 +11,7 @@ import re
 import types
 import weakref
 
-import gast
-
-from transpile import assumptions
+from transpile import assumptions, printer
 from transpile.ir import COMMENT, Generated
 from transpile.nodes import function_def
 
@@ -23,12 +21,10 @@ _counter = itertools.count(1)  # next() on it is atomic: threads get distinct na
 
 
 def to_source(tree) -> str:
-    """Unparse ``tree``; comment markers become ``# ...`` lines."""
-    _give_lines([tree])
-    text = gast.unparse(gast.Module(body=[tree], type_ignores=[]))
+    """Print ``tree``; comment markers become ``# ...`` lines."""
     lines = []
-    for line in text.splitlines():
-        m = _COMMENT_LINE.match(line)
+    for line in printer.source(tree).split("\n"):
+        m = _COMMENT_LINE.match(line) if COMMENT in line else None
         if m:
             comment = m.group(3)
             if "\\" in comment:  # an escape: let Python read the literal
@@ -37,19 +33,6 @@ def to_source(tree) -> str:
         else:
             lines.append(line)
     return "\n".join(lines) + "\n"
-
-
-def _give_lines(stmts):
-    """A line number on every statement: the unparser looks one up for type comments
-    (of which there are none). Expressions need none, so this walks statements only,
-    a fraction of ``gast.fix_missing_locations``'s work."""
-    for stmt in stmts:
-        if getattr(stmt, "lineno", None) is None:
-            stmt.lineno = 1
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(stmt, field, None)
-            if inner.__class__ is list:
-                _give_lines(inner)
 
 
 def compile_function(

@@ -27,7 +27,7 @@ import linecache
 import gast
 import numpy as np
 
-from transpile import recursion, user_rules
+from transpile import printer, recursion, user_rules
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
@@ -184,7 +184,7 @@ class _Forward:
         """The line giving ``target``'s tangent: one method per kind of match."""
         handler = getattr(self, f"tangent_{match.kind}", None)
         if handler is None:
-            what = match.why or gast.unparse(s.value).strip()
+            what = match.why or printer.expression(s.value)
             raise at(
                 self.parsed,
                 s,
@@ -471,12 +471,12 @@ def _covers(value, values, tmpl, target, tangent_of):
 
 def _called(value):
     if isinstance(value, gast.Call):
-        return gast.unparse(value.func).strip()
+        return printer.expression(value.func)
     if isinstance(value, (gast.BinOp, gast.UnaryOp)):
         return f"the operator {type(value.op).__name__}"
     if isinstance(value, gast.Attribute):
         return f"the attribute .{value.attr}"
-    return gast.unparse(value).strip()
+    return printer.expression(value)
 
 
 def _line(parsed, node):

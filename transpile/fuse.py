@@ -51,7 +51,7 @@ import warnings
 import gast
 import numpy as np
 
-from transpile import buffers
+from transpile import buffers, printer
 from transpile.ir import COMMENT, Annotation, annotate, annotation
 from transpile.nodes import const, descendants, name, transform
 
@@ -338,7 +338,7 @@ class _Plan:
         root = self.body[r]
         temporaries = {m for m in members if _target(self.body[m]) in namer.temporaries}
         shown = [
-            f"{_target(self.body[k])} = {gast.unparse(self.expanded(k, temporaries))}"
+            f"{_target(self.body[k])} = {printer.expression(self.expanded(k, temporaries))}"
             for k in (*members, r)
             if k not in temporaries
         ]
@@ -347,7 +347,7 @@ class _Plan:
         keys = _keys(list(leaves), reserved)
         dtype = annotation(root, Annotation.ARRAY)[1]
         operands = [self._operand(n, d, dtype) for n, d in leaves.items()]
-        text = gast.unparse(self.numexpr_form(self.expanded(r, set(members)), keys, dtype))
+        text = printer.expression(self.numexpr_form(self.expanded(r, set(members)), keys, dtype))
         call = gast.Call(
             func=gast.Attribute(value=name(module), attr="evaluate", ctx=gast.Load()),
             args=[const(text)],

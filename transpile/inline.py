@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import gast
 
-from transpile import defuse
+from transpile import defuse, printer
 from transpile.nodes import clone, descendants, name_nodes, names_and_calls
 from transpile.rules.declare import helper_of
 
@@ -255,9 +255,9 @@ def _length(stmt):
     value = getattr(stmt, "value", None)
     if value is None:
         return 0
-    size = len(gast.unparse(value))
+    size = len(printer.expression(value))
     if isinstance(stmt, gast.Assign):
-        size += sum(len(gast.unparse(t)) + 3 for t in stmt.targets)
+        size += sum(len(printer.expression(t)) + 3 for t in stmt.targets)
     return size
 
 

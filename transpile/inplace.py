@@ -45,6 +45,7 @@ import inspect
 import gast
 import numpy as np
 
+from transpile import printer
 from transpile.errors import at
 from transpile.nodes import descendants
 from transpile.parse import MISSING
@@ -421,7 +422,7 @@ def _own_nodes(stmt):
 
 def _unparse(node):
     try:
-        return gast.unparse(node).strip()
+        return printer.source(node).strip()
     except Exception:  # noqa: BLE001 - only used for messages
         return "..."
 

@@ -1,6 +1,5 @@
 """Small helpers for building and reading gast nodes, shared by the passes."""
 
-
 import gast
 
 _AST = gast.AST

@@ -36,7 +36,7 @@ import functools
 
 import gast
 
-from transpile import desugar, fence, lower, rename
+from transpile import desugar, fence, lower, printer, rename
 from transpile.errors import at
 from transpile.ir import GRAD_HOOK, Annotation, annotation
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
@@ -96,7 +96,7 @@ class _Normalizer:
         """``with insert_grad_of(x) as dx: block`` (the only ``with`` the fence lets
         through): a marker carrying the block's text, which the adjoint sweep runs."""
         x, dx = fence.grad_hook(self.parsed, s)
-        text = "".join(gast.unparse(b) + "\n" for b in s.body)
+        text = "".join(printer.source(b) + "\n" for b in s.body)
         hook = gast.Call(func=name(GRAD_HOOK), args=[name(x), const(dx), const(text)], keywords=[])
         return [gast.copy_location(gast.Expr(value=hook), s)]
 

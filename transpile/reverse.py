@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import callees, composites, object_args, scalars, shapes, user_rules
+from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules
 from transpile.errors import at
 from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
@@ -257,7 +257,7 @@ class _Reverse:
 
     def no_rule(self, s, match):
         """The error for an active operation without a rule, in the user's terms."""
-        what = match.why or gast.unparse(s.value).strip()
+        what = match.why or printer.expression(s.value)
         if what in self.namer.temporaries:
             what = "the function called on this line"
         func = getattr(s.value, "func", None)

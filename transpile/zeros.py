@@ -17,11 +17,11 @@ from transpile.nodes import (
     assign,
     calls_marker,
     clone,
-    descendants,
     header,
     loads,
     loads_with_parents,
     name,
+    names_and_calls,
     stores,
     transform,
 )
@@ -106,10 +106,9 @@ def in_place_base(stmt):
 
 
 def _pop_base(node):
-    for n in descendants(node):
+    for n in names_and_calls(node)[1]:
         if (
-            isinstance(n, gast.Call)
-            and isinstance(n.func, gast.Attribute)
+            isinstance(n.func, gast.Attribute)
             and n.func.attr == "pop"
             and isinstance(n.func.value, gast.Name)
         ):
@@ -357,14 +356,15 @@ def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
     for stmt in all_stmts(body):
         for n, kind in _writes(stmt, materialized):
             writes.setdefault(n, []).append(kind)
-    safe_reads, all_reads = _reads(body, ops_name)
-    return {
+    candidates = {
         n
         for n in names
-        if "zeros" in writes.get(n, [])
-        and set(writes[n]) <= {"zeros", "accumulate", "folded"}
-        and safe_reads.get(n, 0) == all_reads.get(n, 0)
+        if "zeros" in writes.get(n, []) and set(writes[n]) <= {"zeros", "accumulate", "folded"}
     }
+    if not candidates:
+        return candidates
+    safe_reads, all_reads = _reads(body, ops_name)
+    return {n for n in candidates if safe_reads.get(n, 0) == all_reads.get(n, 0)}
 
 
 def _writes(stmt, materialized):

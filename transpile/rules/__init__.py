@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from transpile import higher, user_rules
+from transpile import higher, printer, user_rules
 from transpile.ir import Annotation, annotation
 from transpile.kinds import is_sequence_op
 from transpile.nodes import descendants
@@ -333,7 +333,7 @@ def _classify_plain_call(call, parsed, registry):
             return Match("unknown", (func.value, *operands), why=f"method .{func.attr}()")
         return _template(tmpl, call, [func.value] + list(call.args), keywords)
     if obj is MISSING:  # a local called (layer(x)): it is an operand too
-        return Match("unknown", (func, *operands), why=f"{gast.unparse(func).strip()}")
+        return Match("unknown", (func, *operands), why=printer.expression(func))
     generated = higher.generated_callee(obj)
     if generated is not None:  # a gradient made by this library: its generic code
         found = higher.tape_rule(obj, generated)
@@ -395,7 +395,7 @@ def _classify_starred_call(call, parsed, registry):
         and (nondiff.is_random(obj) or _is_nondiff(registry.declaration(registry.canonical(obj))))
     ):
         return Match("nondiff")
-    what = gast.unparse(call.func).strip()
+    what = printer.expression(call.func)
     return Match(
         "refused",
         tuple(operands),
