@@ -9,7 +9,7 @@ machine words however many items a long function has.
 """
 
 import collections
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import gast
 
@@ -74,49 +74,68 @@ def union(facts):
     return out
 
 
-@dataclass(eq=False)
 class Node:
-    stmt: object  # a gast statement, or None for entry/exit
-    succ: list = field(default_factory=list)
-    pred: list = field(default_factory=list)
+    """A statement (or None for entry and exit) and its edges, as positions in
+    ``Graph.nodes``: references would make every graph a reference cycle, which only
+    the cyclic garbage collector frees (slowly, for graphs of thousands of nodes)."""
+
+    __slots__ = ("index", "pred", "stmt", "succ")
+
+    def __init__(self, stmt, index):
+        self.stmt, self.index, self.succ, self.pred = stmt, index, [], []
 
 
 @dataclass
 class Graph:
     entry: Node
-    exit: Node
+    exit: Node  # made once the body is read
     nodes: list
     by_stmt: dict
 
 
 def build(stmts) -> Graph:
-    entry, exit_ = Node(None), Node(None)
-    graph = Graph(entry, exit_, [entry], {})
+    return _Builder().graph_of(stmts)
 
-    def add(stmt, fringe):
-        node = Node(stmt)
-        graph.nodes.append(node)
-        graph.by_stmt[id(stmt)] = node
+
+class _Builder:
+    """Reads a body into a ``Graph`` (a class, not nested functions: those would call
+    each other through their closures, a reference cycle holding the graph)."""
+
+    def graph_of(self, stmts):
+        self.graph = Graph(Node(None, 0), None, [], {})
+        self.graph.nodes.append(self.graph.entry)
+        self.returns = []
+        tails = self.block(stmts, [self.graph.entry], None)
+        self.graph.exit = exit_ = Node(None, len(self.graph.nodes))
+        self.graph.nodes.append(exit_)
+        for node in self.returns + tails:
+            _link(node, exit_)
+        return self.graph
+
+    def add(self, stmt, fringe):
+        node = Node(stmt, len(self.graph.nodes))
+        self.graph.nodes.append(node)
+        self.graph.by_stmt[id(stmt)] = node
         for f in fringe:
             _link(f, node)
         return node
 
-    def block(body, fringe, loop):
+    def block(self, body, fringe, loop):
         for stmt in body:
-            fringe = one(stmt, fringe, loop)
+            fringe = self.one(stmt, fringe, loop)
         return fringe
 
-    def one(stmt, fringe, loop):
+    def one(self, stmt, fringe, loop):
         if isinstance(stmt, gast.If):
-            head = add(stmt, fringe)
-            return block(stmt.body, [head], loop) + block(stmt.orelse, [head], loop)
+            head = self.add(stmt, fringe)
+            return self.block(stmt.body, [head], loop) + self.block(stmt.orelse, [head], loop)
         if isinstance(stmt, (gast.For, gast.While)):
-            head = add(stmt, fringe)
+            head = self.add(stmt, fringe)
             inner = {"head": head, "breaks": []}
-            for tail in block(stmt.body, [head], inner):
+            for tail in self.block(stmt.body, [head], inner):
                 _link(tail, head)
             return [head] + inner["breaks"]
-        node = add(stmt, fringe)
+        node = self.add(stmt, fringe)
         if isinstance(stmt, gast.Break):
             loop["breaks"].append(node)
             return []
@@ -124,19 +143,14 @@ def build(stmts) -> Graph:
             _link(node, loop["head"])
             return []
         if isinstance(stmt, (gast.Return, gast.Raise)):
-            _link(node, exit_)
+            self.returns.append(node)
             return []
         return [node]
 
-    for tail in block(stmts, [entry], None):
-        _link(tail, exit_)
-    graph.nodes.append(exit_)
-    return graph
-
 
 def _link(a, b):
-    a.succ.append(b)
-    b.pred.append(a)
+    a.succ.append(b.index)
+    b.pred.append(a.index)
 
 
 def solve(
@@ -159,25 +173,28 @@ def solve(
     """
     if join is None:
         join = _union if union else _intersection
-    inputs = {n: init for n in graph.nodes}
-    outputs = {n: init for n in graph.nodes}
+    nodes = graph.nodes
+    inputs, outputs = [init] * len(nodes), [init] * len(nodes)
     if forward:
-        start, order, upstream, downstream = graph.entry, graph.nodes, "pred", "succ"
+        start, order, upstream, downstream = graph.entry, nodes, "pred", "succ"
     else:
-        start, order, upstream, downstream = graph.exit, graph.nodes[::-1], "succ", "pred"
-    work = collections.deque(order)
+        start, order, upstream, downstream = graph.exit, nodes[::-1], "succ", "pred"
+    work = collections.deque(n.index for n in order)
     queued = set(work)
     while work:
-        node = work.popleft()
-        queued.discard(node)
-        sources = getattr(node, upstream)
-        fact_in = boundary if node is start else _joined(sources, outputs, join, init)
+        k = work.popleft()
+        queued.discard(k)
+        node = nodes[k]
+        fact_in = (
+            boundary if node is start else _joined(getattr(node, upstream), outputs, join, init)
+        )
         fact_out = transfer(node, fact_in)
-        inputs[node] = fact_in
-        if fact_out != outputs[node] or node is start:
-            outputs[node] = fact_out
+        inputs[k] = fact_in
+        if fact_out != outputs[k] or node is start:
+            outputs[k] = fact_out
             for t in getattr(node, downstream):
                 if t not in queued:
                     queued.add(t)
                     work.append(t)
-    return (inputs, outputs) if forward else (outputs, inputs)
+    before, after = dict(zip(nodes, inputs)), dict(zip(nodes, outputs))
+    return (before, after) if forward else (after, before)

@@ -18,6 +18,8 @@ count is part of the signature, so every iteration runs the same operations on
 shapes that the signature fixes. Branches and ``while`` loops are not.
 """
 
+import functools
+
 import gast
 import numpy as np
 
@@ -73,16 +75,16 @@ def stage(fn, ctx):
 
 def _resolver(fn):
     """The object a name in generated code denotes: ours, or the user's."""
+    return functools.partial(_resolve, fn.namespace, fn.parsed.resolve)
 
-    def resolve(node):
-        if isinstance(node, gast.Name) and node.id in fn.namespace:
-            return fn.namespace[node.id]
-        if isinstance(node, gast.Attribute):
-            base = resolve(node.value)
-            return MISSING if base is MISSING else getattr(base, node.attr, MISSING)
-        return fn.parsed.resolve(node)
 
-    return resolve
+def _resolve(namespace, resolve_user, node):
+    if isinstance(node, gast.Name) and node.id in namespace:
+        return namespace[node.id]
+    if isinstance(node, gast.Attribute):
+        base = _resolve(namespace, resolve_user, node.value)
+        return MISSING if base is MISSING else getattr(base, node.attr, MISSING)
+    return resolve_user(node)
 
 
 class _Ineligible(Exception):

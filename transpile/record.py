@@ -89,93 +89,16 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
     A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
     as ``ops.MISSING`` then, and restoring it removes the key again.
     """
-    tape, ops = names["tape"], names["ops"]
-    pushes = {}  # id(primal stmt) -> push statement
-    pushed = set()
-    looped = _in_loops(primal)
-    taped = []
+    ops = names["ops"]
     # a value the adjoint reads only for its shape is recorded as its shape: an array
     # whole would keep every iteration's temporary alive until the sweep comes back
     # (``ops.shape_of`` keeps a Python number as it is, and an array of another
     # library as a stand-in of that library)
     shape_only = _shape_only_reads(adjoint, ops)
-
-    def convert(stmts):
-        out = []
-        for s in stmts:
-            if _is_restore(s):
-                target = s.value.args[0].id
-                primal_stmt, kind = markers[id(s)]
-                if target in needed[kind == "slot"]:
-                    pushed.add(target)
-                    kept = None
-                    if namer is not None and id(primal_stmt) not in looped:
-                        kept = namer.fresh(f"{target}_old")
-                        pop = name(kept)
-                    else:
-                        taped.append(target)
-                        pop = gast.Call(
-                            func=gast.Attribute(value=name(tape), attr="pop", ctx=gast.Load()),
-                            args=[],
-                            keywords=[],
-                        )
-                    if kind == "slot" and _base_name(primal_stmt.targets[0]) in dicts:
-                        sub = primal_stmt.targets[0]
-                        out.append(_ops_call(ops, "restore_item", sub, pop))
-                        value = _ops_call(ops, "saved_item", sub).value
-                    elif kind == "slot":
-                        sub = clone(primal_stmt.targets[0])
-                        out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
-                        read = clone(sub)
-                        read.ctx = gast.Load()
-                        value = gast.Call(
-                            func=gast.Attribute(value=name(ops), attr="copy", ctx=gast.Load()),
-                            args=[read],
-                            keywords=[],
-                        )
-                    elif target in shape_only:
-                        out.append(assign(target, pop, s))
-                        value = gast.Call(
-                            func=gast.Attribute(value=name(ops), attr="shape_of", ctx=gast.Load()),
-                            args=[name(target)],
-                            keywords=[],
-                        )
-                    else:
-                        out.append(assign(target, pop, s))
-                        value = name(target)
-                    # pops run in marker order, so pushes go in reverse of it
-                    push = (
-                        assign(kept, value, primal_stmt)
-                        if kept is not None
-                        else gast.Expr(
-                            value=gast.Call(
-                                func=gast.Attribute(value=name(tape), attr="push", ctx=gast.Load()),
-                                args=[value],
-                                keywords=[],
-                            )
-                        )
-                    )
-                    pushes.setdefault(id(primal_stmt), []).insert(0, push)
-                continue
-            if isinstance(s, (gast.If, gast.For, gast.While)):
-                s.body = convert(s.body) or [gast.Pass()]
-                s.orelse = convert(s.orelse)
-            out.append(s)
-        return out
-
-    adjoint = convert(adjoint)
-
-    def insert(stmts):
-        out = []
-        for s in stmts:
-            out.extend(pushes.get(id(s), []))
-            if isinstance(s, (gast.If, gast.For, gast.While)):
-                s.body = insert(s.body)
-                s.orelse = insert(s.orelse)
-            out.append(s)
-        return out
-
-    primal = insert(primal)
+    restores = _Restores(markers, needed, names, namer, dicts, _in_loops(primal), shape_only)
+    adjoint = restores.convert(adjoint)
+    primal = _with_pushes(primal, restores.pushes)
+    pushed = restores.pushed
     # a value pushed before its first write in a loop must exist: start it as None (or,
     # when only its shape is recorded, as ops.UNSET, which has an empty shape)
     defined = set(params)
@@ -198,7 +121,79 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
         else:
             defined |= set(stores(s))
         out.append(s)
-    return out, adjoint, bool(taped)
+    return out, adjoint, bool(restores.taped)
+
+
+class _Restores:
+    """Restore markers made pops (from the tape, or from a name kept for a write no loop
+    encloses), and the pushes they need, per primal statement. (A class: a nested
+    function calling itself would be a reference cycle holding all of this.)"""
+
+    def __init__(self, markers, needed, names, namer, dicts, looped, shape_only):
+        self.markers, self.needed, self.namer, self.dicts = markers, needed, namer, dicts
+        self.tape, self.ops = names["tape"], names["ops"]
+        self.looped, self.shape_only = looped, shape_only
+        self.pushes = {}  # id(primal stmt) -> its push statements
+        self.pushed = set()
+        self.taped = []
+
+    def convert(self, stmts):
+        out = []
+        for s in stmts:
+            if _is_restore(s):
+                self.restore(s, out)
+                continue
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                s.body = self.convert(s.body) or [gast.Pass()]
+                s.orelse = self.convert(s.orelse)
+            out.append(s)
+        return out
+
+    def restore(self, s, out):
+        target = s.value.args[0].id
+        primal_stmt, kind = self.markers[id(s)]
+        if target not in self.needed[kind == "slot"]:
+            return
+        self.pushed.add(target)
+        kept = None
+        if self.namer is not None and id(primal_stmt) not in self.looped:
+            kept = self.namer.fresh(f"{target}_old")
+            pop = name(kept)
+        else:
+            self.taped.append(target)
+            pop = _method_call(self.tape, "pop", [])
+        value = self.popped(s, target, primal_stmt, kind, pop, out)
+        # pops run in marker order, so pushes go in reverse of it
+        if kept is not None:
+            push = assign(kept, value, primal_stmt)
+        else:
+            push = gast.Expr(value=_method_call(self.tape, "push", [value]))
+        self.pushes.setdefault(id(primal_stmt), []).insert(0, push)
+
+    def popped(self, s, target, primal_stmt, kind, pop, out):
+        """Append to ``out`` what puts ``pop`` back; return what the push records."""
+        ops = self.ops
+        if kind == "slot" and _base_name(primal_stmt.targets[0]) in self.dicts:
+            sub = primal_stmt.targets[0]
+            out.append(_ops_call(ops, "restore_item", sub, pop))
+            return _ops_call(ops, "saved_item", sub).value
+        if kind == "slot":
+            sub = clone(primal_stmt.targets[0])
+            out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
+            read = clone(sub)
+            read.ctx = gast.Load()
+            return _method_call(ops, "copy", [read])
+        out.append(assign(target, pop, s))
+        if target in self.shape_only:
+            return _method_call(ops, "shape_of", [name(target)])
+        return name(target)
+
+
+def _method_call(owner, attr, args):
+    """``owner.attr(*args)``, ``owner`` a name."""
+    return gast.Call(
+        func=gast.Attribute(value=name(owner), attr=attr, ctx=gast.Load()), args=args, keywords=[]
+    )
 
 
 def _base_name(target):
@@ -243,11 +238,24 @@ def _is_restore(s):
 
 def needed(adjoint, adjoint_names, primal):
     """``(names, slots)``: what a name restore needs (the name is read later) and what a
-    slot restore needs (the array, or a view of it, is read later)."""
-    return (
-        _needed_with(adjoint, adjoint_names, {}),
-        _needed_with(adjoint, adjoint_names, _views(primal)),
-    )
+    slot restore needs (the array, or a view of it, is read later).
+
+    A read before any restore of that name sees its final primal value, which is
+    still there, so it does not make the loops record the name. Reading a view of
+    an array counts as reading the array, whose written slots must be restored."""
+    views = _views(primal)
+    names, slots, restored = set(), set(), set()
+    for s in adjoint:
+        if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
+            continue  # nothing restored yet, and no restore here: no read can need one
+        markers = {m.value.args[0].id for m in all_stmts([s]) if _is_restore(m)}
+        reads = free_loads([s], adjoint_names)
+        names |= {n for n in reads if n in restored or n in markers}
+        for n in list(reads):
+            reads |= views.get(n, set())
+        slots |= {n for n in reads if n in restored or n in markers}
+        restored |= markers
+    return names, slots
 
 
 def _views(primal):
@@ -273,52 +281,45 @@ def _views(primal):
     return views
 
 
-def _needed_with(adjoint, adjoint_names, views):
-    """Primal names the adjoint sweep reads after (or while) they may have been restored.
-
-    A read before any restore of that name sees its final primal value, which is
-    still there, so it does not make the loops record the name. Reading a view of
-    an array counts as reading the array, whose written slots must be restored.
-    """
-    needed, restored = set(), set()
-    for s in adjoint:
-        if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
-            continue  # nothing restored yet, and no restore here: no read can need one
-        markers = {m.value.args[0].id for m in all_stmts([s]) if _is_restore(m)}
-        reads = free_loads([s], adjoint_names)
-        for n in list(reads):
-            reads |= views.get(n, set())
-        needed |= {n for n in reads if n in restored or n in markers}
-        restored |= markers
-    return needed
-
-
 def free_loads(stmts, exclude):
     """Names read by ``stmts`` that they do not define themselves."""
     loads, stores = set(), set(exclude)
-
-    def read(block, bound):
-        for s in block:
-            if _is_restore(s):
-                continue
-            for n in name_nodes(header(s)):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
-                    loads.add(n.id)
-            if isinstance(s, gast.For):  # the loop binds its target before each pass
-                targets = {n.id for n in name_nodes(s.target) if isinstance(n, gast.Name)}
-                read(s.body, bound | targets)
-                read(s.orelse, bound)
-            elif isinstance(s, (gast.If, gast.While)):
-                read(s.body, bound)
-                read(s.orelse, bound)
-
-    read(stmts, frozenset())
+    _add_loads(stmts, frozenset(), loads)
     for s in all_stmts(stmts):
         if isinstance(s, gast.Assign) and not _is_restore(s):
             for t in s.targets:
                 if isinstance(t, gast.Tuple):
                     stores |= {e.id for e in t.elts if isinstance(e, gast.Name)}
     return loads - stores
+
+
+def _with_pushes(stmts, pushes):
+    """``stmts`` with the pushes recorded for each statement (by ``id``) before it."""
+    out = []
+    for s in stmts:
+        out.extend(pushes.get(id(s), []))
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            s.body = _with_pushes(s.body, pushes)
+            s.orelse = _with_pushes(s.orelse, pushes)
+        out.append(s)
+    return out
+
+
+def _add_loads(block, bound, loads):
+    """Add to ``loads`` the names ``block`` reads, but not those in ``bound``."""
+    for s in block:
+        if _is_restore(s):
+            continue
+        for n in name_nodes(header(s)):
+            if isinstance(n.ctx, gast.Load) and n.id not in bound:
+                loads.add(n.id)
+        if isinstance(s, gast.For):  # the loop binds its target before each pass
+            targets = {n.id for n in name_nodes(s.target)}
+            _add_loads(s.body, bound | targets, loads)
+            _add_loads(s.orelse, bound, loads)
+        elif isinstance(s, (gast.If, gast.While)):
+            _add_loads(s.body, bound, loads)
+            _add_loads(s.orelse, bound, loads)
 
 
 def drop_unread(body, tape_name, ops_name):

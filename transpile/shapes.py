@@ -17,7 +17,7 @@ import bisect
 import gast
 
 from transpile import deadcode
-from transpile.nodes import all_stmts, descendants, header, stores
+from transpile.nodes import all_stmts, descendants, header, name_nodes, stores
 from transpile.rules import registry
 from transpile.rules.declare import ELEMENTWISE, helper_of
 
@@ -38,26 +38,35 @@ def stage(fn, ctx):
 def shape_sets(tree, parsed, scalars):
     """``id(stmt) -> function(node) -> frozenset | None``: the shape set of an operand
     just before ``stmt`` runs (None for a value the analysis cannot describe)."""
-    facts = {}
-    history = _History()
+    reader = _ShapeSets(parsed, scalars)
+    reader.block(tree.body)
+    return reader.facts
 
-    def block(stmts):
+
+class _ShapeSets:
+    """The walk of ``shape_sets`` (a class, not nested functions calling each other:
+    those would be a reference cycle holding every fact)."""
+
+    def __init__(self, parsed, scalars):
+        self.parsed, self.scalars = parsed, scalars
+        self.facts = {}
+        self.history = _History()
+
+    def block(self, stmts):
+        history = self.history
         for s in stmts:
-            facts[id(s)] = _Lookup(history, history.tick(), scalars)
+            facts = self.facts[id(s)] = _Lookup(history, history.tick(), self.scalars)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 t = s.targets[0].id
-                found = _value_set(s.value, facts[id(s)], parsed)
+                found = _value_set(s.value, facts, self.parsed)
                 gen = history.gen(t) + 1
                 history.set(t, found if found is not None else frozenset({(t, gen)}), gen)
             elif isinstance(s, (gast.If, gast.For, gast.While)):
-                compound(s)
+                self.compound(s)
 
-    def compound(s):
-        assigned = {
-            n.id
-            for n in descendants(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-        }
+    def compound(self, s):
+        history = self.history
+        assigned = {n.id for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}
         # a later iteration sees new values
         shift = 0 if isinstance(s, gast.If) else 1000
         entry = {n: history.gen(n) + shift for n in assigned}
@@ -65,13 +74,10 @@ def shape_sets(tree, parsed, scalars):
             history.tick()
             for n in assigned:  # each part starts from what held before the statement
                 history.set(n, None, entry[n])
-            block(part)
+            self.block(part)
         history.tick()
         for n in assigned:
             history.set(n, None, entry[n] - shift + 100000)
-
-    block(tree.body)
-    return facts
 
 
 class _History:

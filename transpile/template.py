@@ -245,35 +245,40 @@ def _substitute(node, values, adjoint_of, runtime_names):
     """A copy of the template expression ``node`` with operands, adjoints (``d[x]``)
     and runtime module names put in; None when an adjoint it reads is zero."""
     zero = []
-
-    def put(n):
-        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "d":
-            adj = adjoint_of(values[n.slice.id])
-            if adj is None:
-                zero.append(n)
-                return gast.Constant(value=0.0, kind=None)
-            return gast.Name(id=adj, ctx=gast.Load(), annotation=None, type_comment=None)
-        if isinstance(n, gast.Name):
-            if n.id in values:
-                return clone(values[n.id])
-            if n.id in runtime_names:
-                return gast.Name(
-                    id=runtime_names[n.id], ctx=gast.Load(), annotation=None, type_comment=None
-                )
-            return clone(n)
-        if not n._fields:
-            return n  # Load, Add, ...: shared, as clone shares them
-        new = n.__class__.__new__(n.__class__)
-        for key, value in n.__dict__.items():
-            if isinstance(value, gast.AST):
-                value = put(value)
-            elif value.__class__ is list:
-                value = [put(v) if isinstance(v, gast.AST) else v for v in value]
-            new.__dict__[key] = value
-        return new
-
-    result = put(node)
+    result = _put(node, values, adjoint_of, runtime_names, zero)
     return None if zero else result
+
+
+def _put(n, values, adjoint_of, runtime_names, zero):
+    """``_substitute`` of one node (a function of its own, not a closure calling itself:
+    that would be a reference cycle per use, holding the rule's operands)."""
+    if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "d":
+        adj = adjoint_of(values[n.slice.id])
+        if adj is None:
+            zero.append(n)
+            return gast.Constant(value=0.0, kind=None)
+        return gast.Name(id=adj, ctx=gast.Load(), annotation=None, type_comment=None)
+    if isinstance(n, gast.Name):
+        if n.id in values:
+            return clone(values[n.id])
+        if n.id in runtime_names:
+            return gast.Name(
+                id=runtime_names[n.id], ctx=gast.Load(), annotation=None, type_comment=None
+            )
+        return clone(n)
+    if not n._fields:
+        return n  # Load, Add, ...: shared, as clone shares them
+    new = n.__class__.__new__(n.__class__)
+    for key, value in n.__dict__.items():
+        if isinstance(value, gast.AST):
+            value = _put(value, values, adjoint_of, runtime_names, zero)
+        elif value.__class__ is list:
+            value = [
+                _put(v, values, adjoint_of, runtime_names, zero) if isinstance(v, gast.AST) else v
+                for v in value
+            ]
+        new.__dict__[key] = value
+    return new
 
 
 def expand_forward(template: Template, values: dict, tangent_of, zero_of, runtime_names: dict):

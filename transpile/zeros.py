@@ -312,39 +312,42 @@ class _Adjoints:
             body, self.names - self.containers, needed_ids, self.ops, set(entry_names)
         )
 
-        def convert(stmts):
-            out = []
-            for s in stmts:
-                if _is_zero_marker(s):
-                    if id(s) in needed_ids:
-                        t = s.targets[0].id
-                        out.append(gast.copy_location(assign(t, self.zeros_like(t), s), s))
-                    continue
-                if isinstance(s, gast.AugAssign) and s.target.id in self.names:
-                    t = s.target.id
-                    if t in self.containers:
-                        value = gast.Call(
-                            func=gast.Attribute(value=name(self.ops), attr="add", ctx=gast.Load()),
-                            args=[name(t), s.value],
-                            keywords=[],
-                        )
-                        if isinstance(s.op, gast.Sub):
-                            value = gast.BinOp(left=name(t), op=gast.Sub(), right=s.value)
-                    elif t in in_place:  # its own zeroed buffer, never aliased: add in place
-                        out.append(s)
-                        continue
-                    else:
-                        value = gast.BinOp(left=name(t), op=s.op, right=s.value)
-                    out.append(gast.copy_location(assign(t, value, s), s))
-                    continue
-                for field in ("body", "orelse"):
-                    if isinstance(s, (gast.If, gast.For, gast.While)):
-                        setattr(s, field, convert(getattr(s, field)))
-                out.append(s)
-            return out
-
         inits = [assign(n, self.zeros_like(n), gast.Pass()) for n in entry_names]
-        return inits, convert(body)
+        return inits, self.converted(body, needed_ids, in_place)
+
+    def converted(self, stmts, needed_ids, in_place):
+        """``stmts`` with the zeros needed made arrays, the others gone, and accumulations
+        made assignments (or kept in place, for an adjoint in ``in_place``)."""
+        out = []
+        for s in stmts:
+            if _is_zero_marker(s):
+                if id(s) in needed_ids:
+                    t = s.targets[0].id
+                    out.append(gast.copy_location(assign(t, self.zeros_like(t), s), s))
+            elif isinstance(s, gast.AugAssign) and s.target.id in self.names:
+                if s.target.id in in_place:  # its own zeroed buffer, never aliased
+                    out.append(s)
+                else:
+                    out.append(gast.copy_location(assign(s.target.id, self.added(s), s), s))
+            else:
+                if isinstance(s, (gast.If, gast.For, gast.While)):
+                    s.body = self.converted(s.body, needed_ids, in_place)
+                    s.orelse = self.converted(s.orelse, needed_ids, in_place)
+                out.append(s)
+        return out
+
+    def added(self, s):
+        """The value of the accumulation ``s`` (``t += v``) as an expression."""
+        t = s.target.id
+        if t not in self.containers:
+            return gast.BinOp(left=name(t), op=s.op, right=s.value)
+        if isinstance(s.op, gast.Sub):
+            return gast.BinOp(left=name(t), op=gast.Sub(), right=s.value)
+        return gast.Call(
+            func=gast.Attribute(value=name(self.ops), attr="add", ctx=gast.Load()),
+            args=[name(t), s.value],
+            keywords=[],
+        )
 
 
 def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
