@@ -103,6 +103,8 @@ def _report_sites(node, probe_name):
     """``node``, or a copy of it along the paths to its numbered helper calls, which go
     through ``probe_name``; what holds no such call is shared, not copied. One walk,
     deepest first, so a call's arguments are rewritten before the call is wrapped."""
+    if node.__class__ in _LEAVES:
+        return node
     changed = {}
     for field in node._fields:
         value = getattr(node, field, None)
@@ -118,6 +120,9 @@ def _report_sites(node, probe_name):
         node, old = node.__class__.__new__(node.__class__), node
         node.__dict__.update(old.__dict__, **changed)
     return _reported(node, probe_name)
+
+
+_LEAVES = {gast.Name, gast.Constant}
 
 
 def _reported(node, probe_name):
