@@ -9,7 +9,7 @@ to what the rewrite needs: kind, shape, dtype and type.
 
 import gast
 
-from transpile.nodes import const, descendants, name, name_nodes
+from transpile.nodes import const, name, name_nodes, names_and_calls
 from transpile.rules.declare import helper_of
 
 
@@ -63,7 +63,7 @@ def number_sites(body, ops_name):
     """Tag each call of a specialized helper with a site number; returns the count."""
     count = 0
     for stmt in body:
-        for node in descendants(stmt):
+        for node in names_and_calls(stmt)[1]:
             if helper_name(node, ops_name):
                 node.transpile_site = count
                 count += 1

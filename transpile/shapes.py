@@ -17,7 +17,7 @@ import bisect
 import gast
 
 from transpile import deadcode
-from transpile.nodes import all_stmts, descendants, header, name_nodes, stores
+from transpile.nodes import all_stmts, header, name_nodes, names_and_calls, stores
 from transpile.rules import registry
 from transpile.rules.declare import ELEMENTWISE, helper_of
 
@@ -184,12 +184,10 @@ def classify_reads(stmts, ops_name, skip=lambda stmt: False):
     for stmt in all_stmts(stmts):
         if skip(stmt):
             continue
-        shape_args, loads = set(), []
-        for node in descendants(header(stmt)):
-            if isinstance(node, gast.Name):
-                if isinstance(node.ctx, gast.Load):
-                    loads.append(node)
-                continue
+        shape_args = set()
+        names, calls = names_and_calls(header(stmt))
+        loads = [n for n in names if isinstance(n.ctx, gast.Load)]
+        for node in calls:
             for position in _shape_positions(node, ops_name):
                 arg = node.args[position]
                 if isinstance(arg, gast.Name):
