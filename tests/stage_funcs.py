@@ -293,3 +293,11 @@ def subscripts(x):
     out[1:, ::2] = x[:2, None, 0]
     y = x[..., 1] + x[0, :3] - out[x.shape[0] - 3, 1:]
     return np.sum(y * y) - 0.5 < 1.0 or np.sum(y)
+
+
+def loop_copy(x):
+    h = x
+    for _ in range(2):
+        v = np.sin(h)
+        h = 0.5 * (v + h)
+    return np.sum(h)

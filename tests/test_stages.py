@@ -22,6 +22,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import fd
 import gast
 import numpy as np
 import pytest
@@ -500,6 +501,41 @@ def test_copies_merge_adjoints_and_fold_the_constant_seed():
             return dy
         """
     )
+
+
+def test_copies_merge_an_adjoint_copy_in_a_loop_body():
+    before = dump(S.loop_copy, "zeros")
+    assert "dv = d_t2" in before
+    assert dump(S.loop_copy, "copies") == golden(
+        """
+        def dloop_copy(x):
+            h = x
+            _t1 = range(2)
+            for _ in _t1:
+                v = np.sin(h)
+                _t2 = v + h
+                h = 0.5 * _t2
+            _t3 = np.sum(h)
+            # grad of: return np.sum(h)
+            dh = ops.unreduce(1.0, h, None, False)
+            for _ in reversed(_t1):
+                # grad of: h = 0.5 * (v + h)
+                d_t2 = dh * 0.5
+                __restore__(h)
+                # grad of: h = 0.5 * (v + h)
+                dh = d_t2
+                __restore__(_t2)
+                # grad of: v = np.sin(h)
+                dh = dh + d_t2 * np.cos(h)
+                __restore__(v)
+            # grad of: h = x
+            dx = dh
+            return dx
+        """
+    )
+    x = np.array([0.3, -1.2, 2.0])
+    (expected,) = fd.numeric_grad(S.loop_copy, (x,), (0,))
+    np.testing.assert_allclose(grad(S.loop_copy)(x), expected, rtol=1e-8)
 
 
 # --------------------------------------------------------------------------

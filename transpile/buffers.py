@@ -10,21 +10,27 @@ from transpile.ir import Annotation, annotation
 from transpile.nodes import descendants, name
 
 
-def propagate_copies(body):
+def propagate_copies(body, names=None):
     """Drop ``a = b`` where ``a`` is bound only there, read only after it, and ``b`` is
     not bound again later, reading ``b`` wherever ``a`` was read (the rewrite leaves
     many such lines). In a loop body the same holds from one iteration to the next:
     every read of ``a`` follows the copy, and ``b`` does not change before the body
-    ends. One pass over a def-use index: a chain ``a = b; c = a`` resolves in order."""
-    return _propagate(body, defuse.Index(body))
+    ends. One pass over a def-use index: a chain ``a = b; c = a`` resolves in order.
+    With ``names``, only copies between two of them."""
+    return propagate(body, defuse.Index(body), names)
 
 
-def _propagate(stmts, index):
+def propagate(stmts, index, names=None):
+    """``propagate_copies`` with a def-use ``index`` of the body, kept up to date."""
     out = []
     for s in stmts:
         if isinstance(s, (gast.For, gast.While)):
-            s.body = _propagate(s.body, index)
-        elif _is_copy(s) and _copy_is_alias(s, index):
+            s.body = propagate(s.body, index, names)
+        elif (
+            _is_copy(s)
+            and (names is None or (s.targets[0].id in names and s.value.id in names))
+            and _copy_is_alias(s, index)
+        ):
             a, b = s.targets[0].id, s.value.id
             index.forget(s)
             index.rename(a, b)

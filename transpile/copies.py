@@ -8,7 +8,7 @@ its uses.
 
 import gast
 
-from transpile import defuse
+from transpile import buffers, defuse
 from transpile.nodes import all_stmts, clone, transform
 from transpile.tidy import fold_constants_in
 from transpile.zeros import in_place_base
@@ -21,7 +21,8 @@ def stage(fn, ctx):
 
 
 def propagate_copies(body, adjoint_names, index=None):
-    """Remove top-level copies ``a = b`` between adjoints that are each written once,
+    """Remove top-level copies ``a = b`` between adjoints that are each written once
+    (and in loop bodies, those ``buffers.propagate`` finds),
     keeping the more meaningful name (``dw`` over ``_t11``, ``d_t4`` over ``d_t3``), and
     fold a constant adjoint written once (the seed 1.0 of a scalar output) into its
     uses. One pass over a def-use index (``Written(body)``, or one kept up to date
@@ -30,7 +31,10 @@ def propagate_copies(body, adjoint_names, index=None):
     adjoint_names = set(adjoint_names)
     out = []
     for s in body:
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        if isinstance(s, (gast.For, gast.While)):  # a copy in a loop body aliases per pass
+            s.body = buffers.propagate(s.body, index, adjoint_names)
+            out.append(s)
+        elif not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             out.append(s)
         elif isinstance(s.value, gast.Constant):
             if not _fold_constant(s, index, adjoint_names):
