@@ -25,12 +25,13 @@ def stage(fn, ctx):
     return fn
 
 
-def dead_code(body, is_pure, live_out=()):
+def dead_code(body, is_pure, live_out=(), reads=loads):
     """Remove assignments whose targets are never read and whose values are pure.
 
     One backward dataflow solve of *strong* liveness: a removable statement whose
     targets are dead does not make its operands live, so a chain of values feeding
     only dead ones dies in the same solve (no repeated rounds). Live sets are ``Bits``.
+    ``reads(node)``: the names a statement (or a compound statement's header) reads.
     """
     graph = cfg.build(body)
     bits = cfg.Bits()
@@ -41,14 +42,14 @@ def dead_code(body, is_pure, live_out=()):
             continue
         h = header(s)
         if isinstance(s, gast.For):
-            effects[node] = (bits.of(stores(s)), bits.of(loads(h)), None)
+            effects[node] = (bits.of(stores(s)), bits.of(reads(h)), None)
         elif h is not s:
-            effects[node] = (0, bits.of(loads(h)), None)
+            effects[node] = (0, bits.of(reads(h)), None)
         else:
             written = stores(s)
             kills = 0 if isinstance(s, gast.AugAssign) else bits.of(written)
             removable = written and _removable(s, is_pure)
-            effects[node] = (kills, bits.of(loads(s)), bits.of(written) if removable else None)
+            effects[node] = (kills, bits.of(reads(s)), bits.of(written) if removable else None)
 
     def transfer(node, fact):
         found = effects.get(node)

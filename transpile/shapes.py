@@ -27,11 +27,7 @@ def stage(fn, ctx):
     was computed only for its shape is then dead, and removed."""
     pure = deadcode.purity(fn.parsed, fn.names)
     for out in fn.outputs:
-        body, changed = read_shapes_from_sources(out.body, fn.parsed, fn.names["ops"], fn.params)
-        while changed:
-            body = deadcode.dead_code(body, pure)
-            body, changed = read_shapes_from_sources(body, fn.parsed, fn.names["ops"], fn.params)
-        out.body = body
+        out.body = read_shapes_from_sources(out.body, fn.parsed, fn.names["ops"], pure, fn.params)
     return fn
 
 
@@ -197,31 +193,60 @@ def classify_reads(stmts, ops_name, skip=lambda stmt: False):
     return shape_reads, other_reads
 
 
-def read_shapes_from_sources(body, parsed, ops_name, params=()):
-    """Where a top-level value is read only for its shape, read its sources instead.
+def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=()):
+    """Where a top-level value is read only for its shape, read its sources instead,
+    and remove what was computed only for its shape.
 
     ``_t5 = np.log(p)`` read only as ``ops.unbroadcast(g, _t5)`` becomes
     ``ops.unbroadcast(g, p)``, and ``ops.unmean(g, _t11)`` of ``_t11 = y * _t5 + ...``
-    becomes ``ops.unmean(g, ops.broadcast_like(y, p))``; dead-code removal then
-    drops the values that were computed only for their shapes. A source is a name
-    written once in the function (or a parameter never written), so it holds the
-    same value wherever the adjoint reads it. Returns ``(body, changed)``.
-    """
+    becomes ``ops.unmean(g, ops.broadcast_like(y, p))``. A source is a name written
+    once in the function (or a parameter never written), so it holds the same value
+    wherever the adjoint reads it. One dead-code solve in which a shape read of a
+    value with sources reads the sources: a value left with no other live read dies
+    in it, however long the chain of values read only for their shapes, and its shape
+    reads are then made reads of its sources (or of a value with the same sources
+    that is computed anyway, ``p`` for ``log(p)``, which reads best)."""
     sources = _elementwise_sources(body, parsed, _write_counts(body, params))
+    sources = {n: found for n, found in sources.items() if found and found != {n}}
     shape_reads, other_reads = classify_reads(body, ops_name)
-    alike = {}  # sources -> the names computed anyway that have them, in order
+    if all(n in other_reads or n not in sources for n in shape_reads):
+        return body  # every value read for its shape is read otherwise too: all stay
+
+    def reads(node):
+        found, shaped = [], set()
+        for stmt_reads in _reads_of(node, ops_name):
+            n, is_shape = stmt_reads
+            if is_shape and n in sources:
+                shaped |= sources[n]
+            else:
+                found.append(n)
+        return found + sorted(shaped)
+
+    body = deadcode.dead_code(body, is_pure, reads=reads)
+    written = {t for stmt in all_stmts(body) for t in stores(stmt)}
+    alike = {}  # sources -> the values with them that are computed anyway, in order
     for t, found in sources.items():
-        if t in other_reads:
+        if t in written:
             alike.setdefault(found, []).append(t)
-    changed = False
-    for n, reads in shape_reads.items():
-        if n in other_reads or n not in sources or sources[n] == {n} or not sources[n]:
-            continue
-        names = _source_names(n, sources[n], alike)
-        for call, position in reads:
-            call.args[position] = _shape_like(names, ops_name)
-        changed = True
-    return body, changed
+    shape_reads, _ = classify_reads(body, ops_name)
+    for n, found in shape_reads.items():
+        if n in sources and n not in written:
+            names = _source_names(n, sources[n], alike)
+            for call, position in found:
+                call.args[position] = _shape_like(names, ops_name)
+    return body
+
+
+def _reads_of(node, ops_name):
+    """``(name, read only for its shape)`` for every name ``node`` reads."""
+    names, calls = names_and_calls(node)
+    shaped = set()
+    for call in calls:
+        for position in _shape_positions(call, ops_name):
+            arg = call.args[position]
+            if isinstance(arg, gast.Name):
+                shaped.add(id(arg))
+    return [(n.id, id(n) in shaped) for n in names if isinstance(n.ctx, gast.Load)]
 
 
 def _write_counts(body, params):
