@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import gast
 
-from transpile.nodes import all_stmts, descendants
+from transpile.nodes import all_stmts, descendants, readers
 
 _SEQUENCE_OPS = (gast.Add, gast.Mult)
 
@@ -71,15 +71,15 @@ def _bind_unknown(bindings, target, ctx=None):
 def _sequences(bindings, known, parsed):
     """The names every binding of which is a sequence, to a fixed point."""
     sequences = set()
-    changed = True
-    while changed:  # a handful of rounds: each adds names bound from earlier ones
-        changed = False
-        for n, values in bindings.items():
-            if n not in sequences and all(
-                _is_sequence(v, n, sequences, known, parsed) for v in values
-            ):
-                sequences.add(n)
-                changed = True
+    looked_up = readers(bindings)
+    todo = list(bindings)
+    while todo:  # a name found a sequence may make those bound from it sequences too
+        n = todo.pop()
+        if n not in sequences and all(
+            _is_sequence(v, n, sequences, known, parsed) for v in bindings[n]
+        ):
+            sequences.add(n)
+            todo.extend(looked_up.get(n, ()))
     return sequences
 
 

@@ -229,6 +229,19 @@ def names_and_calls(node):
     return names, calls
 
 
+def readers(bindings):
+    """For ``bindings`` (name -> the values bound to it, gast nodes or markers), name ->
+    the names bound to a value that reads it: whom a fixed point over the bindings must
+    look at again when what it knows of a name changes."""
+    found = {}
+    for n, values in bindings.items():
+        for v in values:
+            if isinstance(v, _AST):
+                for m in name_nodes(v):
+                    found.setdefault(m.id, set()).add(n)
+    return found
+
+
 def transform(node, visit):
     """Rewrite ``node`` bottom up, in place: each child is rewritten first, then
     ``visit[type(node)](node)``, where there is one, returns the node's replacement.

@@ -270,15 +270,19 @@ def _views(primal):
         elif isinstance(v, gast.Name):  # the same object under two names
             views.setdefault(target, set()).add(v.id)
             views.setdefault(v.id, set()).add(target)
-    changed = True
-    while changed:  # a view of a view
-        changed = False
-        for n, bases in views.items():
-            more = set().union(*(views.get(b, set()) for b in bases)) - bases - {n}
-            if more:
-                bases |= more
-                changed = True
-    return views
+    return {n: _reachable(views, n) for n in views}  # a view of a view is a view
+
+
+def _reachable(edges, start):
+    """The names ``start`` reaches through ``edges`` (name -> names), itself excluded."""
+    found, todo = set(), [start]
+    while todo:
+        for m in edges.get(todo.pop(), ()):
+            if m not in found:
+                found.add(m)
+                todo.append(m)
+    found.discard(start)
+    return found
 
 
 def free_loads(stmts, exclude):

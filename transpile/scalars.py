@@ -7,7 +7,7 @@ cannot broadcast its partner (``shapes`` uses that).
 import gast
 
 import transpile_runtime as runtime
-from transpile.nodes import descendants
+from transpile.nodes import descendants, readers
 from transpile.parse import MISSING
 from transpile.rules import registry
 
@@ -29,13 +29,13 @@ def scalar_names(tree, parsed):
     rules = registry()
     values = _bindings(tree)
     known = set(values)
-    changed = True
-    while changed:  # drop names bound to a value not (or no longer) known scalar
-        changed = False
-        for n in list(known):
-            if not all(_scalar_value(v, known, parsed, rules) for v in values[n]):
-                known.discard(n)
-                changed = True
+    looked_up = readers(values)
+    todo = list(values)
+    while todo:  # drop names bound to a value not (or no longer) known scalar
+        n = todo.pop()
+        if n in known and not all(_scalar_value(v, known, parsed, rules) for v in values[n]):
+            known.discard(n)
+            todo.extend(looked_up.get(n, ()))  # what was scalar through n may be no more
     return known
 
 
