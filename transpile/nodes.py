@@ -160,9 +160,9 @@ def _walked_fields(cls):
 
 
 def descendants(node):
-    """``node`` and every node under it, breadth first: ``gast.walk``, about twice as fast
-    (the passes walk every statement several times), without the expression contexts
-    (``gast.Load``, ``gast.Store``: read them as ``name.ctx``)."""
+    """``node`` and every node under it, breadth first, as a list: ``gast.walk`` without
+    its generator (the passes walk every statement several times), and without the
+    expression contexts (``gast.Load``, ``gast.Store``: read them as ``name.ctx``)."""
     todo = [node]  # a queue: the loop reads what it appends
     push, walked, ast_type = todo.append, _WALKED, _AST
     for n in todo:
@@ -177,12 +177,13 @@ def descendants(node):
                         push(c)
             elif isinstance(child, ast_type):
                 push(child)
-        yield n
+    return todo
 
 
 def name_nodes(node):
-    """The ``gast.Name`` nodes in ``node`` (itself included), in ``descendants``' order:
-    one walk without a generator's cost per node, for the passes that only need names."""
+    """The ``gast.Name`` nodes in ``node`` (itself included), in ``descendants``' order.
+    ``descendants``' loop written again: the passes ask this most often, and filtering
+    the list of every node would cost them a second loop over it."""
     found, todo = [], [node]
     push, walked, ast_type, name_type = todo.append, _WALKED, _AST, gast.Name
     for n in todo:
@@ -205,28 +206,12 @@ def name_nodes(node):
 
 def names_and_calls(node):
     """The ``gast.Name`` and the ``gast.Call`` nodes in ``node``, in ``descendants``'
-    order, in one walk (as ``name_nodes``)."""
-    names, calls, todo = [], [], [node]
-    push, walked, ast_type = todo.append, _WALKED, _AST
+    order."""
+    found = descendants(node)
     name_type, call_type = gast.Name, gast.Call
-    for n in todo:
-        cls = n.__class__
-        if cls is name_type:
-            names.append(n)
-        elif cls is call_type:
-            calls.append(n)
-        fields = walked.get(cls)
-        if fields is None:
-            fields = _walked_fields(cls)
-        for field in fields:
-            child = getattr(n, field, None)
-            if child.__class__ is list:
-                for c in child:
-                    if isinstance(c, ast_type):
-                        push(c)
-            elif isinstance(child, ast_type):
-                push(child)
-    return names, calls
+    return [n for n in found if n.__class__ is name_type], [
+        n for n in found if n.__class__ is call_type
+    ]
 
 
 def readers(bindings):
