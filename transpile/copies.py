@@ -29,10 +29,13 @@ def propagate_copies(body, adjoint_names, index=None):
     since it was built), in program order."""
     index = Written(body) if index is None else index
     adjoint_names = set(adjoint_names)
+    # a copy in a loop body aliases per pass; not where a buffer is updated in place
+    # (the in-place counts would not follow the rename)
+    in_loops = adjoint_names - set(index.in_place)
     out = []
     for s in body:
-        if isinstance(s, (gast.For, gast.While)):  # a copy in a loop body aliases per pass
-            s.body = buffers.propagate(s.body, index, adjoint_names)
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = buffers.propagate(s.body, index, in_loops)
             out.append(s)
         elif not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             out.append(s)
