@@ -518,7 +518,6 @@ class Dispatcher:
         for stmt in body:
             for node in descendants(stmt):
                 strip_annotations(node)
-                node.__dict__.pop("transpile_site", None)
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         source = emit.to_source(fdef)
         used = emit.identifiers(source)

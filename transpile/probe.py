@@ -9,6 +9,7 @@ to what the rewrite needs: kind, shape, dtype and type.
 
 import gast
 
+from transpile.ir import Annotation, annotate, annotation
 from transpile.nodes import const, name, name_nodes, names_and_calls
 from transpile.rules.declare import helper_of
 
@@ -65,7 +66,7 @@ def number_sites(body, ops_name):
     for stmt in body:
         for node in names_and_calls(stmt)[1]:
             if helper_name(node, ops_name):
-                node.transpile_site = count
+                annotate(node, Annotation.SITE, count)
                 count += 1
     return count
 
@@ -126,7 +127,7 @@ _LEAVES = {gast.Name, gast.Constant}
 
 
 def _reported(node, probe_name):
-    site = getattr(node, "transpile_site", None)
+    site = annotation(node, Annotation.SITE)
     if site is None or not isinstance(node, gast.Call):
         return node
     return gast.Call(func=name(probe_name), args=[const(site), node.func, *node.args], keywords=[])

@@ -383,8 +383,8 @@ class Specializer:
         """A helper the probe observed (rewritten by the method of its name) or a ufunc;
         None for any other call."""
         kind = helper_name(node, self.ops)
-        if kind is not None and hasattr(node, "transpile_site"):
-            return getattr(self, kind)(node, self.sites.get(node.transpile_site))
+        if kind is not None and has_annotation(node, Annotation.SITE):
+            return getattr(self, kind)(node, self.sites.get(annotation(node, Annotation.SITE)))
         if self.is_ufunc(node):
             vals = [self.expr(a) for a in node.args]
             node.args = [self.applied(v) for v in vals]
