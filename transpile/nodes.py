@@ -152,6 +152,12 @@ _NOT_NODES_OF = {
 }
 
 
+def walked_fields(cls):
+    """The fields of ``cls`` that may hold nodes (those ``descendants`` walks)."""
+    fields = _WALKED.get(cls)
+    return _walked_fields(cls) if fields is None else fields
+
+
 def _walked_fields(cls):
     skip = _NOT_NODES | _NOT_NODES_OF.get(cls, frozenset())
     fields = tuple(f for f in cls._fields if f not in skip)
@@ -254,18 +260,24 @@ def transform(node, visit):
 def clone(node):
     """A deep copy of a gast node or a list of them (``copy.deepcopy`` without its memo).
     Nodes without fields (``Load``, ``Add``, ...) are shared, as ``ast.parse`` shares
-    them: nothing writes to one, and a third of a tree's nodes are of these kinds."""
+    them: nothing writes to one, and a third of a tree's nodes are of these kinds. The
+    node's attributes are copied at once, then the fields that hold nodes (those
+    ``descendants`` walks) are copied deeply."""
     if node.__class__ is list:
         return [clone(n) for n in node]
     if not isinstance(node, _AST) or not node._fields:
         return node
-    new = node.__class__.__new__(node.__class__)
-    attrs = new.__dict__
-    for key, value in node.__dict__.items():
-        if isinstance(value, _AST):
-            attrs[key] = clone(value) if value._fields else value
-        elif value.__class__ is list:
-            attrs[key] = [clone(v) if isinstance(v, _AST) else v for v in value]
-        else:
-            attrs[key] = value
+    cls = node.__class__
+    new = cls.__new__(cls)
+    attrs = node.__dict__.copy()
+    fields = _WALKED.get(cls)
+    if fields is None:
+        fields = _walked_fields(cls)
+    for field in fields:
+        value = attrs.get(field)
+        if value.__class__ is list:
+            attrs[field] = [clone(v) if isinstance(v, _AST) else v for v in value]
+        elif isinstance(value, _AST) and value._fields:
+            attrs[field] = clone(value)
+    new.__dict__ = attrs
     return new

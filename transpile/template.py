@@ -32,7 +32,7 @@ import textwrap
 
 import gast
 
-from transpile.nodes import clone
+from transpile.nodes import clone, walked_fields
 from transpile_runtime import ops
 
 
@@ -269,15 +269,17 @@ def _put(n, values, adjoint_of, runtime_names, zero):
     if not n._fields:
         return n  # Load, Add, ...: shared, as clone shares them
     new = n.__class__.__new__(n.__class__)
-    for key, value in n.__dict__.items():
-        if isinstance(value, gast.AST):
-            value = _put(value, values, adjoint_of, runtime_names, zero)
-        elif value.__class__ is list:
-            value = [
+    attrs = n.__dict__.copy()
+    for key in walked_fields(n.__class__):
+        value = attrs.get(key)
+        if value.__class__ is list:
+            attrs[key] = [
                 _put(v, values, adjoint_of, runtime_names, zero) if isinstance(v, gast.AST) else v
                 for v in value
             ]
-        new.__dict__[key] = value
+        elif isinstance(value, gast.AST):
+            attrs[key] = _put(value, values, adjoint_of, runtime_names, zero)
+    new.__dict__ = attrs
     return new
 
 
