@@ -188,17 +188,19 @@ def descendants(node):
 
 def name_nodes(node):
     """The ``gast.Name`` nodes in ``node`` (itself included), in ``descendants``' order.
-    ``descendants``' loop written again: the passes ask this most often, and filtering
-    the list of every node would cost them a second loop over it."""
+    ``descendants``' loop written again: the passes ask this most often, and here it
+    can skip what holds no name (operators, and a name without an annotation)."""
     found, todo = [], [node]
-    push, walked, ast_type, name_type = todo.append, _WALKED, _AST, gast.Name
+    push, walked, ast_type, name_type = todo.append, _NAME_WALKED, _AST, gast.Name
     for n in todo:
         cls = n.__class__
         if cls is name_type:
             found.append(n)
+            if getattr(n, "annotation", None) is None:
+                continue
         fields = walked.get(cls)
         if fields is None:
-            fields = _walked_fields(cls)
+            fields = walked[cls] = tuple(f for f in walked_fields(cls) if f not in _OPERATORS)
         for field in fields:
             child = getattr(n, field, None)
             if child.__class__ is list:
@@ -208,6 +210,10 @@ def name_nodes(node):
             elif isinstance(child, ast_type):
                 push(child)
     return found
+
+
+_NAME_WALKED = {}  # node class -> the fields name_nodes() looks into
+_OPERATORS = frozenset(("op", "ops"))  # fields holding operators, which hold nothing
 
 
 def names_and_calls(node):
