@@ -139,10 +139,14 @@ def function_def(fname: str, args, body):
 
 
 _WALKED = {}  # node class -> the fields descendants() looks into
-# fields that never hold a node: a name's context (Load, Store) is read through the
-# name, never walked to; identifiers, flags, comments
+# fields not walked: a name's context (Load, Store) and an operation's operator (Add,
+# USub, Lt...) are read through their owner, never walked to (nodes without fields,
+# shared); identifiers, flags, comments hold no node
 _NOT_NODES = frozenset(
-    ("ctx", "type_comment", "id", "attr", "arg", "kind", "is_async", "level", "module")
+    (
+        *("ctx", "op", "ops"),
+        *("type_comment", "id", "attr", "arg", "kind", "is_async", "level", "module"),
+    )
 )
 _NOT_NODES_OF = {
     gast.Constant: frozenset(("value",)),
@@ -168,7 +172,8 @@ def _walked_fields(cls):
 def descendants(node):
     """``node`` and every node under it, breadth first, as a list: ``gast.walk`` without
     its generator (the passes walk every statement several times), and without the
-    expression contexts (``gast.Load``, ``gast.Store``: read them as ``name.ctx``)."""
+    expression contexts and operators (``gast.Load``, ``gast.Add``: read them as
+    ``name.ctx``, ``binop.op``)."""
     todo = [node]  # a queue: the loop reads what it appends
     push, walked, ast_type = todo.append, _WALKED, _AST
     for n in todo:
@@ -189,9 +194,9 @@ def descendants(node):
 def name_nodes(node):
     """The ``gast.Name`` nodes in ``node`` (itself included), in ``descendants``' order.
     ``descendants``' loop written again: the passes ask this most often, and here it
-    can skip what holds no name (operators, and a name without an annotation)."""
+    can skip the inside of a name (its annotation, when it has none)."""
     found, todo = [], [node]
-    push, walked, ast_type, name_type = todo.append, _NAME_WALKED, _AST, gast.Name
+    push, walked, ast_type, name_type = todo.append, _WALKED, _AST, gast.Name
     for n in todo:
         cls = n.__class__
         if cls is name_type:
@@ -200,7 +205,7 @@ def name_nodes(node):
                 continue
         fields = walked.get(cls)
         if fields is None:
-            fields = walked[cls] = tuple(f for f in walked_fields(cls) if f not in _OPERATORS)
+            fields = _walked_fields(cls)
         for field in fields:
             child = getattr(n, field, None)
             if child.__class__ is list:
@@ -210,10 +215,6 @@ def name_nodes(node):
             elif isinstance(child, ast_type):
                 push(child)
     return found
-
-
-_NAME_WALKED = {}  # node class -> the fields name_nodes() looks into
-_OPERATORS = frozenset(("op", "ops"))  # fields holding operators, which hold nothing
 
 
 def names_and_calls(node):
