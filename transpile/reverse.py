@@ -37,6 +37,7 @@ class Emitted:
     result: object  # the returned atom
     callees: list = field(default_factory=list)
     scalars: frozenset = frozenset()  # names that always hold scalars
+    pops: bool = False  # whether the adjoint may pop from a list (an append's, a hook's)
 
 
 def zero_marker(adj, primal):
@@ -88,7 +89,14 @@ def run(tree, ctx) -> Emitted:
     primal, adjoint = rev.block(body[:-1], depth=0)
     result = ret.value
     return Emitted(
-        primal, adjoint, rev.restores, rev.primal_of, result, rev.callees, frozenset(rev.scalars)
+        primal,
+        adjoint,
+        rev.restores,
+        rev.primal_of,
+        result,
+        rev.callees,
+        frozenset(rev.scalars),
+        rev.pops,
     )
 
 
@@ -98,6 +106,7 @@ class _Reverse:
         self.act = ctx.activity
         self.namer = ctx.namer
         self.restores = {}
+        self.pops = False
         self.primal_of = {}
         self.callees = []
         self.fresh_arrays = set()
@@ -549,6 +558,7 @@ class _Reverse:
         reaches it, with ``dx`` the adjoint of ``x`` there."""
         x, dx, text = s.value.args[0].id, s.value.args[1].value, s.value.args[2].value
         adj = self.d(x)
+        self.pops = True  # the user's lines may pop from an adjoint list
         block = gast.parse(text).body
         for stmt in block:
             for n in descendants(stmt):
@@ -572,6 +582,7 @@ class _Reverse:
         useful = base in self.act.useful_after[id(s)]
         if not (useful and (varied_item or self.act.is_varied(s, base))):
             return [s], []
+        self.pops = True
         pop = gast.Call(
             func=gast.Attribute(value=name(self.d(base)), attr="pop", ctx=gast.Load()),
             args=[],

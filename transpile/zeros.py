@@ -36,8 +36,9 @@ IN_PLACE_METHODS = {"pop"}
 def stage(fn, ctx):
     """Resolve the symbolic zeros of the adjoint sweep."""
     given = {fn.d_result} if ctx.mode == "split" and fn.d_result else set()
+    em = fn.emitted
     inits, body = run(
-        fn.adjoint, fn.adjoint_names, fn.emitted.primal_of, fn.names["ops"], fn.containers, given
+        fn.adjoint, fn.adjoint_names, em.primal_of, fn.names["ops"], fn.containers, given, em.pops
     )
     fn.adjoint = inits + body
     return fn
@@ -117,8 +118,9 @@ def _pop_base(node):
 
 
 class _Adjoints:
-    def __init__(self, names, primal_of, ops_name, containers, given=()):
+    def __init__(self, names, primal_of, ops_name, containers, given=(), pops=True):
         self.given = set(given)
+        self.may_pop = pops
         self.names = names
         self.primal_of = primal_of
         self.ops = ops_name
@@ -194,6 +196,8 @@ class _Adjoints:
         return defs
 
     def popped(self, s):
+        if not self.may_pop:
+            return None
         found = self.pops.get(id(s))
         if found is None:
             found = self.pops[id(s)] = (s, _pop_base(header(s)))
@@ -437,8 +441,9 @@ def _replace_names(stmt, repl):
     return transform(clone(stmt), {gast.Name: put})
 
 
-def run(body, names, primal_of, ops_name, containers, given=()):
+def run(body, names, primal_of, ops_name, containers, given=(), pops=True):
     """Resolve symbolic zeros and accumulations in ``body``; returns ``(inits, body)``:
     ``inits`` are zero arrays that must exist when the adjoint sweep starts. ``given``
-    adjoints hold a value on entry (the output cotangent of a split function)."""
-    return _Adjoints(set(names), primal_of, ops_name, containers, given).run(body)
+    adjoints hold a value on entry (the output cotangent of a split function). Without
+    ``pops`` (no statement pops from a list), no statement is searched for one."""
+    return _Adjoints(set(names), primal_of, ops_name, containers, given, pops).run(body)
