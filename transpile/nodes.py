@@ -9,12 +9,23 @@ def is_atom(node) -> bool:
     return isinstance(node, (gast.Name, gast.Constant))
 
 
+_LOAD, _STORE = gast.Load(), gast.Store()  # shared, as ``ast.parse`` shares them
+
+
 def name(id_, ctx=None):
-    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+    """``gast.Name(id=id_, ctx=ctx)``, made without gast's generic constructor (the
+    compiler makes tens of thousands)."""
+    node = _new(gast.Name)
+    node.__dict__ = {"id": id_, "ctx": ctx or _LOAD, "annotation": None, "type_comment": None}
+    return node
+
+
+def _new(cls):
+    return cls.__new__(cls)
 
 
 def assign(target: str, value, origin):
-    node = gast.Assign(targets=[name(target, gast.Store())], value=value, type_comment=None)
+    node = gast.Assign(targets=[name(target, _STORE)], value=value, type_comment=None)
     return gast.copy_location(node, origin)
 
 
@@ -25,7 +36,9 @@ def call(func, args, origin, keywords=()):
 
 
 def const(value):
-    return gast.Constant(value=value, kind=None)
+    node = _new(gast.Constant)
+    node.__dict__ = {"value": value, "kind": None}
+    return node
 
 
 def loads(node):

@@ -32,7 +32,8 @@ import textwrap
 
 import gast
 
-from transpile.nodes import clone, walked_fields
+from transpile.nodes import clone, const, walked_fields
+from transpile.nodes import name as name_node
 from transpile_runtime import ops
 
 
@@ -135,7 +136,7 @@ class Template:
                     continue
                 values[pname] = v
             elif param.default is not inspect.Parameter.empty:
-                values[pname] = gast.Constant(value=param.default, kind=None)
+                values[pname] = const(param.default)
             elif param.kind == param.VAR_POSITIONAL:
                 values[pname] = gast.Tuple(elts=[], ctx=gast.Load())
         return values
@@ -188,7 +189,7 @@ def _is_adjoint(n):
 
 
 def _load(name):
-    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+    return name_node(name)
 
 
 def _lines_of(func):
@@ -219,10 +220,7 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
         param = template.signature.parameters[target_param]
         if param.kind == param.VAR_POSITIONAL:
             # d[operands] for *operands: one line per operand, `position` its index
-            items = [
-                (elt, {**values, "position": gast.Constant(value=k, kind=None)})
-                for k, elt in enumerate(bound.elts)
-            ]
+            items = [(elt, {**values, "position": const(k)}) for k, elt in enumerate(bound.elts)]
         else:
             items = [(bound, values)]
         for node, these in items:
@@ -233,7 +231,7 @@ def expand(template: Template, values: dict, adjoint_of, runtime_names: dict):
             if value is None:
                 continue
             new = gast.AugAssign(
-                target=gast.Name(id=target, ctx=gast.Store(), annotation=None, type_comment=None),
+                target=name_node(target, gast.Store()),
                 op=stmt.op,
                 value=value,
             )
@@ -256,15 +254,13 @@ def _put(n, values, adjoint_of, runtime_names, zero):
         adj = adjoint_of(values[n.slice.id])
         if adj is None:
             zero.append(n)
-            return gast.Constant(value=0.0, kind=None)
-        return gast.Name(id=adj, ctx=gast.Load(), annotation=None, type_comment=None)
+            return const(0.0)
+        return name_node(adj)
     if isinstance(n, gast.Name):
         if n.id in values:
             return clone(values[n.id])
         if n.id in runtime_names:
-            return gast.Name(
-                id=runtime_names[n.id], ctx=gast.Load(), annotation=None, type_comment=None
-            )
+            return name_node(runtime_names[n.id])
         return clone(n)
     if not n._fields:
         return n  # Load, Add, ...: shared, as clone shares them
@@ -300,7 +296,7 @@ def expand_forward(template: Template, values: dict, tangent_of, zero_of, runtim
         if starred:
             elts = values[starred[0]].elts
             items = [
-                ({**values, starred[0]: elt}, {**values, "position": const_(k)})
+                ({**values, starred[0]: elt}, {**values, "position": const(k)})
                 for k, elt in enumerate(elts)
             ]
         else:
@@ -315,10 +311,6 @@ def expand_forward(template: Template, values: dict, tangent_of, zero_of, runtim
 
 def _is_tangent(n):
     return isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "t"
-
-
-def const_(value):
-    return gast.Constant(value=value, kind=None)
 
 
 _MARK = "__tangent__"
@@ -348,9 +340,7 @@ def _mark_tangents(node):
 
     def mark(n):
         if _is_tangent(n):
-            return gast.Name(
-                id=_MARK + n.slice.id, ctx=gast.Load(), annotation=None, type_comment=None
-            )
+            return name_node(_MARK + n.slice.id)
         return None
 
     return _replace(clone(node), mark)
@@ -372,4 +362,4 @@ def _substitute_tangents(node, these, tangent_of, zero_of):
 def _tangent_node(found, operand, zero_of):
     if found is None:
         return zero_of(operand)
-    return gast.Name(id=found, ctx=gast.Load(), annotation=None, type_comment=None)
+    return name_node(found)
