@@ -214,8 +214,7 @@ def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=()):
 
     def reads(node):
         found, shaped = [], set()
-        for stmt_reads in _reads_of(node, ops_name):
-            n, is_shape = stmt_reads
+        for n, is_shape in _reads_of(node, ops_name):
             if is_shape and n in sources:
                 shaped |= sources[n]
             else:
