@@ -300,11 +300,7 @@ class _Adjoints:
         if isinstance(s.op, gast.Sub):
             value = gast.UnaryOp(op=gast.USub(), operand=value)
         elif s.target.id in self.in_place and not _is_fresh(value, self.ops):
-            value = gast.Call(
-                func=gast.Attribute(value=name(self.ops), attr="copy", ctx=gast.Load()),
-                args=[value],
-                keywords=[],
-            )
+            value = _copy_call(self.ops, value)
         written = gast.copy_location(assign(s.target.id, value, s), s)
         self.first_writes[id(written)] = written
         return written
@@ -317,7 +313,26 @@ class _Adjoints:
         )
 
         inits = [assign(n, self.zeros_like(n), gast.Pass()) for n in entry_names]
-        return inits, self.converted(body, needed_ids, in_place)
+        return inits, self.owned(self.converted(body, needed_ids, in_place))
+
+    def owned(self, body):
+        """``body`` with every adjoint that is written in place bound only to an array of
+        its own: a value that may be another name's (the caller's ``dout`` checked by
+        ``ops.cotangent``, an adjoint handed in) is copied first, so no write shows
+        through to the caller or to another adjoint."""
+        written = {b for s in all_stmts(body) for b in [in_place_base(s)] if b in self.names}
+        if not written:
+            return body
+        for s in all_stmts(body):
+            if (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id in written
+                and not _is_fresh(s.value, self.ops)
+            ):
+                s.value = _copy_call(self.ops, s.value)
+        given = sorted(written & self.given)  # a split function's output adjoint
+        return [assign(n, _copy_call(self.ops, name(n)), gast.Pass()) for n in given] + body
 
     def converted(self, stmts, needed_ids, in_place):
         """``stmts`` with the zeros needed made arrays, the others gone, and accumulations
@@ -406,6 +421,14 @@ def _fresh_use(parent, ops_name):
         and isinstance(parent.func, gast.Attribute)
         and getattr(parent.func.value, "id", None) == ops_name
         and getattr(helper_of(parent.func.attr), "fresh", False)
+    )
+
+
+def _copy_call(ops_name, value):
+    return gast.Call(
+        func=gast.Attribute(value=name(ops_name), attr="copy", ctx=gast.Load()),
+        args=[value],
+        keywords=[],
     )
 
 
