@@ -364,3 +364,62 @@ def test_out_of_constants_into_an_array_the_function_made_is_differentiated():
     np.testing.assert_allclose(expected, [0.0, 2.0, 4.0], atol=1e-9)  # the closed form
     for _ in range(2):
         fd.assert_close(grad(out_of_constants_into_a_fresh_array)(copy.copy(x)), expected)
+
+
+# --------------------------------------------------------------------------
+# a view made after each write in a loop: the tape restores what the view shows
+
+
+def loop_view_T(x):
+    out = np.zeros(3)
+    s = 0.0
+    for i in range(3):
+        out[i] = x * (i + 1.0)
+        r = out.T
+        s = s + np.sum(np.cumsum(r) * r)
+    return s
+
+
+def loop_view_reshape(x):
+    out = np.zeros((3, 1))
+    s = 0.0
+    for i in range(3):
+        out[i] = x * (i + 1.0)
+        r = out.reshape(3)
+        s = s + np.sum(np.cumsum(r) * r)
+    return s
+
+
+def loop_view_ravel(x):
+    out = np.zeros(3)
+    s = 0.0
+    for i in range(3):
+        out[i] = x * (i + 1.0)
+        r = np.ravel(out)
+        s = s + np.sum(np.cumsum(r) * r)
+    return s
+
+
+def loop_second_name(x):
+    out = np.zeros(3)
+    s = 0.0
+    for i in range(3):
+        out[i] = x * (i + 1.0)
+        r = out
+        s = s + np.sum(np.cumsum(r) * r)
+    return s
+
+
+@pytest.mark.parametrize(
+    "f",
+    [loop_view_T, loop_view_reshape, loop_view_ravel, loop_second_name],
+    ids=lambda f: f.__name__,
+)
+def test_a_view_read_in_the_adjoint_of_a_loop_sees_the_slots_restored(f):
+    (expected,) = fd.numeric_grad(f, [X], [0])
+    assert expected == pytest.approx(99.0)  # closed form: 2 * 74.25 / 1.5, f quadratic
+    for _ in range(2):
+        assert grad(f)(X) == pytest.approx(expected, rel=1e-9)
+        assert jvp(f)(X, 1.0)[1] == pytest.approx(expected, rel=1e-9)
+        assert hvp(f)(X, 1.0) == pytest.approx(66.0, rel=1e-9)  # 2 f / x ** 2
+        assert hvp(f, mode="reverse")(X, 1.0) == pytest.approx(66.0, rel=1e-9)
