@@ -423,3 +423,141 @@ def test_a_view_read_in_the_adjoint_of_a_loop_sees_the_slots_restored(f):
         assert jvp(f)(X, 1.0)[1] == pytest.approx(expected, rel=1e-9)
         assert hvp(f)(X, 1.0) == pytest.approx(66.0, rel=1e-9)  # 2 f / x ** 2
         assert hvp(f, mode="reverse")(X, 1.0) == pytest.approx(66.0, rel=1e-9)
+
+
+# --------------------------------------------------------------------------
+# forward mode: a new value's tangent is new memory where the function writes in place
+
+
+def plus_zero_then_write(x):
+    y = x + 0.0  # y_dot would be x_dot itself
+    y[0] = 0.0
+    return y * 2.0
+
+
+def test_jvp_never_writes_into_the_tangent_through_a_new_value():
+    x, tangent = np.array([1.0, 2.0]), np.array([1.0, -1.0])
+    expected = fd.numeric_jvp(plus_zero_then_write, [x], [0], [tangent.copy()])
+    np.testing.assert_allclose(expected, [0.0, -2.0], atol=1e-9)  # the closed form
+    for _ in range(2):
+        value, out = jvp(plus_zero_then_write)(x, tangent)
+        fd.assert_close(out, expected)
+        np.testing.assert_array_equal(tangent, [1.0, -1.0])
+
+
+def written_slot_by_slot(x):
+    out = np.zeros((2, 3))
+    out[0, 1] = x[0]
+    out[1] = x * x
+    return np.sum(out * out)
+
+
+def written_into_a_reshaped_allocation(x):
+    out = np.zeros(6).reshape(2, 3)  # the allocation itself, or a view of it
+    out[0, 1] = x[0]
+    out[1] = x * x
+    return np.sum(out * out)
+
+
+def written_into_a_copy(x):
+    b = x * 2.0
+    c = b.copy()
+    c[0] = x[1]
+    return np.sum(c * b)
+
+
+def masked_write_into_a_ufunc_result(v):
+    r = np.sqrt(v * v + 1.0)
+    r[r > 1.5] = 1.0 / r[r > 1.5]
+    return np.sum(r * v * v)
+
+
+SECOND_ORDER = [
+    written_slot_by_slot,
+    written_into_a_reshaped_allocation,
+    written_into_a_copy,
+    masked_write_into_a_ufunc_result,
+]
+
+
+@pytest.mark.parametrize("f", SECOND_ORDER, ids=lambda f: f.__name__)
+def test_writes_into_arrays_the_function_made_are_differentiated_to_second_order(f):
+    x = np.array([0.5, -1.2, 2.0])
+    v = np.array([1.0, 0.3, -0.2])
+    (expected_grad,) = fd.numeric_grad(f, [x], [0])
+    expected_hvp = fd.numeric_jvp(grad(f), [x], [0], [v])  # the gradient checked below
+    for _ in range(2):
+        fd.assert_close(grad(f)(x), expected_grad, rtol=1e-7)
+        fd.assert_close(jvp(f)(x, v)[1], float(expected_grad @ v), rtol=1e-7)
+        fd.assert_close(hvp(f)(x, v), expected_hvp, rtol=1e-6)
+        fd.assert_close(hvp(f, mode="reverse")(x, v), expected_hvp, rtol=1e-6)
+        fd.assert_close(hessian(f)(x) @ v, expected_hvp, rtol=1e-6)
+
+
+def read_after_a_write_through_a_view(x):
+    a = np.zeros(6)
+    b = a.reshape(2, 3)
+    b[0, 1] = x
+    return np.sum(a * x)  # read
+
+
+def test_an_array_read_after_a_write_through_a_view_of_it_is_refused():
+    for call in (
+        lambda: grad(read_after_a_write_through_a_view)(X),
+        lambda: jvp(read_after_a_write_through_a_view)(X, 1.0),
+    ):
+        with pytest.raises(TranspileError, match="'a' is read after a write into 'b'") as info:
+            call()
+        assert info.value.lineno == _line(read_after_a_write_through_a_view, "# read")
+
+
+# --------------------------------------------------------------------------
+# a helper called for its effect alone
+
+
+def project(vx, vy):
+    vx -= 0.5 * vy
+
+
+def calls_project(x):
+    a = x * 2.0
+    b = x * x
+    project(a, b)  # call
+    return np.sum(a * b)
+
+
+def zero_first(v):
+    w = v.T
+    w[0] = 0.0
+
+
+def calls_zero_first(x):
+    a = x * 2.0
+    zero_first(a)  # call
+    return np.sum(a * a)
+
+
+def log_sum(v):
+    return float(np.sum(v)) > 1e300  # reads only
+
+
+def calls_log_sum(x):
+    a = x * 2.0
+    log_sum(a)
+    return np.sum(a * a)
+
+
+@pytest.mark.parametrize("f", [calls_project, calls_zero_first], ids=lambda f: f.__name__)
+def test_a_helper_that_may_update_its_arguments_called_for_its_effect_is_refused(f):
+    x = np.array([0.5, -1.2, 2.0])
+    for call in (lambda: grad(f)(x), lambda: jvp(f)(x, np.ones(3))):
+        with pytest.raises(TranspileError, match="called for its effect alone") as info:
+            call()
+        assert info.value.lineno == _line(f, "# call")
+
+
+def test_a_helper_that_only_reads_called_for_its_effect_is_left_alone():
+    x = np.array([0.5, -1.2, 2.0])
+    (expected,) = fd.numeric_grad(calls_log_sum, [x], [0])
+    for _ in range(2):
+        fd.assert_close(grad(calls_log_sum)(x), expected, rtol=1e-7)

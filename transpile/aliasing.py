@@ -16,13 +16,14 @@ read ``np.multiply(x, 2.0)``, not what lands in ``out``).
 
 import gast
 
-from transpile import printer, views
+from transpile import effect_calls, printer, views
 from transpile.errors import at
 from transpile.nodes import name_nodes
 
 
 def stage(fn, ctx):
     refuse_out_writes(fn.tree, fn.parsed, fn.activity)
+    effect_calls.refuse(fn.tree, fn.parsed, fn.activity)
     run(fn.tree, fn.parsed)
     return fn
 
@@ -93,16 +94,37 @@ def _bindings(tree):
 
 
 def run(tree, ctx) -> None:
-    """Raise TranspileError for the first view that is read after its array was written."""
+    """Raise TranspileError for the first view that is read after its array was written,
+    and for the first array read after a write through a view of it."""
     order = _in_order(tree.body, ())
-    writes = _writes(order)
-    made = {}  # view name -> [(base, position, loops, the view's expression)]
+    masks = _masks(order)
+    # a write through a view of an array the function does not own is refused by
+    # ``reverse`` at the write; one of an array it owns shows in that array
+    owned = _owned(tree, ctx.resolve)
+    writes = _writes(order, ctx.resolve, masks, owned)
+    made = {}  # view name -> [(base, position, loops, value, the views it was made through)]
     for pos, (s, loops) in enumerate(order):
         # ``r = t`` reads nothing yet: ``r`` becomes the view ``t`` is, checked where read
         for name in () if _renames(s) else _reads(s):
             for view in made.get(name, ()):
                 _check_read(ctx, s, name, view, writes, pos, loops)
-        _track_views(made, s, pos, loops, ctx.resolve)
+            _check_base_read(ctx, s, name, writes, pos, loops)
+        _track_views(made, s, pos, loops, ctx.resolve, masks)
+
+
+def _masks(order):
+    """Names bound only to comparisons: ``x[mask]`` with such a name is a copy."""
+    values = {}
+    for s, _ in order:
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                for n in name_nodes(t):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        values.setdefault(n.id, []).append(s.value if t is n else None)
+        elif isinstance(s, gast.For):
+            for n in name_nodes(s.target):
+                values.setdefault(getattr(n, "id", None), []).append(None)
+    return frozenset(n for n, vs in values.items() if all(isinstance(v, gast.Compare) for v in vs))
 
 
 def _in_order(stmts, loops):
@@ -118,20 +140,30 @@ def _in_order(stmts, loops):
     return order
 
 
-def _writes(order):
-    """base -> ``[(position, loops)]`` of each write into that array."""
-    writes = {}
+def _writes(order, resolve, masks, owned):
+    """array name -> ``[(position, loops, the name written)]`` of each write into it:
+    into the name itself, or into a view of it (a view the function may write into
+    is one of an array it made, ``views.fresh``)."""
+    writes, made = {}, {}
     for pos, (s, loops) in enumerate(order):
-        for base in views.written_by(s):
-            writes.setdefault(base, []).append((pos, loops))
+        for written in views.written_by(s):
+            writes.setdefault(written, []).append((pos, loops, written))
+            for base, *_ in made.get(written, ()):
+                if base in owned:
+                    writes.setdefault(base, []).append((pos, loops, written))
+        _track_views(made, s, pos, loops, resolve, masks)
     return writes
 
 
 def _check_read(ctx, s, name, view, writes, pos, loops):
     """Raise if the read of view ``name`` at ``pos`` comes after a write into its base:
     later in program order, or in a loop that also encloses the read."""
-    base, made, made_loops, expression = view
-    for wpos, wloops in writes.get(base, []):
+    base, made, made_loops, value, through = view
+    for wpos, wloops, written in writes.get(base, []):
+        if written == name or written in through:
+            # into the view itself (its own adjoint clears that slot), or into a view it
+            # was made from: that view's own entry says whether the write came too late
+            continue
         later = made < wpos < pos
         around = set(wloops) - set(made_loops)  # loops around the write, not the view
         if later or around & set(loops):
@@ -139,11 +171,23 @@ def _check_read(ctx, s, name, view, writes, pos, loops):
                 ctx,
                 s,
                 f"{name!r} is a view of {base!r}, read after a write into {base!r}",
-                f"take a copy where it is made: {name} = {expression}.copy()",
+                f"take a copy where it is made: {name} = {printer.expression(value)}.copy()",
             )
 
 
-def _track_views(made, s, pos, loops, resolve):
+def _check_base_read(ctx, s, name, writes, pos, loops):
+    """Raise if array ``name`` is read after a write into a view of it."""
+    for wpos, wloops, written in writes.get(name, []):
+        if written != name and (wpos < pos or set(wloops) & set(loops)):
+            raise at(
+                ctx,
+                s,
+                f"{name!r} is read after a write into {written!r}, a view of it",
+                f"write into {name!r} itself ({name}[...] = ...), or make {written!r} a copy",
+            )
+
+
+def _track_views(made, s, pos, loops, resolve, masks):
     """Update ``made`` for an assignment to a name: a value that may share its sources'
     memory is a view of each of them, and of what each of them is a view of (made
     where that view was made); a new array ends the view."""
@@ -151,11 +195,11 @@ def _track_views(made, s, pos, loops, resolve):
         return
     target = s.targets[0].id
     found = []
-    expression = printer.expression(s.value)
-    for source in views.sources(s.value, resolve):
-        found += [v for v in made.get(source, ()) if v[0] != target]
+    for source in views.sources(s.value, resolve, masks):
+        inherited = [v for v in made.get(source, ()) if v[0] != target]
+        found += [(*v[:4], v[4] | {source}) for v in inherited]  # made where v was
         if source != target:
-            found.append((source, pos, loops, expression))
+            found.append((source, pos, loops, s.value, frozenset()))
     made.pop(target, None)
     if found:
         made[target] = found

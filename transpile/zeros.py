@@ -9,7 +9,7 @@ analysis is reaching definitions over the control-flow graph, run to a fixed poi
 
 import gast
 
-from transpile import cfg
+from transpile import cfg, views
 from transpile.ir import ZERO
 from transpile.nodes import (
     all_stmts,
@@ -299,7 +299,7 @@ class _Adjoints:
         value = s.value
         if isinstance(s.op, gast.Sub):
             value = gast.UnaryOp(op=gast.USub(), operand=value)
-        elif s.target.id in self.in_place and not _is_fresh(value, self.ops):
+        elif s.target.id in self.in_place and not views.new_array(value, self.ops):
             value = _copy_call(self.ops, value)
         written = gast.copy_location(assign(s.target.id, value, s), s)
         self.first_writes[id(written)] = written
@@ -328,7 +328,7 @@ class _Adjoints:
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
                 and s.targets[0].id in written
-                and not _is_fresh(s.value, self.ops)
+                and not views.new_array(s.value, self.ops)
             ):
                 s.value = _copy_call(self.ops, s.value)
         given = sorted(written & self.given)  # a split function's output adjoint
@@ -438,21 +438,6 @@ def _zero(target, primal_of):
         gast.Call(func=name(ZERO), args=[name(primal_of.get(target, target))], keywords=[]),
         gast.Pass(),
     )
-
-
-def _is_fresh(value, ops_name):
-    """Whether ``value`` is a new array that no other name holds: arithmetic, a helper
-    declared ``fresh``, or one declared ``passes`` applied to such a value."""
-    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-        return True
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-        if getattr(value.func.value, "id", None) != ops_name:
-            return False
-        declared = helper_of(value.func.attr)
-        if declared is not None and declared.passes:  # its argument, or a new array
-            return bool(value.args) and _is_fresh(value.args[0], ops_name)
-        return declared is not None and declared.fresh
-    return False
 
 
 def _replace_names(stmt, repl):
