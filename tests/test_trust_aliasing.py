@@ -135,7 +135,35 @@ def view_in_a_loop(x):
     return s
 
 
+def view_in_a_dict(x):
+    out = np.zeros(3)
+    d = {"a": out}
+    out[0] = x
+    return np.sum(d["a"]) * x  # read
+
+
+def view_on_one_branch(x):
+    out = np.zeros(3)
+    r = out.T if x > 0.0 else out * 1.0  # a view on one path only
+    out[0] = x
+    return np.sum(r) * x  # read
+
+
+def view_from_a_helper(x):
+    out = np.zeros(3)
+    r = same(out)  # what a helper returns may be its argument
+    out[0] = x
+    return np.sum(r) * x  # read
+
+
+def same(v):
+    return v
+
+
 STALE = [
+    view_in_a_dict,
+    view_on_one_branch,
+    view_from_a_helper,
     view_T,
     view_reshape,
     view_ravel,

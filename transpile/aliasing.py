@@ -101,15 +101,16 @@ def run(tree, ctx) -> None:
     # a write through a view of an array the function does not own is refused by
     # ``reverse`` at the write; one of an array it owns shows in that array
     owned = _owned(tree, ctx.resolve)
-    writes = _writes(order, ctx.resolve, masks, owned)
-    made = {}  # view name -> [(base, position, loops, value, the views it was made through)]
+    writes = _writes(order, ctx.resolve, masks, owned, _paths(tree.body, ()))
+    paths = _paths(tree.body, ())
+    made = {}  # view name -> [(base, position, loops, value, made through, path)]
     for pos, (s, loops) in enumerate(order):
         # ``r = t`` reads nothing yet: ``r`` becomes the view ``t`` is, checked where read
         for name in () if _renames(s) else _reads(s):
             for view in made.get(name, ()):
                 _check_read(ctx, s, name, view, writes, pos, loops)
             _check_base_read(ctx, s, name, writes, pos, loops)
-        _track_views(made, s, pos, loops, ctx.resolve, masks)
+        _track_views(made, s, (pos, loops, paths[id(s)]), ctx.resolve, masks)
 
 
 def _masks(order):
@@ -140,7 +141,7 @@ def _in_order(stmts, loops):
     return order
 
 
-def _writes(order, resolve, masks, owned):
+def _writes(order, resolve, masks, owned, paths):
     """array name -> ``[(position, loops, the name written)]`` of each write into it:
     into the name itself, or into a view of it (a view the function may write into
     is one of an array it made, ``views.fresh``)."""
@@ -151,14 +152,27 @@ def _writes(order, resolve, masks, owned):
             for base, *_ in made.get(written, ()):
                 if base in owned:
                     writes.setdefault(base, []).append((pos, loops, written))
-        _track_views(made, s, pos, loops, resolve, masks)
+        _track_views(made, s, (pos, loops, paths[id(s)]), resolve, masks)
     return writes
+
+
+def _paths(stmts, path):
+    """id(stmt) -> the branches and loop bodies it is in, outermost first: a binding
+    there replaces only the views made on that path (the other branch, or no pass of
+    the loop, may leave them)."""
+    found = {}
+    for s in stmts:
+        found[id(s)] = path
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            found.update(_paths(s.body, (*path, (id(s), "body"))))
+            found.update(_paths(s.orelse, (*path, (id(s), "else"))))
+    return found
 
 
 def _check_read(ctx, s, name, view, writes, pos, loops):
     """Raise if the read of view ``name`` at ``pos`` comes after a write into its base:
     later in program order, or in a loop that also encloses the read."""
-    base, made, made_loops, value, through = view
+    base, made, made_loops, value, through, _ = view
     for wpos, wloops, written in writes.get(base, []):
         if written == name or written in through:
             # into the view itself (its own adjoint clears that slot), or into a view it
@@ -187,22 +201,24 @@ def _check_base_read(ctx, s, name, writes, pos, loops):
             )
 
 
-def _track_views(made, s, pos, loops, resolve, masks):
-    """Update ``made`` for an assignment to a name: a value that may share its sources'
-    memory is a view of each of them, and of what each of them is a view of (made
-    where that view was made); a new array ends the view."""
+def _track_views(made, s, where, resolve, masks):
+    """Update ``made`` for an assignment to a name at ``where`` (position, loops, path):
+    a value that may share its sources' memory is a view of each of them, and of what
+    each of them is a view of (made where that view was made); the binding replaces the
+    views the name had on its path."""
     if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
         return
     target = s.targets[0].id
+    pos, loops, path = where
     found = []
     for source in views.sources(s.value, resolve, masks):
         inherited = [v for v in made.get(source, ()) if v[0] != target]
-        found += [(*v[:4], v[4] | {source}) for v in inherited]  # made where v was
+        found += [(*v[:4], v[4] | {source}, path) for v in inherited]  # made where v was
         if source != target:
-            found.append((source, pos, loops, s.value, frozenset()))
-    made.pop(target, None)
-    if found:
-        made[target] = found
+            found.append((source, pos, loops, s.value, frozenset(), path))
+    kept = [v for v in made.pop(target, ()) if v[5][: len(path)] != path]
+    if kept or found:
+        made[target] = kept + found
 
 
 def _renames(s):

@@ -37,8 +37,10 @@ def sources(value, resolve, masks=frozenset()) -> frozenset:
         return _names([value.value])
     if isinstance(value, gast.Call):
         return _call_sources(value, resolve)
-    if isinstance(value, (gast.Tuple, gast.List)):  # a container holds references
+    if isinstance(value, (gast.Tuple, gast.List, gast.Set)):  # a container holds references
         return _names(value.elts)
+    if isinstance(value, gast.Dict):
+        return _names(value.values)
     if isinstance(value, gast.IfExp):
         return sources(value.body, resolve, masks) | sources(value.orelse, resolve, masks)
     return frozenset()  # arithmetic, comparisons, constants: a new value
