@@ -26,6 +26,7 @@ from transpile import (
     aliasing,
     assemble,
     assumptions,
+    auxiliary,
     bound_functions,
     copies,
     deadcode,
@@ -71,6 +72,9 @@ STAGES = (
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
     Stage("anf", normalize.stage, "single exit, one operation per line, jumps lowered, renames"),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
+    Stage(
+        "auxiliary", auxiliary.stage, "has_aux: the value of a (value, aux) pair is differentiated"
+    ),
     # analyses
     Stage("kinds", kinds.stage, "which names hold lists or tuples"),
     Stage("activity", activity.stage, "which values are varied and useful: what gets an adjoint"),
@@ -127,6 +131,7 @@ def transpile(
     varargs=None,
     classes=(),
     fuse=False,
+    has_aux=False,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -135,7 +140,9 @@ def transpile(
     of each transpilation in progress around this one; a call of one of them for the
     same key gets forward references to its pair (``recursion``). ``classes``: the
     ``object_args.Layout`` of each parameter holding a user object (``objects``).
-    ``fuse``: shape variants evaluate chains of elementwise operations with numexpr."""
+    ``fuse``: shape variants evaluate chains of elementwise operations with numexpr.
+    ``has_aux``: ``func`` returns ``(value, aux)``; ``value`` is differentiated, and a
+    ``value_and_grad`` returns the pair (``auxiliary``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
@@ -149,6 +156,7 @@ def transpile(
         varargs,
         classes,
         bool(fuse),
+        bool(has_aux),
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
@@ -171,6 +179,7 @@ def transpile(
         transpile,
         classes=tuple(classes),
         fuse=bool(fuse),
+        has_aux=bool(has_aux),
     )
     with gcpause.paused():
         generated = run(ctx).generated
