@@ -65,17 +65,17 @@ def _build(f, wrt, mode, verbose, fuse=False, has_aux=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
-    made = _generated(f, wrt, "value_and_grad" if has_aux else mode, fuse, has_aux)
+    made = _generated(f, wrt, "value_and_grad" if has_aux else mode, fuse, has_aux, verbose)
     if has_aux:
         made = _with_aux(made, mode)
-    if verbose:
+    if verbose == 1 or verbose is True:
         print(source(made))
     return made
 
 
-def _generated(f, wrt, mode, fuse, has_aux):
+def _generated(f, wrt, mode, fuse, has_aux, verbose):
     """The generated function of ``mode`` for ``f``, or one deferred to its first call."""
-    transpile = functools.partial(pipeline.transpile, has_aux=has_aux)
+    transpile = functools.partial(pipeline.transpile, has_aux=has_aux, verbose=int(verbose))
     if _takes_varargs(f):
         return _deferred(f, wrt, mode, ("*" + _takes_varargs(f),), transpile)
     indices, as_tuple = resolve_wrt(f, wrt)
@@ -181,7 +181,7 @@ def grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
     a tuple of gradients); ``argnums`` is the same, spelled as JAX spells it. The result
     is a plain Python function with ``f``'s parameters; ``source(result)`` shows its
     code. Usable as ``@grad`` and ``@grad(wrt=...)``; ``verbose=True`` prints the
-    generated source. ``has_aux=True``: ``f`` returns ``(value, aux)``, the gradient is
+    generated source, ``verbose=2`` each compiler stage's time instead. ``has_aux=True``: ``f`` returns ``(value, aux)``, the gradient is
     that of ``value``, and the result returns ``(gradient, aux)``. ``fuse=True``
     has each shape variant evaluate its regions of elementwise lines over one large
     array a block of entries at a time (``blocks.py``, on two threads where two CPUs

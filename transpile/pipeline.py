@@ -43,6 +43,7 @@ from transpile import (
     objects,
     ownership,
     parse,
+    progress,
     record,
     recursion,
     reverse,
@@ -132,6 +133,7 @@ def transpile(
     classes=(),
     fuse=False,
     has_aux=False,
+    verbose=0,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -142,7 +144,8 @@ def transpile(
     ``object_args.Layout`` of each parameter holding a user object (``objects``).
     ``fuse``: shape variants evaluate chains of elementwise operations with numexpr.
     ``has_aux``: ``func`` returns ``(value, aux)``; ``value`` is differentiated, and a
-    ``value_and_grad`` returns the pair (``auxiliary``)."""
+    ``value_and_grad`` returns the pair (``auxiliary``). ``verbose=2``: print each stage's
+    time (work over a second says what it is doing anyway: ``progress``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
@@ -181,8 +184,14 @@ def transpile(
         fuse=bool(fuse),
         has_aux=bool(has_aux),
     )
+    steps = progress.Progress(
+        f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))
+    )
     with gcpause.paused():
-        generated = run(ctx).generated
+        generated = run(ctx, steps=steps).generated
+    steps.done()
+    if verbose >= 2:
+        print(steps.report())
     for built in recursion.close(stack, frame, generated):
         with _LOCK:
             _CACHE.setdefault(built.func, {})[built.key] = built.generated
@@ -199,11 +208,13 @@ class _FunctionsKey(tuple):
         return hash(tuple((p, id(f)) for p, f in self))
 
 
-def run(ctx, until=None):
+def run(ctx, until=None, steps=None):
     """Run the stages in order (through ``until``, a stage name) and return the
-    ``ir.Function`` they built."""
+    ``ir.Function`` they built; ``steps``: a ``progress.Progress`` told of each stage."""
     fn = Function()
     for stage in stages_for(ctx.mode):
+        if steps is not None:
+            steps.step(stage.name)
         fn = stage.run(fn, ctx)
         if stage.name == until:
             break
