@@ -9,6 +9,7 @@ import functools
 import inspect
 
 from transpile import (
+    arguments,
     assumptions,
     bound_functions,
     higher,
@@ -174,6 +175,7 @@ def jvp(f=None, wrt=0, verbose=False):
                 f"{entry.__name__}() takes the {len(params)} arguments of {f.__name__} and "
                 f"the tangent, {len(params) + 1} in all; {len(args)} were given"
             )
+        check_tangent(args, indices, as_tuple, entry.__name__)
         sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
         version, made = by_sequences.get(sequences, (None, None))
         if version != user_rules.version() or not assumptions.hold(made.code_reads):
@@ -189,6 +191,23 @@ def jvp(f=None, wrt=0, verbose=False):
     if verbose:
         print(source(entry))
     return entry
+
+
+def check_tangent(args, indices, as_tuple, fname, what="the tangent"):
+    """Raise ``ValueError`` where the last of ``args`` (a tangent, or hvp's ``v``) is not
+    shaped like the arguments ``indices`` it goes with (a tuple of them for a tuple
+    ``wrt``)."""
+    tangent = args[-1]
+    if not as_tuple:
+        arguments.check_like(tangent, args[indices[0]], what, fname)
+        return
+    if not isinstance(tangent, (list, tuple)) or len(tangent) != len(indices):
+        raise ValueError(
+            f"{fname}: wrt is a tuple of {len(indices)}, so {what} must be a tuple of "
+            f"{len(indices)}, one for each argument, not {type(tangent).__name__}"
+        )
+    for k, (i, t) in enumerate(zip(indices, tangent)):
+        arguments.check_like(t, args[i], f"{what}[{k}]", fname)
 
 
 def source(g, *example_args) -> Source:
