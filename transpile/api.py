@@ -19,7 +19,7 @@ from transpile import (
     user_rules,
     varargs,
 )
-from transpile.errors import TranspileError
+from transpile.errors import TranspileError, UndefinedName
 from transpile_runtime.structure import resolve_wrt
 
 
@@ -54,7 +54,53 @@ def _decorator_or_call(make):
 def _build(f, wrt, mode, verbose, fuse=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
-    f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
+    try:
+        return _made(f, wrt, mode, verbose, fuse)
+    except UndefinedName as exc:
+        return until_defined(f, lambda: _made(f, wrt, mode, verbose, fuse), mode == "vjp", exc)
+
+
+def until_defined(f, build, takes_extra, exc):
+    """The entry while a name that ``f`` (or a helper it calls) reads is not defined
+    (``exc``): each call tries ``build`` again, and while the name is still missing runs
+    ``f`` itself (without the last argument where ``takes_extra``: a vjp's ``dout``, a
+    tangent), which raises Python's own ``NameError`` where it reads the name; where it
+    does not reach that line, ``exc`` (a ``NameError`` too) is raised: the gradient needs
+    every line. ``strict`` of the entry builds or raises."""
+    made = []
+
+    def strict():
+        if not made:
+            made.append(build())
+        return made[0]
+
+    @functools.wraps(f)
+    def entry(*args, **kwargs):
+        if not made:
+            try:
+                strict()
+            except UndefinedName as again:
+                f(*(args[:-1] if takes_extra else args), **kwargs)
+                raise again from None
+        return made[0](*args, **kwargs)
+
+    entry.__transpile_undefined__ = exc
+    entry.__transpile_build__ = strict
+    del entry.__wrapped__  # not the function itself: what inspect.unwrap must not find
+    return entry
+
+
+def strict(entry):
+    """``entry``, or for one waiting for an undefined name (``until_defined``), the
+    entry made now: ``UndefinedName`` while the name is still missing."""
+    build = getattr(entry, "__transpile_build__", None)
+    return entry if build is None else build()
+
+
+def _made(f, wrt, mode, verbose, fuse):
+    f = higher.differentiable(
+        strict(f)
+    )  # grad(grad(f)): the code the gradient runs  # grad(grad(f)): the code the gradient runs
     if _takes_varargs(f):
         return _deferred(f, wrt, mode, waiting=("*" + _takes_varargs(f),))
     indices, as_tuple = resolve_wrt(f, wrt)
@@ -159,7 +205,14 @@ def jvp(f=None, wrt=0, verbose=False):
         return lambda g: jvp(g, wrt=wrt, verbose=verbose)
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
-    f = higher.differentiable(f)
+    try:
+        return _jvp_made(f, wrt, verbose)
+    except UndefinedName as exc:
+        return until_defined(f, lambda: _jvp_made(f, wrt, verbose), True, exc)
+
+
+def _jvp_made(f, wrt, verbose):
+    f = higher.differentiable(strict(f))
     if _takes_varargs(f):
         raise TypeError(f"jvp needs a function with plain parameters; {f.__name__} takes *args")
     indices, as_tuple = resolve_wrt(f, wrt)
@@ -217,6 +270,8 @@ def source(g, *example_args) -> Source:
     a gradient without control flow is specialized per signature (see the README's
     "Shape specialization"); for other gradients that is the same generic source.
     """
+    if getattr(g, "__transpile_build__", None) is not None:
+        g = strict(g)  # UndefinedName while a name it reads is missing
     deferred = getattr(g, "__transpile_deferred__", None)
     if deferred is not None:
         if not example_args:

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from transpile import api, dispatch, emit, higher, jacobians
+from transpile.errors import UndefinedName
 from transpile_runtime import ops
 from transpile_runtime.structure import flatten, resolve_wrt
 
@@ -52,7 +53,7 @@ def _inner_product(f, indices, as_tuple):
     name = f"{base}_grad_dot"
     args = ", ".join(params)
     source = f"def {name}({args}, {v}):\n    {g} = {grad_name}({args})\n    return {terms}\n"
-    gradient = api.grad(f, wrt=tuple(indices) if as_tuple else indices[0])
+    gradient = api.strict(api.grad(f, wrt=tuple(indices) if as_tuple else indices[0]))
     bound = {grad_name: gradient, ops_name: ops}
     fn = emit.compile_function(source, name, {}, bound, f"{name}, for hvp of {f.__name__}")
     fn.__transpile_keep__ = gradient
@@ -108,6 +109,15 @@ def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
         return lambda g: hvp(g, wrt=wrt, has_grad=has_grad, mode=mode)
     if mode not in ("forward", "reverse"):
         raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
+    try:
+        return _hvp_made(f, wrt, has_grad, mode)
+    except UndefinedName as exc:  # a name f reads is not defined yet: wait for it
+        build = functools.partial(_hvp_made, f, wrt, has_grad, mode)
+        return api.until_defined(f, build, True, exc)
+
+
+def _hvp_made(f, wrt, has_grad, mode):
+    f = api.strict(f)  # hvp(grad(g)) of a g waiting for a name: made once it is defined
     if mode == "reverse":
         if has_grad:
             raise ValueError("has_grad=True is forward over reverse: use mode='forward'")
@@ -125,7 +135,8 @@ def _grad_and_hvp(f, wrt):
     if found is not None:
         return found
     wrt = tuple(indices) if as_tuple else indices[0]
-    made = _like_arguments(api.jvp(api.grad(f, wrt=wrt), wrt=wrt), indices, as_tuple)
+    gradient = api.strict(api.grad(f, wrt=wrt))
+    made = _like_arguments(api.strict(api.jvp(gradient, wrt=wrt)), indices, as_tuple)
     made.__transpile_product__ = _second_of(made, f)
     with _LOCK:
         return _CACHE.setdefault(target, {}).setdefault(key, made)
