@@ -371,7 +371,10 @@ class _BroadcastLike:
 
     def __init__(self, arrays):
         arrays = [a for a in arrays if hasattr(a, "shape")]  # Python numbers add nothing
-        self.first = arrays[0] if arrays else None
+        # what an array made like the broadcast belongs to: another library's array
+        # before a numpy one (a numpy scalar read from a numpy buffer, times a cupy array)
+        like = _like(*arrays)
+        self.first = like if like is not None else arrays[0] if arrays else None
         shapes = {a.shape for a in arrays}
         self.shape = shapes.pop() if len(shapes) == 1 else _broadcast_shapes(shapes)
         dtypes = {a.dtype for a in arrays}
