@@ -221,14 +221,15 @@ def _jvp_made(f, wrt, verbose):
     # per set of parameters passed lists or tuples: what was generated, used while the
     # names it relied on denote the same objects and no rule was registered since
     by_sequences = {frozenset(): (user_rules.version(), generated)}
+    fname = generated.name  # (not entry.__name__: entry referring to itself is a cycle)
 
     def entry(*args):
         if len(args) != len(params) + 1:
             raise TypeError(
-                f"{entry.__name__}() takes the {len(params)} arguments of {f.__name__} and "
+                f"{fname}() takes the {len(params)} arguments of {f.__name__} and "
                 f"the tangent, {len(params) + 1} in all; {len(args)} were given"
             )
-        check_tangent(args, indices, as_tuple, entry.__name__)
+        check_tangent(args, indices, as_tuple, fname)
         sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
         version, made = by_sequences.get(sequences, (None, None))
         if version != user_rules.version() or not assumptions.hold(made.code_reads):

@@ -82,11 +82,12 @@ def _v_checked(gradient, key):
     arguments it goes with: it would broadcast into a wrong product. The gradient's
     attributes come along, so that ``source`` shows it and ``grad`` differentiates it."""
     indices, as_tuple = key
+    fname = gradient.__name__  # (not checked.__name__: a function referring to itself)
 
     @functools.wraps(gradient)
     def checked(*args):
         if args:
-            api.check_tangent(args, indices, as_tuple, checked.__name__, what="v")
+            api.check_tangent(args, indices, as_tuple, fname, what="v")
         return gradient(*args)
 
     del checked.__wrapped__  # not the function itself: what inspect.unwrap must not find
