@@ -72,7 +72,23 @@ def no_rest_call(x, y):
     return np.sum(np.tanh(no_rest(y, scale=x)))
 
 
-SCALAR_FUNCS = [skip_direct, skip_partial, skip_both_given, skip_to_first, spread_call]
+class Shifter:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x, scale=2.0, off=0.0):
+        return np.tanh(x * scale * self.w + off)
+
+
+SHIFTER = Shifter(1.5)
+
+
+def skip_in_a_method(x, y):
+    return np.sum(SHIFTER.apply(y, off=x) ** 2)
+
+
+SCALAR_FUNCS = [skip_direct, skip_partial, skip_both_given, skip_to_first, skip_in_a_method]
+SCALAR_FUNCS.append(spread_call)  # last: forward mode refuses *args helpers (see test_jvp)
 SPREAD_FUNCS = [keyword_spread_call, rest_spread_call, no_rest_call]
 
 X = np.array([0.3, -0.5, 0.8])

@@ -36,6 +36,10 @@ def calls_no_np(x):
     return no_np(x) * 2.0
 
 
+def spread(x, *rest):
+    return numpy.sum(np.tanh(x) * rest[0])
+
+
 def in_a_branch(x):
     if x[0] > 10.0:
         return numpy.sum(np.tanh(x))
@@ -128,3 +132,14 @@ def test_source_of_a_gradient_waiting_for_a_name(module):
         source(g)
     module.np = numpy
     assert "np.tanh" in source(g)
+
+
+def test_a_function_with_varargs(module):
+    f = module.spread
+    for make in (grad, value_and_grad):
+        with pytest.raises(NameError, match="name 'np' is not defined") as raised:
+            make(f)(X, X)
+        assert not isinstance(raised.value, TranspileError)  # the function's own error
+    module.np = numpy
+    t = numpy.tanh(X)
+    assert grad(f)(X, X) == pytest.approx((1.0 - t * t) * X, rel=1e-12)

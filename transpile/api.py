@@ -157,7 +157,11 @@ def _deferred(f, wrt, mode, waiting):
 
     @functools.wraps(f)
     def gradient(*args, **kwargs):
-        entry, args = entry_for(args, kwargs)
+        try:
+            entry, args = entry_for(args, kwargs)
+        except UndefinedName:  # the function's own NameError first, where it raises one
+            f(*(args[:-1] if mode == "vjp" else args), **kwargs)
+            raise
         return entry(*args)
 
     gradient.__transpile_deferred__ = lambda args: entry_for(args, {})[0]
