@@ -464,7 +464,9 @@ class Dispatcher:
     def made_probe(self):
         """The generic gradient with every helper call and assignment reported."""
         probe_name, seen_name = self.probe_names
-        body = probe.probe_body(self.body, self.spec.names["ops"], probe_name, seen_name)
+        body = probe.probe_body(
+            self.body, self.spec.names["ops"], probe_name, seen_name, self.params
+        )
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         bound = dict(
             self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value}
@@ -492,7 +494,7 @@ class Dispatcher:
     def record_value(self, index, value):
         observed = getattr(self.local, "observed", None)
         if observed is not None:
-            observed[1].setdefault(index, probe.meta(value))
+            probe.observe(observed[1], index, value)
 
     def build(self, key, metas, sites, seen):
         names = self.spec.names

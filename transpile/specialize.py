@@ -10,7 +10,8 @@ one signature, using the shapes a probe run observed:
 
 * ``unbroadcast`` becomes nothing or one ``np.add.reduce`` over known axes (``np.sum``
   for array types other than numpy's);
-* ``matmul_left``/``matmul_right`` become ``g @ y.T`` / ``x.T @ g``;
+* ``matmul_left``/``matmul_right`` (and ``dot_left``/``dot_right`` of matrices) become
+  ``g @ y.T`` / ``x.T @ g``;
 * the adjoint of a full reduction stays a *lazy* scalar (``-1.0 / 64``) instead
   of a filled array, as long as every use broadcasts it back to its true shape
   (elementwise arithmetic whose other operands already have that shape); any
@@ -117,8 +118,9 @@ class Specializer:
         self.adjoint_names = adjoint_names
         self.sites = sites  # site -> (metas of the helper's arguments)
         self.seen = seen  # statement index -> meta of its target
+        # the loops whose body the probe ran (a tuple key starts with their path)
+        self.seen_loops = {k[:n] for k in seen if isinstance(k, tuple) for n in range(1, len(k))}
         self.facts = {}
-        self.in_loop = False  # inside a loop only helper sites are rewritten
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
             if m[0] in ("float", "int"):
@@ -130,14 +132,15 @@ class Specializer:
     def fact(self, n) -> Facts:
         return self.facts.get(n, _UNKNOWN)
 
-    def run(self, body, top=True):
-        """``body`` rewritten; ``top``: the function's own statements, whose indices
-        are those of the probe's observations of their targets (a loop's are not)."""
+    def run(self, body, path=None):
+        """``body`` rewritten; ``path``: None for the function's own statements, whose
+        positions key the probe's observations of their targets, or the positions that
+        lead to a loop's body, whose statements are keyed by them and their own."""
         out = []
         for i, stmt in enumerate(body):
             while True:
                 try:
-                    new = self.statement(i if top else None, clone(stmt))
+                    new = self.statement(i if path is None else (*path, i), clone(stmt))
                     break
                 except _NeedConcrete as need:
                     names = sorted(n for n in need.names if self.fact(n).unfinished)
@@ -152,19 +155,22 @@ class Specializer:
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
             return s  # a comment
         if isinstance(s, gast.For):
-            return self.loop(s)
+            return self.loop(s, i if isinstance(i, tuple) else (i,))
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             return self.assignment(i, s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
             return self.accumulation(s)
         return self.other(i, s)
 
-    def loop(self, s):
+    def loop(self, s, path):
         """A loop over a static range: every iteration runs the same operations, and a
         helper call site whose observations agreed on every iteration (``probe.merged``)
-        is rewritten for them. What the loop reads or binds is made whole first, and
-        nothing else is known of what it binds, inside or after it: a name's facts
-        would otherwise have to hold on every iteration at once."""
+        is rewritten for them, as is a line whose target the probe saw alike on every
+        iteration (``probe.observe``). What the loop reads is made whole first; each
+        iteration starts knowing of a name the loop binds only what the probe saw of it
+        at the start of every iteration, and leaves every name it binds whole; after the
+        loop they are as an iteration leaves them (a name's facts must hold on every
+        iteration at once)."""
         read = {n.id for n in name_nodes(s)}
         unfinished = {n for n in read if self.fact(n).deferred or self.fact(n).borrowed}
         if unfinished:
@@ -174,16 +180,21 @@ class Specializer:
             for n in descendants(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
         }
+        for n in bound:  # each iteration starts from what the probe saw there on all
+            self.facts[n] = _observed(self.seen.get((*path, n)))
+        s.body, after = self.iteration(s.body, path, bound)
+        ran = path in self.seen_loops  # then always: the signature fixes the trip count
         for n in bound:
-            self.facts[n] = Facts()
-        outer, self.in_loop = self.in_loop, True
-        try:
-            s.body = self.run(s.body, top=False)
-        finally:
-            self.in_loop = outer
-        for n in bound:
-            self.facts[n] = Facts()
+            self.facts[n] = after[n] if ran else Facts()
         return s
+
+    def iteration(self, body, path, bound):
+        """The loop's ``body`` rewritten from the facts now known, each name it binds left
+        whole at its end; and the facts of those names there."""
+        body = self.run(body, path)
+        unfinished = sorted(n for n in bound if self.fact(n).unfinished)
+        body += [self.materialize(n, body[-1]) for n in unfinished]
+        return body, {n: _whole(self.fact(n)) for n in bound}
 
     def assignment(self, i, s):
         """``t = value``: the value rewritten, and what is known of ``t`` after it."""
@@ -518,7 +529,7 @@ class Specializer:
         return self.unreduce(node, metas, mean=True)
 
     def unreduce(self, node, metas, mean=False):
-        if metas is None or not 2 <= len(node.args) <= 4 or self.in_loop:
+        if metas is None or not 2 <= len(node.args) <= 4:
             return self.generic(node)
         g = self.operand(node.args[0], metas[0])
         x = metas[1]
@@ -551,6 +562,10 @@ class Specializer:
 
     def matmul_right(self, node, metas):
         return self.matmul(node, metas, left=False)
+
+    # np.dot of matrices (or a matrix and a vector) is their matrix product; the
+    # rewrite below covers only those shapes and leaves every other call generic
+    dot_left, dot_right = matmul_left, matmul_right
 
     def matmul(self, node, metas, left):
         if metas is None or len(node.args) != 3:
@@ -585,6 +600,21 @@ class Specializer:
         for p in parts:
             node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
         return node
+
+
+def _whole(f):
+    """What stays known of a name that holds its whole value: its shape and types."""
+    if f.deferred or f.borrowed or f.true is None:
+        return _UNKNOWN
+    return Facts(
+        true=f.true,
+        actual=f.true,
+        dtype=f.dtype,
+        seen_type=f.seen_type,
+        python=f.python,
+        numpy_scalar=f.numpy_scalar,
+        numpy_typed=f.numpy_typed,
+    )
 
 
 def _numpy_scalar_seen(m):
