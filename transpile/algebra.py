@@ -7,11 +7,18 @@ size of the batch, where ``y - p`` is the same value (``a (1 - p) - (1 - a) p = 
 for any numbers). Once specialization has removed the shape helpers that stood
 between the terms, ``complements`` rewrites it so; the temporaries it no longer reads
 are then dead code.
+
+``held_calls`` reads a value where the body already holds it: a rule's template
+recomputes what the primal may have named (the adjoint of ``np.sin(x) * np.cos(x)``
+calls ``np.sin(x)`` and ``np.cos(x)`` again), where a hand-written gradient reads the
+names it has.
 """
 
 import gast
+import numpy as np
 
-from transpile import defuse
+from transpile import defuse, printer
+from transpile.nodes import descendants, name_nodes, transform
 
 
 def complements(body):
@@ -72,3 +79,71 @@ def _one_minus(node, index):
 
 def _load(name):
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def held_calls(body, np_name):
+    """``np.f(a, b)`` (a ufunc of names bound at most once and numbers) read from ``t``
+    where a statement before binds ``t = np.f(a, b)``, ``t`` is bound only there and
+    nothing writes into it. Top-level statements only; the same ufunc of the same
+    values is the same value, bit for bit. ``t`` may then live longer, as the array a
+    hand-written gradient keeps for the same reason: one pass over it saved."""
+    stores, written = {}, set()
+    for s in body:
+        for n in name_nodes(s):
+            if isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+        written |= _written_through(s)
+    held = {}  # the printed call -> the name holding its value
+
+    def read_held(node):
+        found = held.get(_call_key(node, np_name, stores))
+        return node if found is None else _load(found)
+
+    for s in body:
+        if held and isinstance(s, gast.Assign):
+            s.value = transform(s.value, {gast.Call: read_held})
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            t = s.targets[0]
+            key = _call_key(s.value, np_name, stores)
+            if isinstance(t, gast.Name) and key and stores[t.id] == 1 and t.id not in written:
+                held.setdefault(key, t.id)
+    return body
+
+
+def _call_key(node, np_name, stores):
+    """The printed ``np.f(...)`` for a call of a numpy ufunc on numbers and names bound
+    at most once, else None."""
+    f = getattr(node, "func", None)
+    if not (
+        isinstance(node, gast.Call)
+        and not node.keywords
+        and isinstance(f, gast.Attribute)
+        and isinstance(f.value, gast.Name)
+        and f.value.id == np_name
+        and isinstance(getattr(np, f.attr, None), np.ufunc)
+    ):
+        return None
+    for a in node.args:
+        if isinstance(a, gast.Name):
+            if stores.get(a.id, 0) > 1:
+                return None
+        elif not (isinstance(a, gast.Constant) and type(a.value) in (int, float)):
+            return None
+    return printer.expression(node)
+
+
+def _written_through(s):
+    """Names whose array ``s`` may write into: targets of an augmented assignment or of
+    an item assignment, and names given to a call's ``out=`` or to a runtime helper."""
+    found = set()
+    if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
+        found.add(s.target.id)
+    for n in descendants(s):
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+            found |= {m.id for m in name_nodes(n.value)}
+        elif isinstance(n, gast.Call):
+            if any(k.arg == "out" for k in n.keywords):
+                found |= {m.id for k in n.keywords for m in name_nodes(k.value)}
+            if not isinstance(getattr(np, getattr(n.func, "attr", ""), None), np.ufunc):
+                found |= {m.id for a in n.args if isinstance(a, gast.Name) for m in [a]}
+    return found

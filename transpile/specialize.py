@@ -126,7 +126,7 @@ class Specializer:
             if m[0] in ("float", "int"):
                 self.facts[p] = Facts(true=(), actual=(), python=True)
             elif m[0] == "array":
-                self.facts[p] = Facts(true=m[1], actual=m[1], numpy_typed=True)
+                self.facts[p] = Facts(true=m[1], actual=m[1], dtype=m[2], numpy_typed=True)
                 self.ref = self.ref or p
 
     def fact(self, n) -> Facts:
@@ -435,6 +435,8 @@ class Specializer:
             if k is not None and k != 0 and (b.scale != 1.0 or a.scale != 1.0):
                 shapes = [_broadcast(a.true, b.true), _broadcast(a.actual, b.actual)]
                 return Val(b.node, *shapes, scale * k, True)
+            if k == 1 and self.unchanged_by_one(a, b):
+                return b._replace(scale=scale, borrowed=True)
         node.left, node.right = left.node, right.node
         return self.elementwise(node, [left, right], scale)
 
@@ -442,11 +444,28 @@ class Specializer:
         """``a / b``: the scales divide; a scaled value over a number is that value, the
         number moved into the scale."""
         k = _number(right.node)
+        if k == 1 and self.unchanged_by_one(right, left):
+            return left._replace(scale=left.scale / right.scale, borrowed=True)
         if k is not None and k != 0 and left.scale != 1.0:
             shapes = [_broadcast(left.true, right.true), _broadcast(left.actual, right.actual)]
             return Val(left.node, *shapes, left.scale / (k * right.scale), True)
         node.left, node.right = left.node, right.node
         return self.elementwise(node, [left, right], left.scale / right.scale)
+
+    def unchanged_by_one(self, one, v):
+        """Whether ``v`` times (or over) the number 1 ``one`` is ``v`` itself, bit for bit
+        and in type: ``v`` names a whole float array whose shape the product keeps (``one``
+        a number, or the lazy seed of a reduction spread no wider than ``v``). ``1.0 * d``
+        is a pass over ``d`` that makes a new array."""
+        if not isinstance(v.node, gast.Name) or one.actual != () or v.true is None:
+            return False
+        f = self.fact(v.node.id)
+        return (
+            f.dtype is not None
+            and f.dtype.kind in "fc"
+            and f.true == v.true == v.actual
+            and _broadcast(one.true, v.true) == v.true
+        )
 
     def scaled_sum(self, node, left, right):
         """``a + b``, ``a - b``: opposite scales flip the operator; otherwise a common
