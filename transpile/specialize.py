@@ -124,7 +124,7 @@ class Specializer:
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
             if m[0] in ("float", "int"):
-                self.facts[p] = Facts(true=(), actual=(), python=True)
+                self.facts[p] = Facts(true=(), actual=(), python=True, seen_type=m[3])
             elif m[0] == "array":
                 self.facts[p] = Facts(true=m[1], actual=m[1], dtype=m[2], numpy_typed=True)
                 self.ref = self.ref or p
@@ -400,7 +400,40 @@ class Specializer:
             vals = [self.expr(a) for a in node.args]
             node.args = [self.applied(v) for v in vals]
             return self.elementwise(node, vals)
+        if self.is_seed_of_number(node):
+            return Val(const(1.0), (), ())
         return None
+
+    def is_seed_of_number(self, node):
+        """``ops.seed(e)`` of sums, differences and products of Python floats and numbers:
+        that is 1.0 and cannot raise (no division, no power), so ``e`` need not be
+        computed."""
+        f = node.func
+        return (
+            isinstance(f, gast.Attribute)
+            and getattr(f.value, "id", None) == self.ops
+            and f.attr == "seed"
+            and len(node.args) == 1
+            and not node.keywords
+            and self.is_float_number(node.args[0], (gast.Add, gast.Sub, gast.Mult))
+        )
+
+    def is_float_number(self, node, ops=(gast.Add, gast.Sub, gast.Mult, gast.Div)):
+        """Whether ``node`` surely evaluates to a Python float by the operators ``ops``
+        (a float, a name the probe saw holding one, and arithmetic with one of them)."""
+        if isinstance(node, gast.Constant):
+            return type(node.value) is float
+        if isinstance(node, gast.Name):
+            f = self.fact(node.id)
+            return f.python and f.seen_type is float
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            return self.is_float_number(node.operand, ops)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, ops):
+            sides = (node.left, node.right)
+            return all(self.is_python(n) for n in sides) and any(
+                self.is_float_number(n, ops) for n in sides
+            ) and not any(_number(n) is None and isinstance(n, gast.Constant) for n in sides)
+        return False
 
     def elementwise(self, node, vals, scale=1.0):
         true = _broadcast(*[v.true for v in vals])
@@ -457,7 +490,11 @@ class Specializer:
         and in type: ``v`` names a whole float array whose shape the product keeps (``one``
         a number, or the lazy seed of a reduction spread no wider than ``v``). ``1.0 * d``
         is a pass over ``d`` that makes a new array."""
-        if not isinstance(v.node, gast.Name) or one.actual != () or v.true is None:
+        if one.actual != () or v.true is None:
+            return False
+        if v.true == () and one.true == () and self.is_float_number(v.node):
+            return True  # a Python float
+        if not isinstance(v.node, gast.Name):
             return False
         f = self.fact(v.node.id)
         return (
