@@ -142,8 +142,14 @@ def _written_through(s):
         if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
             found |= {m.id for m in name_nodes(n.value)}
         elif isinstance(n, gast.Call):
-            if any(k.arg == "out" for k in n.keywords):
-                found |= {m.id for k in n.keywords for m in name_nodes(k.value)}
-            if not isinstance(getattr(np, getattr(n.func, "attr", ""), None), np.ufunc):
-                found |= {m.id for a in n.args if isinstance(a, gast.Name) for m in [a]}
+            found |= _passed_to_write(n)
+    return found
+
+
+def _passed_to_write(call):
+    """The names a call may write into: its ``out=``, and any name given to a function
+    that is not a numpy ufunc."""
+    found = {m.id for k in call.keywords if k.arg == "out" for m in name_nodes(k.value)}
+    if not isinstance(getattr(np, getattr(call.func, "attr", ""), None), np.ufunc):
+        found |= {a.id for a in call.args if isinstance(a, gast.Name)}
     return found

@@ -203,6 +203,9 @@ class Specializer:
         m = self.seen.get(i)
         observed = m is not None and m[0] in ("array", "float", "int")
         v = self.reconciled(v, t, m, observed)
+        if isinstance(i, tuple) and v.scale != 1.0 and v.true == v.actual:
+            # in a loop a factor cannot wait past the iteration: put in here, once
+            v = Val(self.applied(v), v.true, v.actual, 1.0, v.borrowed)
         new = Facts(
             # what the value is, judged before t is rebound (the value may read t)
             python=self.is_python(v.node),
@@ -420,7 +423,8 @@ class Specializer:
 
     def is_float_number(self, node, ops=(gast.Add, gast.Sub, gast.Mult, gast.Div)):
         """Whether ``node`` surely evaluates to a Python float by the operators ``ops``
-        (a float, a name the probe saw holding one, and arithmetic with one of them)."""
+        (a float, a name the probe saw holding one, and arithmetic of two of them: no
+        int, which could be too large for a float)."""
         if isinstance(node, gast.Constant):
             return type(node.value) is float
         if isinstance(node, gast.Name):
@@ -429,10 +433,7 @@ class Specializer:
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
             return self.is_float_number(node.operand, ops)
         if isinstance(node, gast.BinOp) and isinstance(node.op, ops):
-            sides = (node.left, node.right)
-            return all(self.is_python(n) for n in sides) and any(
-                self.is_float_number(n, ops) for n in sides
-            ) and not any(_number(n) is None and isinstance(n, gast.Constant) for n in sides)
+            return self.is_float_number(node.left, ops) and self.is_float_number(node.right, ops)
         return False
 
     def elementwise(self, node, vals, scale=1.0):
