@@ -405,7 +405,44 @@ class Specializer:
             return self.elementwise(node, vals)
         if self.is_seed_of_number(node):
             return Val(const(1.0), (), ())
+        if self.is_mean_of_float64(node):
+            return self.mean_as_sum(node)
         return None
+
+    def is_mean_of_float64(self, node):
+        """``np.mean(a)`` of a name holding a whole, non-empty float64 array."""
+        f, args = node.func, node.args
+        if not (
+            isinstance(f, gast.Attribute)
+            and getattr(f.value, "id", None) == self.np
+            and f.attr == "mean"
+            and len(args) == 1
+            and not node.keywords
+            and isinstance(args[0], gast.Name)
+        ):
+            return False
+        fact = self.fact(args[0].id)
+        return (
+            fact.dtype == np.float64
+            and fact.seen_type is np.ndarray
+            and fact.true is not None
+            and fact.true == fact.actual
+            and fact.scale == 1.0
+            and math.prod(fact.true) > 0
+        )
+
+    def mean_as_sum(self, node):
+        """``np.mean(a)`` as numpy computes it for float64 (``np.add.reduce`` over every
+        axis, then a division by the count), without the layers of Python around it:
+        the same operations, so the same bits."""
+        a = node.args[0]
+        total = gast.Call(
+            func=self.np_attr("add", "reduce"),
+            args=[a],
+            keywords=[gast.keyword(arg="axis", value=const(None))],
+        )
+        count = math.prod(self.fact(a.id).true)
+        return Val(gast.BinOp(left=total, op=gast.Div(), right=const(count)), (), ())
 
     def is_seed_of_number(self, node):
         """``ops.seed(e)`` of sums, differences and products of Python floats and numbers:
