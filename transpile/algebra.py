@@ -87,32 +87,33 @@ def held_calls(body, np_name):
     nothing writes into it. Top-level statements only; the same ufunc of the same
     values is the same value, bit for bit. ``t`` may then live longer, as the array a
     hand-written gradient keeps for the same reason: one pass over it saved."""
-    stores, written = {}, set()
-    for s in body:
+    stores, written = {}, set()  # name -> the positions of the statements binding it
+    for i, s in enumerate(body):
         for n in name_nodes(s):
             if isinstance(n.ctx, gast.Store):
-                stores[n.id] = stores.get(n.id, 0) + 1
+                stores.setdefault(n.id, []).append(i)
         written |= _written_through(s)
     held = {}  # the printed call -> the name holding its value
 
     def read_held(node):
-        found = held.get(_call_key(node, np_name, stores))
+        found = held.get(_call_key(node, np_name, stores, len(body)))
         return node if found is None else _load(found)
 
-    for s in body:
+    for i, s in enumerate(body):
         if held and isinstance(s, gast.Assign):
             s.value = transform(s.value, {gast.Call: read_held})
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
             t = s.targets[0]
-            key = _call_key(s.value, np_name, stores)
-            if isinstance(t, gast.Name) and key and stores[t.id] == 1 and t.id not in written:
+            key = _call_key(s.value, np_name, stores, i)
+            if isinstance(t, gast.Name) and key and len(stores[t.id]) == 1 and t.id not in written:
                 held.setdefault(key, t.id)
     return body
 
 
-def _call_key(node, np_name, stores):
-    """The printed ``np.f(...)`` for a call of a numpy ufunc on numbers and names bound
-    at most once, else None."""
+def _call_key(node, np_name, stores, position):
+    """The printed ``np.f(...)`` for a call, at ``position``, of a numpy ufunc on numbers
+    and names bound never or once before it (so they hold there what they hold at any
+    later statement), else None."""
     f = getattr(node, "func", None)
     if not (
         isinstance(node, gast.Call)
@@ -125,7 +126,8 @@ def _call_key(node, np_name, stores):
         return None
     for a in node.args:
         if isinstance(a, gast.Name):
-            if stores.get(a.id, 0) > 1:
+            bound = stores.get(a.id, [])
+            if len(bound) > 1 or bound and bound[0] >= position:
                 return None
         elif not (isinstance(a, gast.Constant) and type(a.value) in (int, float)):
             return None
