@@ -243,5 +243,6 @@ def test_held_calls_read_a_held_value_only_where_it_is_unchanged():
             "r = np.sin(x) * np.cos(x) + np.tanh(y) + np.exp(x)\n"
         ),
         "np",
+        "ops",
     )
     assert _printed(body)[-1] == "r = s * np.cos(x) + np.tanh(y) + np.exp(x)"

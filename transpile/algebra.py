@@ -17,8 +17,8 @@ names it has.
 import gast
 import numpy as np
 
-from transpile import defuse, printer
-from transpile.nodes import descendants, name_nodes, transform
+from transpile import buffers, defuse, printer
+from transpile.nodes import name_nodes, transform
 
 
 def complements(body):
@@ -81,18 +81,18 @@ def _load(name):
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
-def held_calls(body, np_name):
+def held_calls(body, np_name, ops_name):
     """``np.f(a, b)`` (a ufunc of names bound at most once and numbers) read from ``t``
     where a statement before binds ``t = np.f(a, b)``, ``t`` is bound only there and
     nothing writes into it. Top-level statements only; the same ufunc of the same
     values is the same value, bit for bit. ``t`` may then live longer, as the array a
     hand-written gradient keeps for the same reason: one pass over it saved."""
-    stores, written = {}, set()  # name -> the positions of the statements binding it
+    stores = {}  # name -> the positions of the statements binding it
+    written = buffers.written_through(body, ops_name)
     for i, s in enumerate(body):
         for n in name_nodes(s):
             if isinstance(n.ctx, gast.Store):
                 stores.setdefault(n.id, []).append(i)
-        written |= _written_through(s)
     held = {}  # the printed call -> the name holding its value
 
     def read_held(node):
@@ -132,26 +132,3 @@ def _call_key(node, np_name, stores, position):
         elif not (isinstance(a, gast.Constant) and type(a.value) in (int, float)):
             return None
     return printer.expression(node)
-
-
-def _written_through(s):
-    """Names whose array ``s`` may write into: targets of an augmented assignment or of
-    an item assignment, and names given to a call's ``out=`` or to a runtime helper."""
-    found = set()
-    if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
-        found.add(s.target.id)
-    for n in descendants(s):
-        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
-            found |= {m.id for m in name_nodes(n.value)}
-        elif isinstance(n, gast.Call):
-            found |= _passed_to_write(n)
-    return found
-
-
-def _passed_to_write(call):
-    """The names a call may write into: its ``out=``, and any name given to a function
-    that is not a numpy ufunc."""
-    found = {m.id for k in call.keywords if k.arg == "out" for m in name_nodes(k.value)}
-    if not isinstance(getattr(np, getattr(call.func, "attr", ""), None), np.ufunc):
-        found |= {a.id for a in call.args if isinstance(a, gast.Name)}
-    return found

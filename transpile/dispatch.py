@@ -502,7 +502,7 @@ class Dispatcher:
         body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
         body = record.drop_unread(body, names["tape"], names["ops"])
         body = algebra.complements(buffers.propagate_copies(body))
-        body = algebra.held_calls(body, names["np"])
+        body = algebra.held_calls(body, names["np"], names["ops"])
         body = deadcode.dead_code(body, self.spec.is_pure)
         fused = {}  # the names fused code reads (in_blocks, numexpr), bound into the variant
         if self.spec.fuse:

@@ -36,6 +36,7 @@ from typing import NamedTuple
 import gast
 import numpy as np
 
+from transpile import buffers
 from transpile.ir import Annotation, annotate, annotation, has_annotation
 from transpile.nodes import assign, clone, const, descendants, name, name_nodes
 from transpile.probe import helper_name, single_target
@@ -121,6 +122,7 @@ class Specializer:
         # the loops whose body the probe ran (a tuple key starts with their path)
         self.seen_loops = {k[:n] for k in seen if isinstance(k, tuple) for n in range(1, len(k))}
         self.facts = {}
+        self.written = set()  # names whose arrays the body writes into
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
             if m[0] in ("float", "int"):
@@ -136,6 +138,8 @@ class Specializer:
         """``body`` rewritten; ``path``: None for the function's own statements, whose
         positions key the probe's observations of their targets, or the positions that
         lead to a loop's body, whose statements are keyed by them and their own."""
+        if path is None:
+            self.written = buffers.written_through(body, self.ops)
         out = []
         for i, stmt in enumerate(body):
             while True:
@@ -532,8 +536,8 @@ class Specializer:
             return False
         if v.true == () and one.true == () and self.is_float_number(v.node):
             return True  # a Python float
-        if not isinstance(v.node, gast.Name):
-            return False
+        if not isinstance(v.node, gast.Name) or v.node.id in self.written:
+            return False  # (an array written into later would change under the borrower)
         f = self.fact(v.node.id)
         return (
             f.dtype is not None
