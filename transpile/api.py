@@ -11,6 +11,7 @@ import inspect
 from transpile import (
     assumptions,
     bound_functions,
+    cuts,
     higher,
     object_args,
     parse,
@@ -42,15 +43,15 @@ class Source(str):
 
 def _decorator_or_call(make):
     @functools.wraps(make)
-    def wrapper(f=None, wrt=0, verbose=False, fuse=False):
+    def wrapper(f=None, wrt=0, verbose=False, fuse=False, allow_unused=False):
         if f is None:
-            return lambda g: make(g, wrt=wrt, verbose=verbose, fuse=fuse)
-        return make(f, wrt=wrt, verbose=verbose, fuse=fuse)
+            return lambda g: make(g, wrt, verbose, fuse, allow_unused)
+        return make(f, wrt, verbose, fuse, allow_unused)
 
     return wrapper
 
 
-def _build(f, wrt, mode, verbose, fuse=False):
+def _build(f, wrt, mode, verbose, fuse=False, allow_unused=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
@@ -66,6 +67,7 @@ def _build(f, wrt, mode, verbose, fuse=False):
         if not waiting:
             raise
         return _deferred(f, wrt, mode, waiting)
+    cuts.warn(generated, allow_unused, stacklevel=5)  # at the grad() call
     fn = generated.function
     if verbose:
         print(source(fn))
@@ -120,7 +122,7 @@ def _deferred(f, wrt, mode, waiting):
 
 
 @_decorator_or_call
-def grad(f=None, wrt=0, verbose=False, fuse=False):
+def grad(f=None, wrt=0, verbose=False, fuse=False, allow_unused=False):
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple gives
@@ -131,21 +133,25 @@ def grad(f=None, wrt=0, verbose=False, fuse=False):
     array a block of entries at a time (``blocks.py``, on two threads where two CPUs
     are free), and chains of elementwise operations left outside them with one
     ``numexpr.evaluate`` call each where numexpr is installed (``fuse.py``).
+    A ``wrt`` argument with no path to the output (every route cut by ``stop_gradient``,
+    an ``int()``, a comparison, or none at all) gets a zero gradient and a
+    ``CutGradientWarning`` naming the line that cuts it; ``allow_unused=True`` says
+    that is intended (PyTorch's switch of the same name).
     """
-    return _build(f, wrt, "grad", verbose, fuse)
+    return _build(f, wrt, "grad", verbose, fuse, allow_unused)
 
 
 @_decorator_or_call
-def value_and_grad(f=None, wrt=0, verbose=False, fuse=False):
+def value_and_grad(f=None, wrt=0, verbose=False, fuse=False, allow_unused=False):
     """Like ``grad``, but the function returns ``(f(*args), gradient)``."""
-    return _build(f, wrt, "value_and_grad", verbose, fuse)
+    return _build(f, wrt, "value_and_grad", verbose, fuse, allow_unused)
 
 
 @_decorator_or_call
-def vjp(f=None, wrt=0, verbose=False, fuse=False):
+def vjp(f=None, wrt=0, verbose=False, fuse=False, allow_unused=False):
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
-    return _build(f, wrt, "vjp", verbose, fuse)
+    return _build(f, wrt, "vjp", verbose, fuse, allow_unused)
 
 
 def jvp(f=None, wrt=0, verbose=False):
