@@ -23,6 +23,7 @@ A user function called but not differentiated (its call is stopped, inactive or
 unused) is listed too, each line with its call's status.
 """
 
+import dataclasses
 import html
 import linecache
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ import gast
 
 from transpile import cuts, emit, parse, pipeline, recursion
 from transpile.cuts import INTEGER, NONDIFF, SHIFT, STOPPED, UNUSED
+from transpile.errors import TranspileError
 from transpile.ir import COMMENT
 from transpile.nodes import all_stmts, function_def
 
@@ -70,6 +72,7 @@ class Function:
     wrt: tuple  # the differentiated parameters' names
     sources: tuple  # (generated name, source) of its forward/adjoint functions
     note: str = ""  # for a function not differentiated: why
+    size: int = 0  # how many of the explanation's lines, in order, are its
 
 
 class Explanation:
@@ -79,6 +82,13 @@ class Explanation:
     def __init__(self, lines, functions):
         self.lines = tuple(lines)
         self.functions = tuple(functions)
+
+    def blocks(self):
+        """``(Function, its lines)`` for each function explained, in order."""
+        at = 0
+        for f in self.functions:
+            yield f, self.lines[at : at + f.size]
+            at += f.size
 
     def __iter__(self):
         return iter(self.lines)
@@ -106,7 +116,7 @@ class Explanation:
 
     def __str__(self):
         out = []
-        for f in self.functions:
+        for f, lines in self.blocks():
             wrt = ", ".join(f.wrt)
             title = f"{f.name} ({f.filename}:{f.first_line})"
             out.append(
@@ -114,9 +124,7 @@ class Explanation:
                 + (f", with respect to {wrt}" if wrt else "")
                 + (f": {f.note}" if f.note else "")
             )
-            for line in self.lines:
-                if line.function != f.name or line.filename != f.filename:
-                    continue
+            for line in lines:
                 out.append(f"{line.lineno:>6}  {line.status:<9} {line.text}")
                 out.append(f"{'':17}{line.reason}")
                 for number, text in zip(line.adjoint_lines, line.adjoint):
@@ -139,12 +147,8 @@ class Explanation:
             CONTROL: "#ffffff",
         }
         parts = []
-        for f in self.functions:
-            by_line = {
-                line.lineno: line
-                for line in self.lines
-                if line.function == f.name and line.filename == f.filename
-            }
+        for f, lines in self.blocks():
+            by_line = {line.lineno: line for line in lines}
             head = html.escape(f"{f.name} ({f.filename}:{f.first_line})")
             if f.note:
                 head += " &mdash; " + html.escape(f.note)
@@ -205,9 +209,9 @@ def _explain(generated, lines, functions, seen):
     sources, adjoints = _adjoints(pipeline.remake(generated.recipe, until="inline"), user)
     first = user[0][0] if user else fn.parsed.tree.lineno + fn.parsed.line_offset
     last = max((end for _, end, _ in user), default=first)
-    functions.append(
-        Function(fn.parsed.name, fn.parsed.filename, first - 1, last, wrt, tuple(sources))
-    )
+    function = Function(fn.parsed.name, fn.parsed.filename, first - 1, last, wrt, tuple(sources))
+    functions.append(function)
+    index, before = len(functions) - 1, len(lines)
     grouped = _grouped(fn, user)
     quiet_calls = []
     for start, _end, node in user:
@@ -218,6 +222,7 @@ def _explain(generated, lines, functions, seen):
         lines.append(line)
         if line.status != ACTIVE:
             quiet_calls += [(m.callee, line) for m in _user_calls(flow, stmts)]
+    functions[index] = dataclasses.replace(function, size=len(lines) - before)
     for callee in generated.callees:
         if isinstance(callee, recursion.StandIn) or id(callee) in seen or callee.recipe is None:
             continue
@@ -230,13 +235,19 @@ def _explain(generated, lines, functions, seen):
 def _grouped(fn, user):
     """``{first line of a user statement: its statements of the normal form}``."""
     offset = fn.parsed.line_offset
+    nodes = {start: node for start, _, node in user}
     grouped = {}
     for s in all_stmts(fn.tree.body):
         lineno = getattr(s, "lineno", None)
         owner = _owner(user, lineno + offset) if lineno is not None else None
-        if owner is not None:
-            grouped.setdefault(owner, []).append(s)
+        if owner is None or (isinstance(s, gast.Return) and not _returns(nodes[owner])):
+            continue  # the single exit normalization made: no line of the user's
+        grouped.setdefault(owner, []).append(s)
     return grouped
+
+
+def _returns(node):
+    return isinstance(node, gast.Return)
 
 
 def _line(fn, flow, wrt, start, node, stmts, adjoints):
@@ -253,6 +264,8 @@ def _line(fn, flow, wrt, start, node, stmts, adjoints):
     if status == ACTIVE:
         reason += "".join(_stopped_here(facts))
         name, numbers, text = adjoints.get(start, ("", (), ()))
+        if not text and reason == "has an adjoint":
+            reason = "has an adjoint, folded into the lines of the next one it feeds"
     source_line = linecache.getline(fn.parsed.filename, start).strip()
     return Line(
         fn.parsed.name,
@@ -340,7 +353,7 @@ def _explain_quiet(func, caller, lines, functions, explained):
     with the status of its call."""
     try:
         parsed = parse.run(func)
-    except Exception:  # noqa: BLE001 (its source is not readable: nothing to list)
+    except TranspileError:  # its source cannot be read: nothing to list
         return
     key = (parsed.name, parsed.filename)
     if key in explained:
@@ -361,6 +374,7 @@ def _explain_quiet(func, caller, lines, functions, explained):
             (),
             (),
             why,
+            len(user),
         )
     )
     for start, _end, node in user:
@@ -429,10 +443,13 @@ def _adjoints(fn, user):
         heads = [i for i, t in enumerate(text) if t.lstrip().startswith("# grad of: ")]
         if len(heads) != len(comments):
             continue  # cannot tell which comment is which: no adjoint lines shown
-        for head, line in zip(heads, comments):
+        blocks = [_block(text, head) for head in heads]
+        for i in range(len(blocks) - 2, -1, -1):
+            if not blocks[i] and heads[i + 1] == heads[i] + 1:  # comments in a row: one
+                blocks[i] = blocks[i + 1]  # adjoint statement made of both lines' parts
+        for block, line in zip(blocks, comments):
             if line is None:
                 continue
-            block = _block(text, head)
             _, numbers, lines_ = found.get(line, (out.name, (), ()))
             found[line] = (
                 out.name,
