@@ -104,6 +104,7 @@ class Cut:
     what: str  # what cuts it, as a reader says it: "stop_gradient(...)", "int()"
     line: object  # the line in the user's file, or None
     name: str  # the name it cuts (a temporary of the normal form, or the user's)
+    note: str = ""  # for a differentiable call: that this argument is not differentiated
 
     def describe(self) -> str:
         where = f" at line {self.line}" if self.line is not None else ""
@@ -111,7 +112,7 @@ class Cut:
             return f"{self.name} is never read"
         if self.kind == UNUSED:
             return f"{self.what}{where} does not reach the output"
-        return f"{self.what}{where}"
+        return f"{self.what}{where}{self.note}"
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,9 @@ class Unreached:
         dead = [c for c in self.cuts if c.kind == UNUSED]
         why = []
         if stops:
-            why.append("cut by " + ", ".join(dict.fromkeys(stops)))
+            stops = list(dict.fromkeys(stops))
+            more = f"; and {len(stops) - 3} more" if len(stops) > 3 else ""
+            why.append("cut by " + "; ".join(stops[:3]) + more)
         if dead:
             shown = ", ".join(dict.fromkeys(f"{c.what} (line {c.line})" for c in dead))
             why.append(f"it only reaches {shown}, which the output does not depend on")
@@ -209,7 +212,12 @@ class Flow:
             return Cut(SHIFT, "a max shift that the result does not depend on", line, name)
         value = stmt.value if isinstance(stmt, gast.Assign) else None
         kind, what = self.describe(value)
-        return Cut(kind, what, line, name)
+        match = self.act.matches.get(id(stmt))
+        note = ""
+        if match is not None and match.kind not in ("nondiff", "constant", "unknown"):
+            shown = "an argument" if name in self.temporaries else name
+            note = f", which reads {shown} but does not differentiate it"
+        return Cut(kind, what, line, name, note)
 
     def describe(self, value):
         """(kind, what) for a right-hand side that differentiates nothing."""

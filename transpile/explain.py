@@ -26,6 +26,7 @@ unused) is listed too, each line with its call's status.
 import dataclasses
 import html
 import linecache
+import os
 from dataclasses import dataclass
 
 import gast
@@ -118,7 +119,7 @@ class Explanation:
         out = []
         for f, lines in self.blocks():
             wrt = ", ".join(f.wrt)
-            title = f"{f.name} ({f.filename}:{f.first_line})"
+            title = f"{f.name} ({os.path.basename(f.filename)}:{f.first_line})"
             out.append(
                 title
                 + (f", with respect to {wrt}" if wrt else "")
@@ -126,7 +127,8 @@ class Explanation:
             )
             for line in lines:
                 out.append(f"{line.lineno:>6}  {line.status:<9} {line.text}")
-                out.append(f"{'':17}{line.reason}")
+                if line.reason != f.note:
+                    out.append(f"{'':17}{line.reason}")
                 for number, text in zip(line.adjoint_lines, line.adjoint):
                     out.append(f"{'':17}| {line.generated}:{number:<4} {text}")
             out.append("")
