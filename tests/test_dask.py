@@ -171,7 +171,7 @@ def test_corpus_case_on_dask_arrays(case):
         )
         made = value_and_grad(case.func, wrt=case.wrt, allow_unused=cut)
         _run(made, args, dask_args, "value_and_grad", tol, computes, forward)
-    g = vjp(case.func, wrt=case.wrt)
+    g = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
     args, dask_args = _with_defaults(case.func, args), _with_defaults(case.func, dask_args)
     _run(g, args + (dout,), dask_args + (chunked(dout),), "vjp", tol, computes)
 
@@ -271,7 +271,7 @@ def test_corpus_gradient_on_a_local_distributed_cluster(case, cluster_client):
         extra, dask_extra = (), ()
     else:
         dout = _dout(case, args, rng)
-        made = vjp(case.func, wrt=case.wrt)
+        made = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
         args = _with_defaults(case.func, args)
         extra, dask_extra = (dout,), (chunked(dout),)
     want = made(*copy.deepcopy(args), *extra)

@@ -33,8 +33,11 @@ _CHILD = textwrap.dedent(
     import importlib.util, pickle, sys
     assert importlib.util.find_spec("transpile") is None, "the compiler is importable"
     import numpy  # noqa: F401
-    import transpile_runtime
-    assert transpile_runtime.__file__.startswith(sys.argv[1]), transpile_runtime.__file__
+    if sys.argv[1] == "-":  # standalone modules: not even the runtime
+        assert importlib.util.find_spec("transpile_runtime") is None
+    else:
+        import transpile_runtime
+        assert transpile_runtime.__file__.startswith(sys.argv[1]), transpile_runtime.__file__
     with open(sys.argv[2], "rb") as f:
         jobs = pickle.load(f)
     results = {}
@@ -43,7 +46,7 @@ _CHILD = textwrap.dedent(
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         results[name] = getattr(module, module.__all__[0])(*args)
-        assert "transpile" not in sys.modules, name
+        assert not any(m.startswith("transpile") for m in sys.modules if m != "transpile_runtime" and not m.startswith("transpile_runtime.")), name
     with open(sys.argv[3], "wb") as f:
         pickle.dump(results, f)
     """
@@ -57,13 +60,17 @@ def _isolated_runtime(tmp_path):
     return root
 
 
-def _run_isolated(tmp_path, jobs):
-    root = _isolated_runtime(tmp_path)
+def _run_isolated(tmp_path, jobs, runtime=True):
+    """Run ``jobs`` in a fresh interpreter whose path holds numpy and (with ``runtime``)
+    a copy of the runtime."""
+    root = _isolated_runtime(tmp_path) if runtime else None
     numpy_dir = str(Path(np.__file__).resolve().parent.parent)
     (tmp_path / "jobs.pkl").write_bytes(pickle.dumps(jobs))
-    script = f"import sys; sys.path[:0] = [{str(root)!r}, {numpy_dir!r}]\n" + _CHILD
+    path = ([str(root)] if runtime else []) + [numpy_dir]
+    script = f"import sys; sys.path[:0] = {path!r}\n" + _CHILD
+    given = str(root) if runtime else "-"
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", script, str(root), "jobs.pkl", "results.pkl"],
+        [sys.executable, "-I", "-S", "-c", script, given, "jobs.pkl", "results.pkl"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -77,17 +84,20 @@ def _args(case):
     return case.make_args(np.random.default_rng(zlib.crc32(case.id.encode())))
 
 
-def test_exported_corpus_runs_without_the_compiler_and_matches_the_live_gradient(tmp_path):
+@pytest.mark.parametrize("standalone", [False, True], ids=["with runtime", "standalone"])
+def test_exported_corpus_runs_without_the_compiler_and_matches_the_live_gradient(
+    tmp_path, standalone
+):
     jobs, live = [], {}
     for i, case in enumerate(CASES):
-        g = grad(case.func, wrt=case.wrt, allow_unused=True)
+        g = grad(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
         name = f"exported_{i}_{case.id}"
         path = tmp_path / f"{name}.py"
-        export(g, path)
+        export(g, path, standalone=standalone)
         args = _args(case)
         live[name] = g(*args)
         jobs.append((name, str(path), args))
-    results = _run_isolated(tmp_path, jobs)
+    results = _run_isolated(tmp_path, jobs, runtime=not standalone)
     assert len(results) == len(CASES)
     for name, expected in live.items():
         got = results[name]
@@ -95,7 +105,9 @@ def test_exported_corpus_runs_without_the_compiler_and_matches_the_live_gradient
         g_leaves, g_tree = fd.flatten(got)
         assert len(e_leaves) == len(g_leaves), name
         for e, g in zip(e_leaves, g_leaves):
-            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14, err_msg=name)
+            # a later live call runs the shape variant, which may round differently
+            rtol = 1e-5 if np.result_type(e) == np.float32 else 1e-10
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * 1e-2, err_msg=name)
 
 
 def test_header_names_source_function_wrt_mode_and_version(tmp_path):
@@ -108,6 +120,19 @@ def test_header_names_source_function_wrt_mode_and_version(tmp_path):
     assert "mode: grad" in head
     assert "exported by transpile 0.1.0" in head
     assert "import transpile\n" not in text and "from transpile " not in text
+
+
+def test_standalone_imports_numpy_and_the_standard_library_alone():
+    import explain_funcs
+
+    text = export(grad(explain_funcs.expected_complete_loglik), standalone=True)
+    imports = [t for t in text.split("\n") if t.startswith(("import ", "from "))]
+    assert imports and all(
+        t.split()[1].split(".")[0] in ("numpy", "math", "numbers", "types", "itertools")
+        for t in imports
+    ), imports
+    assert "transpile_runtime" not in "\n".join(imports)
+    assert "@helper" not in text  # the compiler's declarations are dropped
 
 
 def test_grad_of_comments_carry_the_users_line_numbers():
@@ -165,18 +190,20 @@ def test_a_global_number_is_written_with_its_value(tmp_path):
     np.testing.assert_array_equal(results["scaled"], np.full(4, 2.5))
 
 
-def test_cli_writes_the_module(tmp_path):
+@pytest.mark.parametrize("standalone", [False, True], ids=["with runtime", "standalone"])
+def test_cli_writes_the_module(tmp_path, standalone):
     out = tmp_path / "out.py"
     target = f"{corpus_straight.__file__}:matmul_both"
+    flags = ["--standalone"] if standalone else []
     done = subprocess.run(
-        [sys.executable, "-m", "transpile", target, "--wrt", "a,b", "-o", str(out)],
+        [sys.executable, "-m", "transpile", target, "--wrt", "a,b", "-o", str(out), *flags],
         capture_output=True,
         text=True,
     )
     assert done.returncode == 0, done.stderr
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
-    results = _run_isolated(tmp_path, [("cli", str(out), (a, b))])
+    results = _run_isolated(tmp_path, [("cli", str(out), (a, b))], runtime=not standalone)
     t = 1.0 - np.tanh(a @ b) ** 2  # d sum(tanh(a @ b)): closed form
     np.testing.assert_allclose(results["cli"][0], t @ b.T, rtol=1e-12)
     np.testing.assert_allclose(results["cli"][1], a.T @ t, rtol=1e-12)

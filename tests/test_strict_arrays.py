@@ -169,7 +169,7 @@ def test_corpus_case_on_strict_arrays(case):
             allowed,
             forward,
         )
-    g = vjp(case.func, wrt=case.wrt)
+    g = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
     args, strict_args = _with_defaults(case.func, args), _with_defaults(case.func, strict_args)
     _run(g, args + (dout,), strict_args + (strict_dout,), "vjp", tol, allowed)
 

@@ -140,6 +140,11 @@ def main(argv=None) -> int:
         "-o", "--output", metavar="OUT.py", help="write the gradient as a module (export)"
     )
     parser.add_argument(
+        "--standalone",
+        action="store_true",
+        help="with -o: copy the runtime helpers in, so that the module needs numpy alone",
+    )
+    parser.add_argument(
         "--rules",
         action="store_true",
         help="list every function, method and operator with a derivative rule",
@@ -184,7 +189,7 @@ def main(argv=None) -> int:
             if args.explain:
                 print(explain(made), end="")
             if args.output:
-                export(made, args.output)
+                export(made, args.output, standalone=args.standalone)
                 print(f"wrote {args.output}", file=sys.stderr)
             if not (args.explain or args.output):
                 print(api.source(made))

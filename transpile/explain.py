@@ -436,20 +436,13 @@ def _adjoints(fn, user):
         comments = [
             _owner(user, s.lineno + offset) if getattr(s, "lineno", None) is not None else None
             for s in all_stmts(out.body)
-            if isinstance(s, gast.Expr)
-            and isinstance(s.value, gast.Constant)
-            and isinstance(s.value.value, str)
-            and s.value.value.startswith(_GRAD_OF)
+            if _is_grad_of(s)
         ]
         text = source.split("\n")
         heads = [i for i, t in enumerate(text) if t.lstrip().startswith("# grad of: ")]
         if len(heads) != len(comments):
             continue  # cannot tell which comment is which: no adjoint lines shown
-        blocks = [_block(text, head) for head in heads]
-        for i in range(len(blocks) - 2, -1, -1):
-            if not blocks[i] and heads[i + 1] == heads[i] + 1:  # comments in a row: one
-                blocks[i] = blocks[i + 1]  # adjoint statement made of both lines' parts
-        for block, line in zip(blocks, comments):
+        for block, line in zip(_blocks(text, heads), comments):
             if line is None:
                 continue
             _, numbers, lines_ = found.get(line, (out.name, (), ()))
@@ -459,6 +452,25 @@ def _adjoints(fn, user):
                 lines_ + tuple(text[i].strip() for i in block),
             )
     return sources, found
+
+
+def _is_grad_of(stmt):
+    return (
+        isinstance(stmt, gast.Expr)
+        and isinstance(stmt.value, gast.Constant)
+        and isinstance(stmt.value.value, str)
+        and stmt.value.value.startswith(_GRAD_OF)
+    )
+
+
+def _blocks(text, heads):
+    """The lines under each comment at ``heads``; comments in a row share the block
+    after the last (one adjoint statement made of both lines' parts)."""
+    blocks = [_block(text, head) for head in heads]
+    for i in range(len(blocks) - 2, -1, -1):
+        if not blocks[i] and heads[i + 1] == heads[i] + 1:
+            blocks[i] = blocks[i + 1]
+    return blocks
 
 
 def _block(text, head):

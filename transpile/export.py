@@ -25,6 +25,7 @@ import importlib.metadata
 import inspect
 import os
 import symtable
+import sys
 import textwrap
 import types
 
@@ -32,7 +33,7 @@ import gast
 import numpy as np
 
 import transpile_runtime
-from transpile import emit, pipeline, recursion
+from transpile import bundle, emit, pipeline, recursion
 from transpile.ir import COMMENT
 from transpile.nodes import all_stmts, function_def, name_nodes
 
@@ -49,11 +50,12 @@ class ExportError(ValueError):
     that cannot be written, and says what to do."""
 
 
-def export(g, path=None) -> str:
+def export(g, path=None, standalone=False) -> str:
     """Write the gradient ``g`` (made by ``grad``, ``value_and_grad`` or ``vjp``) as a
-    module to ``path`` (if given) and return the module's text."""
+    module to ``path`` (if given) and return the module's text. ``standalone=True``:
+    the runtime helpers it calls are copied in, so that it needs numpy alone."""
     generated = _generated(g)
-    module = _Module()
+    module = _Module(standalone)
     top = module.add_generated(generated)
     recipe = generated.recipe
     func = recipe.func()
@@ -66,7 +68,9 @@ def export(g, path=None) -> str:
         f"source: {filename}\n"
         f"function: {func.__qualname__}\n"
         f"wrt: {wrt}\n"
-        f"mode: {recipe.ctx.mode}\n\n"
+        f"mode: {recipe.ctx.mode}\n"
+        + ("standalone: the runtime helpers it calls are copied in\n" if standalone else "")
+        + "\n"
         f"{top}{inspect.signature(func)} is the generic gradient: it runs for any shapes,\n"
         "without the checks and shape variants of the live one. `# grad of:` comments\n"
         'end with the line of the source they differentiate.\n"""',
@@ -103,7 +107,8 @@ def _version():
 class _Module:
     """The names of the module being written and what each stands for."""
 
-    def __init__(self):
+    def __init__(self, standalone=False):
+        self.bundle = bundle.Bundle(self._claim, self._bind) if standalone else None
         self.imports = {}  # name -> import statement
         self.constants = {}  # name -> source of its value
         self.defined = {}  # name -> the object its definition makes
@@ -159,11 +164,13 @@ class _Module:
         renames = {}
         bound = emit.bound_names(fn)
         tree = function_def(name, out.args, out.body)
+        attributes = _attributes_read(tree, gast)
         for free in _free_names(emit.to_source(tree)):
+            read = attributes.get(free, ())
             if free in bound and free not in fn.parsed.cells:
-                renames[free] = self.resolve(free, bound[free], fn.parsed.name, fn, generated)
+                renames[free] = self.resolve(free, bound[free], fn.parsed.name, generated, read)
             else:
-                renames[free] = self.resolve_user(free, fn.parsed, fn.parsed.name)
+                renames[free] = self.resolve_user(free, fn.parsed, fn.parsed.name, read)
         for node in name_nodes(tree):
             new = renames.get(node.id)
             if new is not None and new != node.id:
@@ -171,9 +178,9 @@ class _Module:
         return emit.to_source(tree)
 
     # -- names --
-    def resolve(self, name, obj, where, fn=None, generated=None):
-        """The module's name for ``obj``, read as ``name`` in ``where``; refused if it
-        cannot be written."""
+    def resolve(self, name, obj, where, generated=None, attributes=()):
+        """The module's name for ``obj``, read as ``name`` in ``where`` (``attributes``:
+        those read of it); refused if it cannot be written."""
         if isinstance(obj, recursion.Placeholder):
             obj = self._placeholder(obj, generated)
         if id(obj) in self.by_object:
@@ -182,6 +189,8 @@ class _Module:
         if made is not None and getattr(made, "recipe", None) is not None:
             self.add_generated(made)  # a gradient the user's code calls: exported too
             return self.by_object[id(obj)]
+        if self.bundle is not None and _from_runtime(obj):
+            return self._copy_runtime(name, obj, attributes)
         found = _importable(obj)
         if found is not None:
             return self._bind(name, obj, found)
@@ -201,22 +210,41 @@ class _Module:
             gen = generated
         return gen.function if obj.forward else gen.extra.function
 
-    def resolve_user(self, name, parsed, where):
+    def resolve_user(self, name, parsed, where, attributes=()):
         """A name the user's code reads: a closure variable or module global."""
         if name in parsed.cells:
             try:
                 value = parsed.cells[name].cell_contents
             except ValueError:
                 raise ExportError(f"{where} reads {name}, a closure variable not yet bound")
-            return self.resolve(name, value, where)
+            return self.resolve(name, value, where, attributes=attributes)
         if name in parsed.namespace:
             value = parsed.namespace[name]
-            if value is transpile_package():
-                return self._bind(name, transpile_runtime, ("transpile_runtime", None))
-            return self.resolve(name, value, where)
+            if value is transpile_package():  # transpile.stop_gradient: the runtime's
+                value = transpile_runtime
+            return self.resolve(name, value, where, attributes=attributes)
         if hasattr(builtins, name):
             return name
         raise ExportError(f"{where} reads {name}, which is not defined")
+
+    def _claim(self, name, obj):
+        """A name for ``obj``, defined in the module: ``name``, or a variant if taken."""
+        base, n = name, 1
+        while name in self.objects and self.objects[name] is not obj:
+            n += 1
+            name = f"{base}_{n}"
+        self.objects[name] = obj
+        return name
+
+    def _copy_runtime(self, name, obj, attributes):
+        """A runtime module (the attributes read of it) or definition, copied in."""
+        try:
+            if isinstance(obj, types.ModuleType):
+                return self.bundle.namespace(obj, attributes, name)
+            home = sys.modules[obj.__module__]
+            return self.bundle.copy(home, obj.__name__)
+        except (ValueError, OSError, TypeError) as exc:
+            raise ExportError(f"standalone: {exc}; export without standalone=True") from None
 
     def _bind(self, name, obj, found, constant=None):
         """Give ``obj`` the module name ``name`` (or a variant of it, if taken)."""
@@ -265,8 +293,10 @@ class _Module:
         tree = ast.parse(source)
         parsed = _FuncNames(func)
         renamed = name != func.__name__
+        attributes = _attributes_read(tree, ast)
         for free in _free_names(source):
-            new = self.resolve_user(free, parsed, func.__qualname__)
+            read = attributes.get(free, ())
+            new = self.resolve_user(free, parsed, func.__qualname__, read)
             if new != free:
                 renamed = True
                 for node in ast.walk(tree):
@@ -283,7 +313,14 @@ class _Module:
     def text(self, header, top):
         lines = [header, ""]
         imports = sorted(self.imports.values(), key=lambda s: (not s.startswith("import"), s))
-        lines += imports
+        if self.bundle is not None and self.bundle.statements:
+            namespace = self._bind("types", types, ("types", None))
+            imports = sorted(self.imports.values(), key=lambda s: (not s.startswith("import"), s))
+            lines += imports
+            lines += ["", "", "# the runtime helpers the gradient calls, copied (standalone)", ""]
+            lines.append(self.bundle.text(f"{namespace}.SimpleNamespace"))
+        else:
+            lines += imports
         if self.constants:
             lines.append("")
             lines += [f"{n} = {v}  # its value at export" for n, v in self.constants.items()]
@@ -334,6 +371,21 @@ def _imported(module, attribute):
         return getattr(importlib.import_module(module), attribute, None)
     except ImportError:
         return None
+
+
+def _from_runtime(obj):
+    if isinstance(obj, types.ModuleType):
+        return bundle.is_runtime(obj.__name__)
+    return bundle.is_runtime(getattr(obj, "__module__", None) or "") and hasattr(obj, "__name__")
+
+
+def _attributes_read(tree, syntax):
+    """``{name: attributes read of it}`` in ``tree`` (a gast or an ast tree)."""
+    found = {}
+    for node in syntax.walk(tree):
+        if isinstance(node, syntax.Attribute) and isinstance(node.value, syntax.Name):
+            found.setdefault(node.value.id, set()).add(node.attr)
+    return found
 
 
 def _constant_tuple(obj):
