@@ -15,7 +15,7 @@ import explain_funcs as E
 import numpy as np
 import pytest
 
-from transpile import CutGradientWarning, explain, grad, source, value_and_grad, vjp
+from transpile import CutGradientWarning, explain, grad, jvp, source, value_and_grad, vjp
 
 
 def statuses(explanation, func):
@@ -147,6 +147,14 @@ def test_explain_of_value_and_grad_and_vjp():
         ex = explain(make(E.dead_value))
         assert ex.at(E.line_of(E.dead_value, "wasted =")).status == "unused"
         assert ex.at(E.line_of(E.dead_value, "y =")).status == "active"
+
+
+def test_explain_of_jvp_shows_tangent_lines():
+    ex = explain(jvp(E.dead_value))
+    line = ex.at(E.line_of(E.dead_value, "y ="))
+    assert line.status == "active" and "tangent" in line.reason
+    assert line.adjoint and all("_dot" in t for t in line.adjoint)
+    assert ex.at(E.line_of(E.dead_value, "wasted =")).status == "unused"
 
 
 def test_cli_explain():

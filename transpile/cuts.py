@@ -25,7 +25,7 @@ import gast
 
 from transpile import composites, defuse, printer
 from transpile.activity import diff_uses
-from transpile.nodes import all_stmts, header, name_nodes
+from transpile.nodes import header, name_nodes
 from transpile.parse import MISSING
 from transpile.rules import nondiff
 from transpile_runtime import stop_gradient
@@ -40,7 +40,7 @@ UNREAD = "unread"  # a parameter nothing reads
 
 _INTEGER_ATTRIBUTES = frozenset(("shape", "ndim", "size", "itemsize", "nbytes", "dtype"))
 _INTEGER_NAMES = frozenset(
-    (
+    [
         "int",
         "bool",
         "len",
@@ -75,7 +75,7 @@ _INTEGER_NAMES = frozenset(
         "logical_or",
         "logical_not",
         "logical_xor",
-    )
+    ]
 )
 
 
@@ -355,8 +355,3 @@ def stage(fn, ctx):
         wrt = [fn.params[i] for i in ctx.wrt]
         fn.cuts = unreached(fn, wrt, fn.parsed.name, fn.parsed.filename)
     return fn
-
-
-def statements(body):
-    """Every statement of a normalized body, nested blocks included, in order."""
-    return list(all_stmts(body))

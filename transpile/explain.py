@@ -42,7 +42,8 @@ INACTIVE = "inactive"
 CONTROL = "control"
 # a line takes the status of its statement that comes first here
 _RANK = (ACTIVE, STOPPED, INTEGER, NONDIFF, SHIFT, UNUSED, INACTIVE, CONTROL)
-_GRAD_OF = COMMENT + "grad of: "
+# the comments over each line's derivative: an adjoint's (reverse mode), a tangent's (jvp)
+_HEADS = ("grad of: ", "tangent of: ")
 _THROUGH = "its value reaches the output only through "
 
 
@@ -212,6 +213,7 @@ def _explain(generated, lines, functions, seen):
     first = user[0][0] if user else fn.parsed.tree.lineno + fn.parsed.line_offset
     last = max((end for _, end, _ in user), default=first)
     function = Function(fn.parsed.name, fn.parsed.filename, first - 1, last, wrt, tuple(sources))
+    forward = generated.recipe.ctx.mode in ("jvp", "tangent")
     functions.append(function)
     index, before = len(functions) - 1, len(lines)
     grouped = _grouped(fn, user)
@@ -221,6 +223,8 @@ def _explain(generated, lines, functions, seen):
         line = _line(fn, flow, wrt, start, node, stmts, adjoints)
         if line is None:
             continue
+        if forward:  # forward mode: the derivative of a line is its tangent
+            line = dataclasses.replace(line, reason=line.reason.replace("an adjoint", "a tangent"))
         lines.append(line)
         if line.status != ACTIVE:
             quiet_calls += [(m.callee, line) for m in _user_calls(flow, stmts)]
@@ -439,7 +443,9 @@ def _adjoints(fn, user):
             if _is_grad_of(s)
         ]
         text = source.split("\n")
-        heads = [i for i, t in enumerate(text) if t.lstrip().startswith("# grad of: ")]
+        heads = [
+            i for i, t in enumerate(text) if t.lstrip().startswith(tuple("# " + h for h in _HEADS))
+        ]
         if len(heads) != len(comments):
             continue  # cannot tell which comment is which: no adjoint lines shown
         for block, line in zip(_blocks(text, heads), comments):
@@ -459,7 +465,7 @@ def _is_grad_of(stmt):
         isinstance(stmt, gast.Expr)
         and isinstance(stmt.value, gast.Constant)
         and isinstance(stmt.value.value, str)
-        and stmt.value.value.startswith(_GRAD_OF)
+        and stmt.value.value.startswith(tuple(COMMENT + h for h in _HEADS))
     )
 
 
@@ -467,6 +473,9 @@ def _blocks(text, heads):
     """The lines under each comment at ``heads``; comments in a row share the block
     after the last (one adjoint statement made of both lines' parts)."""
     blocks = [_block(text, head) for head in heads]
+    for i, head in enumerate(heads):
+        if "# tangent of: " in text[head]:  # forward mode: the primal line follows
+            blocks[i] = [k for k in blocks[i] if "_dot" in text[k]]
     for i in range(len(blocks) - 2, -1, -1):
         if not blocks[i] and heads[i + 1] == heads[i] + 1:
             blocks[i] = blocks[i + 1]

@@ -111,7 +111,6 @@ class _Module:
         self.bundle = bundle.Bundle(self._claim, self._bind) if standalone else None
         self.imports = {}  # name -> import statement
         self.constants = {}  # name -> source of its value
-        self.defined = {}  # name -> the object its definition makes
         self.definitions = []  # source of each function, callees first
         self.by_object = {}  # id(generated function) -> its name in the module
         self.objects = {}  # name -> the object it denotes (one per name)
