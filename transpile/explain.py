@@ -2,10 +2,11 @@
 functions it calls), whether it has an adjoint, and if not, why.
 
 The facts are the compiler's own: the stages are run again for the gradient
-(``pipeline.remake``, through ``inline``), and each statement of the normal form is
-read against the ``activity`` facts through ``cuts.Flow``; the generated lines of
-each adjoint are those under the ``# grad of:`` comment the reverse sweep put there,
-located by the line number that comment carries. A line's statements are ranked
+(``pipeline.remake``, from the recipe its ``Generated`` keeps): through ``cuts`` for
+the normal form and its activity facts, read statement by statement through
+``cuts.Flow``, and through ``inline`` for the functions compiled, whose lines under
+each ``# grad of:`` comment (``# tangent of:`` for a jvp) are that line's adjoint,
+located by the line number the comment node carries. A line's statements are ranked
 (an adjoint wins over a stop, a stop over an integer cut, ...), and the line gets
 the status and reason of its first statement:
 
