@@ -25,7 +25,7 @@ import gast
 
 from transpile import composites, defuse, printer
 from transpile.activity import diff_uses
-from transpile.nodes import header, name_nodes
+from transpile.nodes import all_stmts, header, name_nodes
 from transpile.parse import MISSING
 from transpile.rules import nondiff
 from transpile_runtime import stop_gradient
@@ -326,12 +326,13 @@ def _is_append(stmt):
 def unreached(fn, wrt_names, function="", filename=""):
     """``Unreached`` for each of ``wrt_names`` that no differentiated statement takes
     to the output."""
-    flow = Flow(fn)
+    missing = _not_differentiated(fn, wrt_names)
+    if not missing:
+        return ()
+    flow = Flow(fn)  # only now: which cuts are in the way
     found = []
-    for param in wrt_names:
+    for param in missing:
         readers = [s for s in flow.index.reading(param) if flow.act.is_varied(s, param)]
-        if any(_reaches(flow, s, param) for s in readers):
-            continue
         cuts = []
         for s in readers:
             cut = flow.cut_at(s, param)
@@ -342,10 +343,23 @@ def unreached(fn, wrt_names, function="", filename=""):
     return tuple(found)
 
 
-def _reaches(flow, stmt, name):
-    if isinstance(stmt, gast.Return):
-        return True
-    return flow.differentiates(stmt, name) and flow.act.defines_active(stmt)
+def _not_differentiated(fn, wrt_names):
+    """The names of ``wrt_names`` that no active statement differentiates (nor the
+    return returns), in one walk that stops once every name is found: a parameter is
+    usually read early, so this costs a long function next to nothing."""
+    act, missing = fn.activity, dict.fromkeys(wrt_names)
+    for s in all_stmts(fn.tree.body):
+        if not missing:
+            break
+        if isinstance(s, gast.Return):
+            reached = {n.id for n in name_nodes(s.value)}
+        elif isinstance(s, (gast.Assign, gast.Expr)) and act.defines_active(s):
+            reached = diff_uses(s, act.matches.get(id(s)))
+        else:
+            continue
+        for name in [n for n in missing if n in reached and act.is_varied(s, n)]:
+            del missing[name]
+    return list(missing)
 
 
 def stage(fn, ctx):
