@@ -18,6 +18,7 @@ cuts in its way (``fn.cuts``): ``api`` warns about them (``CutGradientWarning``)
 and ``explain`` reports every line.
 """
 
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -84,16 +85,28 @@ class CutGradientWarning(UserWarning):
     names the argument and the line that cuts it; ``allow_unused=True`` silences it."""
 
 
-def warn(generated, allow_unused, stacklevel=2):
-    """Warn about each ``wrt`` parameter ``generated`` found with no path to the output."""
-    if allow_unused:
-        return
-    for found in generated.cuts:
+def warn(generated):
+    """Warn about each ``wrt`` parameter ``generated`` (an ``ir.Generated``, or None)
+    found with no path to the output, at the first caller outside the compiler."""
+    for found in getattr(generated, "cuts", ()):
         warnings.warn(
             found.message() + "; pass allow_unused=True if that is intended",
             CutGradientWarning,
-            stacklevel=stacklevel,
+            stacklevel=_outside_the_compiler(),
         )
+
+
+def _outside_the_compiler():
+    """The ``stacklevel`` of ``warnings.warn``, called from ``warn``, that points at the
+    first frame whose module is not the compiler's (the user's ``grad(...)`` line)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and _is_compiler(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _is_compiler(module):
+    return module == "transpile" or module.startswith("transpile.")
 
 
 @dataclass(frozen=True)
