@@ -13,6 +13,7 @@ adjoint uses a few forms that ``optimize`` later resolves:
     '#grad of: ...'          a comment naming the user's line
 """
 
+import collections
 import functools
 import linecache
 from dataclasses import dataclass, field
@@ -22,10 +23,11 @@ import gast
 from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules
 from transpile.errors import at
 from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
-from transpile.nodes import assign, clone, const, contains_jump, descendants, name
+from transpile.nodes import assign, clone, const, contains_jump, descendants, name, name_nodes
 from transpile.parse import MISSING
 from transpile.rules import blocked_operands, registry
 from transpile.template import expand
+from transpile_runtime import ops
 
 
 @dataclass
@@ -84,6 +86,9 @@ def run(tree, ctx) -> Emitted:
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)
     rev.definitions = composites.definitions(tree)
+    rev.reads = collections.Counter(
+        n.id for n in name_nodes(tree) if isinstance(n.ctx, gast.Load)
+    )
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -111,6 +116,7 @@ class _Reverse:
         self.callees = []
         self.fresh_arrays = set()
         self.local_lists = set()
+        self.reads = collections.Counter()  # name -> how many times the body reads it
 
     def d(self, primal: str) -> str:
         adj = self.namer.adjoint(primal)
@@ -469,7 +475,9 @@ class _Reverse:
             declaration = registry().declaration(obj) if obj is not MISSING else None
             if declaration is None and isinstance(v.func, gast.Attribute):  # x.copy()
                 declaration = registry().method_declaration(v.func.attr)
-            fresh = declaration is not None and declaration.fresh
+            fresh = declaration is not None and (
+                declaration.fresh or self.passes_a_temporary(v, obj, declaration)
+            )
         if isinstance(v, (gast.List, gast.Dict)):
             self.local_lists.add(target)
             fresh = True
@@ -477,6 +485,19 @@ class _Reverse:
             self.fresh_arrays.add(target)
         else:
             self.fresh_arrays.discard(target)
+
+    def passes_a_temporary(self, call, obj, declaration):
+        """Whether ``call``, to a runtime helper that may pass its first argument through
+        (``ops.unbroadcast`` in a gradient's code, differentiated again), is given a fresh
+        array that nothing else reads: its result is then as good as fresh."""
+        first = call.args[0] if call.args else None
+        return (
+            declaration.passes
+            and getattr(obj, "__module__", None) == ops.__name__
+            and isinstance(first, gast.Name)
+            and first.id in self.fresh_arrays
+            and self.reads[first.id] == 1
+        )
 
     def array_write(self, s, depth):
         sub = s.targets[0]
