@@ -200,3 +200,9 @@ def scaled(r, tree, s):
     d[tree] += ops.scaled(d[r], s)
     d[s] += ops.inner(d[r], tree)
     t[r] += ops.add(ops.scaled(t[tree], s), ops.scaled(tree, t[s]))  # a structure
+
+
+@rule(ops.tangent_like, shape=VARIES, shares=True)
+def tangent_like(r, tangent, _y):  # a tangent broadcast to its value's shape
+    d[tangent] += ops.unbroadcast(d[r], tangent)
+    t[r] += ops.tangent_like(t[tangent], _y)
