@@ -1808,3 +1808,95 @@ def unarray_cast(g, y, a):
     if dtype is not None and dtype.kind not in "fc":
         g = zeros_like(y)
     return unarray(g, a)
+
+
+# Helpers of the rules of adjoints (second derivatives; ``rules/runtime_adjoints.py``).
+
+
+def _inverse_transposed(a, what):
+    """``inv(a)^T`` for each matrix of ``a``, or NotImplementedError where ``a`` is singular
+    or ill-conditioned (the second derivative of ``what`` there is not supported)."""
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        inv = None
+    if inv is None or not _well_conditioned(a, inv):
+        raise NotImplementedError(
+            f"the second derivative of {what} at a singular or ill-conditioned matrix is "
+            "not supported"
+        )
+    return mT(inv)
+
+
+@helper(fresh=True)
+def undet_slope(g, h, y, a):
+    """The derivative of ``undet(g, y, a)`` in ``a`` (``y = det(a)`` following it) along
+    ``h``: ``g`` times the Hessian of det at each matrix of ``a`` applied to ``h``,
+    ``y (<a^-T, h> a^-T - a^-T h^T a^-T)``; the Hessian is symmetric, so this is also the
+    adjoint of that derivative for the cotangent ``h``."""
+    it = _inverse_transposed(a, "np.linalg.det")
+    cross = np.sum(it * h, axis=(-2, -1))
+    return _per_matrix(g * y) * (_per_matrix(cross) * it - it @ mT(h) @ it)
+
+
+@helper(fresh=True)
+def unslogdet_slope(g, h, a):
+    """The derivative of ``unslogdet(g, a)`` in ``a`` along ``h``, which is also its adjoint
+    for the cotangent ``h``: ``-g[1] a^-T h^T a^-T``."""
+    it = _inverse_transposed(a, "np.linalg.slogdet")
+    return -_per_matrix(g[1]) * (it @ mT(h) @ it)
+
+
+@helper(fresh=True)
+def unslogdet_cotangent(h, g, a):
+    """The adjoint of ``g`` in ``unslogdet(g, a)`` for the cotangent ``h``: nothing for the
+    sign, ``<a^-T, h>`` for the logdet of each matrix."""
+    return [zeros_like(g[0]), np.sum(mT(np.linalg.inv(a)) * h, axis=(-2, -1))]
+
+
+@helper(fresh=True)
+def untensordot_a(g, a, b, axes):
+    """Adjoint of ``a`` in ``np.tensordot(a, b, axes)`` (``a`` read for its shape)."""
+    return untensordot(g, a, b, axes, 0)
+
+
+@helper(fresh=True)
+def untensordot_b(g, a, b, axes):
+    """Adjoint of ``b`` in ``np.tensordot(a, b, axes)`` (``b`` read for its shape)."""
+    return untensordot(g, a, b, axes, 1)
+
+
+@helper(fresh=True)
+def unkron_a(g, a, b):
+    """Adjoint of ``a`` in ``np.kron(a, b)`` (``a`` read for its shape)."""
+    return unkron(g, a, b, 0)
+
+
+@helper(fresh=True)
+def unkron_b(g, a, b):
+    """Adjoint of ``b`` in ``np.kron(a, b)`` (``b`` read for its shape)."""
+    return unkron(g, a, b, 1)
+
+
+@helper(fresh=True)
+def uneinsum_others(h, g, subscripts, operands, index):
+    """The adjoints of the operands in ``uneinsum_any(g, subscripts, operands, index)`` for
+    the cotangent ``h``, a list: that function is linear in each operand but ``index``'s
+    (read for its shape: its entry is zeros), ``<h, uneinsum_any(g, ...)>`` being
+    ``<g, einsum(subscripts, ...)>`` with ``h`` for operand ``index``."""
+    given = replaced(operands, index, h)
+    return [
+        zeros_like(o) if k == index else uneinsum_any(g, subscripts, given, k)
+        for k, o in enumerate(operands)
+    ]
+
+
+@helper(fresh=True)
+def uneinsum_tangent(g, subscripts, operands, tangents, index):
+    """The tangent of ``uneinsum_any(g, subscripts, operands, index)`` along the operands'
+    ``tangents`` (``index``'s own is read for its shape only)."""
+    out = zeros_like(operands[index])
+    for k, tk in enumerate(tangents):
+        if k != index:
+            out = out + uneinsum_any(g, subscripts, replaced(operands, k, tk), index)
+    return out

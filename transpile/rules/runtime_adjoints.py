@@ -93,3 +93,118 @@ def unpad(r, g, _a, _pad_width, _mode="constant"):  # mode='constant' only: zero
 def untake_along_axis(r, g, _arr, _indices, _axis=-1):
     d[g] += np.take_along_axis(d[r], _indices, _axis)
     t[r] += ops.untake_along_axis(t[g], _arr, _indices, _axis)
+
+
+# Adjoints that also depend on a differentiated value: linear in each, or through rules.
+
+
+@rule(ops.unvar, shape=VARIES, fresh=True)
+def unvar(r, g, a, _axis=None, _ddof=0, _keepdims=False):  # g (a - mean a) 2 / n: bilinear
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unvar(np.ones_like(g), a, _axis, _ddof, _keepdims),
+            axis=_axis,
+            keepdims=_keepdims,
+        ),
+        g,
+    )
+    # centring is its own adjoint: centre g d[r] (ones_like(g) only scales by 2 / n)
+    d[a] += ops.unvar(
+        np.ones_like(g), ops.unreduce(g, a, _axis, _keepdims) * d[r], _axis, _ddof, _keepdims
+    )
+    t[r] += ops.unvar(t[g], a, _axis, _ddof, _keepdims)
+    t[r] += ops.unvar(g, t[a], _axis, _ddof, _keepdims)
+
+
+@rule(ops.solve_rhs_adjoint, shape=VARIES, fresh=True)
+def solve_rhs_adjoint(r, g, a, _b):  # r = solve(a^T, g)
+    d[g] += np.linalg.solve(a, d[r])
+    d[a] += ops.mT(ops.solve_matrix_adjoint(d[r], ops.mT(a), g, r))
+    t[r] += ops.solve_rhs_adjoint(t[g], a, _b)
+    t[r] -= ops.solve_rhs_adjoint(ops.mT(t[a]) @ r, a, _b)
+
+
+@rule(ops.solve_matrix_adjoint, shape=VARIES, fresh=True)
+def solve_matrix_adjoint(r, g, a, b, x):  # r = -solve(a^T, g) x^T: linear in g and in x
+    d[g] -= np.linalg.solve(a, d[r] @ x)
+    d[x] -= ops.mT(d[r]) @ ops.solve_rhs_adjoint(g, a, b)
+    d[a] -= ops.mT(ops.solve_matrix_adjoint(d[r] @ x, ops.mT(a), g, ops.solve_rhs_adjoint(g, a, b)))
+    t[r] += ops.solve_matrix_adjoint(t[g], a, b, x)
+    t[r] += ops.solve_matrix_adjoint(g, a, b, t[x])
+    t[r] -= ops.solve_matrix_adjoint(ops.mT(t[a]) @ ops.solve_rhs_adjoint(g, a, b), a, b, x)
+
+
+@rule(ops.undet, shape=VARIES, fresh=True)
+def undet(r, g, _y, a):  # g y a^-T, with y = det(a): the slope holds y's dependence on a
+    d[g] += ops.unbroadcast(np.sum(d[r] * ops.undet(np.ones_like(g), _y, a), axis=(-2, -1)), g)
+    d[a] += ops.undet_slope(g, d[r], _y, a)
+    t[r] += ops.undet(t[g], _y, a)
+    t[r] += ops.undet_slope(g, t[a], _y, a)
+
+
+@rule(ops.unslogdet, shape=VARIES, fresh=True)
+def unslogdet(r, g, a):  # g[1] a^-T
+    d[g] += ops.unslogdet_cotangent(d[r], g, a)
+    d[a] += ops.unslogdet_slope(g, d[r], a)
+    t[r] += ops.unslogdet(t[g], a)
+    t[r] += ops.unslogdet_slope(g, t[a], a)
+
+
+# Products: the adjoint of one operand is linear in the cotangent and in the other
+# operands, and reads its own operand for its shape.
+
+
+@rule(ops.dot_left, shape=VARIES, fresh=True)
+def dot_left(r, g, _x, y):
+    d[g] += np.dot(d[r], y)
+    d[y] += ops.dot_right(g, d[r], y)
+    t[r] += ops.dot_left(t[g], _x, y)
+    t[r] += ops.dot_left(g, _x, t[y])
+
+
+@rule(ops.dot_right, shape=VARIES, fresh=True)
+def dot_right(r, g, x, _y):
+    d[g] += np.dot(x, d[r])
+    d[x] += ops.dot_left(g, x, d[r])
+    t[r] += ops.dot_right(t[g], x, _y)
+    t[r] += ops.dot_right(g, t[x], _y)
+
+
+@rule(ops.untensordot_a, shape=VARIES, fresh=True)
+def untensordot_a(r, g, _a, b, _axes):
+    d[g] += np.tensordot(d[r], b, _axes)
+    d[b] += ops.untensordot_b(g, d[r], b, _axes)
+    t[r] += ops.untensordot_a(t[g], _a, b, _axes)
+    t[r] += ops.untensordot_a(g, _a, t[b], _axes)
+
+
+@rule(ops.untensordot_b, shape=VARIES, fresh=True)
+def untensordot_b(r, g, a, _b, _axes):
+    d[g] += np.tensordot(a, d[r], _axes)
+    d[a] += ops.untensordot_a(g, a, d[r], _axes)
+    t[r] += ops.untensordot_b(t[g], a, _b, _axes)
+    t[r] += ops.untensordot_b(g, t[a], _b, _axes)
+
+
+@rule(ops.unkron_a, shape=VARIES, fresh=True)
+def unkron_a(r, g, _a, b):
+    d[g] += np.kron(d[r], b)
+    d[b] += ops.unkron_b(g, d[r], b)
+    t[r] += ops.unkron_a(t[g], _a, b)
+    t[r] += ops.unkron_a(g, _a, t[b])
+
+
+@rule(ops.unkron_b, shape=VARIES, fresh=True)
+def unkron_b(r, g, a, _b):
+    d[g] += np.kron(a, d[r])
+    d[a] += ops.unkron_a(g, a, d[r])
+    t[r] += ops.unkron_b(t[g], a, _b)
+    t[r] += ops.unkron_b(g, t[a], _b)
+
+
+@rule(ops.uneinsum_any, shape=VARIES, shares=True)
+def uneinsum_any(r, g, _subscripts, operands, _index):
+    d[g] += np.einsum(_subscripts, *ops.replaced(operands, _index, d[r]))
+    d[operands] += ops.uneinsum_others(d[r], g, _subscripts, operands, _index)
+    t[r] += ops.uneinsum_any(t[g], _subscripts, operands, _index)
+    t[r] += ops.uneinsum_tangent(g, _subscripts, operands, t[operands], _index)
