@@ -1900,3 +1900,56 @@ def uneinsum_tangent(g, subscripts, operands, tangents, index):
         if k != index:
             out = out + uneinsum_any(g, subscripts, replaced(operands, k, tk), index)
     return out
+
+
+def _norm_curvature(x, ord, axis):
+    """``(p - 1, axes)`` for ``np.linalg.norm(x, ord, axis)``, whose slope ``unnorm_ord``
+    gives is ``sign(x) (|x| / y) ** (p - 1)``: ``p - 1`` is 0 for the norms whose slope is
+    piecewise constant (``ord`` 0, 1, inf of vectors; 1, inf of matrices)."""
+    nd = np.ndim(x)
+    if axis is None:
+        axis = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
+    axes = _axes(nd, axis)
+    if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
+        return 1.0, axes
+    if ord in (1, -1, math.inf, -math.inf) or (ord == 0 and len(axes) == 1):
+        return 0.0, axes
+    if len(axes) == 2:
+        raise NotImplementedError(
+            f"the second derivative of np.linalg.norm with ord={ord!r} of matrices is not "
+            "supported"
+        )
+    return float(ord) - 1.0, axes
+
+
+def _kept(v, x, axes, keepdims):
+    return v if keepdims else np.expand_dims(_lift(v, x), axes)
+
+
+@helper(fresh=True)
+def unnorm_slope(g, h, y, x, ord=None, axis=None, keepdims=False):
+    """The derivative of ``unnorm_ord(g, y, x, ord, axis, keepdims)`` in ``x`` (``y``
+    held) along ``h``: ``g (p - 1) (|x| / y) ** (p - 2) / y h``, elementwise, so also its
+    adjoint for the cotangent ``h``."""
+    c, axes = _norm_curvature(x, ord, axis)
+    if c == 0.0:
+        return zeros_like(x)
+    g, y = _kept(g, x, axes, keepdims), _kept(y, x, axes, keepdims)
+    return g * h * (c * (np.abs(x) / y) ** (c - 1.0) / y)
+
+
+@helper(fresh=True)
+def unnorm_norm_adjoint(h, g, y, x, ord=None, axis=None, keepdims=False):
+    """The adjoint of ``y`` in ``r = unnorm_ord(g, y, x, ...)`` for the cotangent ``h``:
+    ``-(p - 1) sum(h r / y)`` over the norm's axes."""
+    c, axes = _norm_curvature(x, ord, axis)
+    r = unnorm_ord(g, y, x, ord, axis, keepdims)
+    return -c * np.sum(h * r / _kept(y, x, axes, keepdims), axis=axes, keepdims=keepdims)
+
+
+@helper(fresh=True)
+def unnorm_norm_tangent(g, ty, y, x, ord=None, axis=None, keepdims=False):
+    """The tangent of ``unnorm_ord(g, y, x, ...)`` along the tangent ``ty`` of ``y``."""
+    c, axes = _norm_curvature(x, ord, axis)
+    r = unnorm_ord(g, y, x, ord, axis, keepdims)
+    return r * (-c * _kept(ty, x, axes, keepdims) / _kept(y, x, axes, keepdims))

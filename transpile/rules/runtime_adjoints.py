@@ -208,3 +208,20 @@ def uneinsum_any(r, g, _subscripts, operands, _index):
     d[operands] += ops.uneinsum_others(d[r], g, _subscripts, operands, _index)
     t[r] += ops.uneinsum_any(t[g], _subscripts, operands, _index)
     t[r] += ops.uneinsum_tangent(g, _subscripts, operands, t[operands], _index)
+
+
+@rule(ops.unnorm_ord, shape=VARIES, fresh=True)
+def unnorm_ord(r, g, y, x, _ord=None, _axis=None, _keepdims=False):  # g times the slope
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unnorm_ord(np.ones_like(g), y, x, _ord, _axis, _keepdims),
+            axis=_axis,
+            keepdims=_keepdims,
+        ),
+        g,
+    )
+    d[x] += ops.unnorm_slope(g, d[r], y, x, _ord, _axis, _keepdims)
+    d[y] += ops.unnorm_norm_adjoint(d[r], g, y, x, _ord, _axis, _keepdims)
+    t[r] += ops.unnorm_ord(t[g], y, x, _ord, _axis, _keepdims)
+    t[r] += ops.unnorm_slope(g, t[x], y, x, _ord, _axis, _keepdims)
+    t[r] += ops.unnorm_norm_tangent(g, t[y], y, x, _ord, _axis, _keepdims)
