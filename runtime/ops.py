@@ -1953,3 +1953,79 @@ def unnorm_norm_tangent(g, ty, y, x, ord=None, axis=None, keepdims=False):
     c, axes = _norm_curvature(x, ord, axis)
     r = unnorm_ord(g, y, x, ord, axis, keepdims)
     return r * (-c * _kept(ty, x, axes, keepdims) / _kept(y, x, axes, keepdims))
+
+
+@helper(fresh=True)
+def unspread(h, g):
+    """The adjoint of ``g`` in ``spread(g, items)`` for the cotangent ``h`` (one entry per
+    item): the entries broadcast back to ``g``'s shape and added."""
+    total = zeros_like(g)
+    for v in h:
+        total = add(total, unreduce(v, g))
+    return total
+
+
+@helper(fresh=True)
+def unhead(h, g):
+    """The adjoint of ``g`` in ``head(g, x)`` for the cotangent ``h``: ``h``'s entries, then
+    zeros for the entries of ``g`` that ``head`` left out."""
+    return [*h, *(zeros_like(v) for v in g[len(h) :])]
+
+
+@helper(fresh=True)
+def untail(h, g):
+    """The adjoint of ``g`` in ``tail(g, y)`` for the cotangent ``h``."""
+    return [*(zeros_like(v) for v in g[: len(g) - len(h)]), *h]
+
+
+@helper(shares=True)
+def reunrepeat(h, g):
+    """The adjoint of ``g`` in ``unrepeat(g, x)`` for the cotangent ``h``: each copy of an
+    item gets that item's entry."""
+    return [h[k % len(h)] for k in range(len(g))]
+
+
+@helper(fresh=True)
+def rejoin(h, how):
+    """The adjoint of ``g`` in ``unjoin(g, arrays, how)`` for the cotangent ``h``: the join."""
+    join = {"h": np.hstack, "d": np.dstack, "column": np.column_stack}[how]
+    return join(h)
+
+
+@helper(fresh=True)
+def reatleast(h, g, index):
+    """The adjoint of ``g`` in ``unatleast(g, arrays, index)`` for the cotangent ``h``."""
+    if not isinstance(g, (list, tuple)):
+        return np.reshape(h, np.shape(g))
+    return [np.reshape(h, np.shape(v)) if k == index else zeros_like(v) for k, v in enumerate(g)]
+
+
+@helper(fresh=True)
+def rediff(h, a, n=1, axis=-1, prepend=None, append=None, which=0):
+    """The adjoint of ``g`` in ``undiff(g, a, n, axis, prepend, append, which)`` for the
+    cotangent ``h``: the differences with ``h`` in place of operand ``which`` and zeros for
+    the others."""
+    parts = [None if v is None else zeros_like(v) for v in (a, prepend, append)]
+    parts[which] = h
+    return diff(parts[0], n, axis, parts[1], parts[2])
+
+
+@helper(fresh=True)
+def reappend(h, arr, values, axis=None, which=0):
+    """The adjoint of ``g`` in ``unappend(g, arr, values, axis, which)`` for the cotangent
+    ``h``: ``np.append`` with ``h`` in place of operand ``which`` and zeros for the other."""
+    parts = [zeros_like(arr), zeros_like(values)]
+    parts[which] = h
+    return np.append(parts[0], parts[1], axis)
+
+
+@helper(fresh=True)
+def uninner_a(g, a, b):
+    """Adjoint of ``a`` in ``np.inner(a, b)`` (``a`` read for its shape)."""
+    return uninner(g, a, b, 0)
+
+
+@helper(fresh=True)
+def uninner_b(g, a, b):
+    """Adjoint of ``b`` in ``np.inner(a, b)`` (``b`` read for its shape)."""
+    return uninner(g, a, b, 1)

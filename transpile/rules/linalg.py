@@ -134,8 +134,8 @@ def diagonal(y, a, _offset=0, _axis1=0, _axis2=1):
 
 @rule(np.inner, shape=ALL_DATA)
 def inner(y, a, b):
-    d[a] += ops.uninner(d[y], a, b, 0)
-    d[b] += ops.uninner(d[y], a, b, 1)
+    d[a] += ops.uninner_a(d[y], a, b)
+    d[b] += ops.uninner_b(d[y], a, b)
     t[y] += np.inner(t[a], b)
     t[y] += np.inner(a, t[b])
 

@@ -225,3 +225,150 @@ def unnorm_ord(r, g, y, x, _ord=None, _axis=None, _keepdims=False):  # g times t
     t[r] += ops.unnorm_ord(t[g], y, x, _ord, _axis, _keepdims)
     t[r] += ops.unnorm_slope(g, t[x], y, x, _ord, _axis, _keepdims)
     t[r] += ops.unnorm_norm_tangent(g, t[y], y, x, _ord, _axis, _keepdims)
+
+
+@rule(ops.uninner_a, shape=VARIES, fresh=True)
+def uninner_a(r, g, _a, b):
+    d[g] += np.inner(d[r], b)
+    d[b] += ops.uninner_b(g, d[r], b)
+    t[r] += ops.uninner_a(t[g], _a, b)
+    t[r] += ops.uninner_a(g, _a, t[b])
+
+
+@rule(ops.uninner_b, shape=VARIES, fresh=True)
+def uninner_b(r, g, a, _b):
+    d[g] += np.inner(a, d[r])
+    d[a] += ops.uninner_a(g, a, d[r])
+    t[r] += ops.uninner_b(t[g], a, _b)
+    t[r] += ops.uninner_b(g, t[a], _b)
+
+
+@rule(ops.unvecdot, shape=VARIES, fresh=True)
+def unvecdot(r, g, other, _mine, _axis=-1):
+    d[g] += ops.unbroadcast(np.vecdot(d[r], other, axis=_axis), g)
+    d[other] += ops.unvecdot(g, d[r], other, _axis)
+    t[r] += ops.unvecdot(t[g], other, _mine, _axis)
+    t[r] += ops.unvecdot(g, t[other], _mine, _axis)
+
+
+# Linear in the cotangent, with weights that are constant almost everywhere (the
+# entries attaining an extreme, the middle of a sort, the entries that are not nan).
+
+
+@rule(ops.unnan_extreme, shape=VARIES, fresh=True)
+def unnan_extreme(r, g, _y, _x, _axis=None, _keepdims=False):
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unnan_extreme(np.ones_like(_y), _y, _x, _axis, _keepdims),
+            axis=_axis,
+            keepdims=_keepdims,
+        ),
+        g,
+    )
+    t[r] += ops.unnan_extreme(t[g], _y, _x, _axis, _keepdims)
+
+
+@rule(ops.unptp, shape=VARIES, fresh=True)
+def unptp(r, g, _a, _axis=None, _keepdims=False):
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unptp(np.ones_like(g), _a, _axis, _keepdims), axis=_axis, keepdims=_keepdims
+        ),
+        g,
+    )
+    t[r] += ops.unptp(t[g], _a, _axis, _keepdims)
+
+
+@rule(ops.unmedian, shape=VARIES, fresh=True)
+def unmedian(r, g, _a, _axis=None, _keepdims=False):
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unmedian(np.ones_like(g), _a, _axis, _keepdims),
+            axis=_axis,
+            keepdims=_keepdims,
+        ),
+        g,
+    )
+    t[r] += ops.unmedian(t[g], _a, _axis, _keepdims)
+
+
+@rule(ops.unnanmean, shape=VARIES, fresh=True)
+def unnanmean(r, g, _a, _axis=None, _keepdims=False):
+    d[g] += ops.unbroadcast(
+        np.sum(
+            d[r] * ops.unnanmean(np.ones_like(g), _a, _axis, _keepdims),
+            axis=_axis,
+            keepdims=_keepdims,
+        ),
+        g,
+    )
+    t[r] += ops.unnanmean(t[g], _a, _axis, _keepdims)
+
+
+# Linear maps of lists and joins: their adjoints put the pieces back.
+
+
+@rule(ops.spread, shape=VARIES, shares=True)
+def spread(r, g, _items):
+    d[g] += ops.unspread(d[r], g)
+    t[r] += ops.spread(t[g], _items)
+
+
+@rule(ops.head, shape=VARIES, passes=True)
+def head(r, g, _x):
+    d[g] += ops.unhead(d[r], g)
+    t[r] += ops.head(t[g], _x)
+
+
+@rule(ops.tail, shape=VARIES, passes=True)
+def tail(r, g, _y):
+    d[g] += ops.untail(d[r], g)
+    t[r] += ops.tail(t[g], _y)
+
+
+@rule(ops.unrepeat, shape=VARIES, passes=True)
+def unrepeat(r, g, _x):
+    d[g] += ops.reunrepeat(d[r], g)
+    t[r] += ops.unrepeat(t[g], _x)
+
+
+@rule(ops.unjoin, shape=VARIES, passes=True)
+def unjoin(r, g, _arrays, _how):
+    d[g] += ops.rejoin(d[r], _how)
+    t[r] += ops.unjoin(t[g], _arrays, _how)
+
+
+@rule(ops.unatleast, shape=VARIES, passes=True)
+def unatleast(r, g, _arrays, _index):
+    d[g] += ops.reatleast(d[r], g, _index)
+    t[r] += ops.unatleast(t[g], _arrays, _index)
+
+
+@rule(ops.undiff, shape=VARIES, fresh=True)
+def undiff(r, g, _a, _n=1, _axis=-1, _prepend=None, _append=None, _which=0):
+    d[g] += ops.rediff(d[r], _a, _n, _axis, _prepend, _append, _which)
+    t[r] += ops.undiff(t[g], _a, _n, _axis, _prepend, _append, _which)
+
+
+@rule(ops.unappend, shape=VARIES, passes=True)
+def unappend(r, g, _arr, _values, _axis=None, _which=0):
+    d[g] += ops.reappend(d[r], _arr, _values, _axis, _which)
+    t[r] += ops.unappend(t[g], _arr, _values, _axis, _which)
+
+
+@rule(ops.undiagonal, shape=VARIES, fresh=True)
+def undiagonal(r, g, _a, _offset=0, _axis1=0, _axis2=1):
+    d[g] += np.diagonal(d[r], _offset, _axis1, _axis2)
+    t[r] += ops.undiagonal(t[g], _a, _offset, _axis1, _axis2)
+
+
+@rule(ops.uncast, shape=VARIES, passes=True)
+def uncast(r, g, _y, _x):  # g in x's type, or zeros where y holds integers
+    d[g] += ops.uncast(d[r], _y, g)
+    t[r] += ops.uncast(t[g], _y, _x)
+
+
+@rule(ops.unarray_cast, shape=VARIES, passes=True)
+def unarray_cast(r, g, _y, _a):  # g in a's structure, or zeros where y holds integers
+    d[g] += ops.unarray_cast(np.array(d[r]), _y, _y)
+    t[r] += ops.unarray_cast(t[g], _y, _a)

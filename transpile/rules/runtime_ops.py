@@ -19,7 +19,7 @@ from transpile_runtime import ops
 
 NONDIFF = (
     nondiff(ops.seed, ops.zeros_like, shape=VARIES, fresh=True),
-    nondiff(ops.shape_of, ops.reduced_size, ops.winner, ops.inside, shape=VARIES),
+    nondiff(ops.shape_of, ops.reduced_size, ops.winner, ops.fwinner, ops.inside, shape=VARIES),
     nondiff(ops.broadcast_like, shape=VARIES, shares=True),
 )
 
