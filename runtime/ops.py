@@ -1916,8 +1916,7 @@ def _norm_curvature(x, ord, axis):
         return 0.0, axes
     if len(axes) == 2:
         raise NotImplementedError(
-            f"the second derivative of np.linalg.norm with ord={ord!r} of matrices is not "
-            "supported"
+            f"the second derivative of np.linalg.norm with ord={ord!r} of matrices is not supported"
         )
     return float(ord) - 1.0, axes
 

@@ -86,9 +86,7 @@ def run(tree, ctx) -> Emitted:
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)
     rev.definitions = composites.definitions(tree)
-    rev.reads = collections.Counter(
-        n.id for n in name_nodes(tree) if isinstance(n.ctx, gast.Load)
-    )
+    rev.reads = collections.Counter(n.id for n in name_nodes(tree) if isinstance(n.ctx, gast.Load))
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)

@@ -125,13 +125,15 @@ def solve_rhs_adjoint(r, g, a, _b):  # r = solve(a^T, g)
 
 
 @rule(ops.solve_matrix_adjoint, shape=VARIES, fresh=True)
-def solve_matrix_adjoint(r, g, a, b, x):  # r = -solve(a^T, g) x^T: linear in g and in x
+def solve_matrix_adjoint(r, g, a, _b, x):  # -solve(a^T, g) x^T: linear in g and x; b: its ndim
     d[g] -= np.linalg.solve(a, d[r] @ x)
-    d[x] -= ops.mT(d[r]) @ ops.solve_rhs_adjoint(g, a, b)
-    d[a] -= ops.mT(ops.solve_matrix_adjoint(d[r] @ x, ops.mT(a), g, ops.solve_rhs_adjoint(g, a, b)))
-    t[r] += ops.solve_matrix_adjoint(t[g], a, b, x)
-    t[r] += ops.solve_matrix_adjoint(g, a, b, t[x])
-    t[r] -= ops.solve_matrix_adjoint(ops.mT(t[a]) @ ops.solve_rhs_adjoint(g, a, b), a, b, x)
+    d[x] -= ops.mT(d[r]) @ ops.solve_rhs_adjoint(g, a, _b)
+    d[a] -= ops.mT(
+        ops.solve_matrix_adjoint(d[r] @ x, ops.mT(a), g, ops.solve_rhs_adjoint(g, a, _b))
+    )
+    t[r] += ops.solve_matrix_adjoint(t[g], a, _b, x)
+    t[r] += ops.solve_matrix_adjoint(g, a, _b, t[x])
+    t[r] -= ops.solve_matrix_adjoint(ops.mT(t[a]) @ ops.solve_rhs_adjoint(g, a, _b), a, _b, x)
 
 
 @rule(ops.undet, shape=VARIES, fresh=True)
