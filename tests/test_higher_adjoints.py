@@ -79,6 +79,8 @@ RULE_ROWS = [
     (af.h_undiagonal, (_n(3),), 0, [ops.undiagonal]),
     (af.h_uncast, (_n(3),), 0, [ops.uncast]),
     (af.h_unarray_cast, (_n(2, 3),), 0, [ops.unarray_cast]),
+    (af.h_tangent_like, (_n(4),), 0, [ops.tangent_like]),
+    (af.h_fwinner, (np.array([0.2, 0.9, -0.4]),), 0, [ops.fwinner]),
 ]
 
 

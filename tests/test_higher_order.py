@@ -5,7 +5,6 @@ first gradient, on a first and a later call; the rules of the runtime helpers.""
 import numpy as np
 import pytest
 
-import tests.adjoint_rule_funcs as af
 import tests.higher_order_funcs as hf
 from tests.fd import numeric_grad, numeric_jvp
 from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp, source, value_and_grad
@@ -264,8 +263,6 @@ RULE_ROWS = [
     (hf.h_gather, (_V4,), 0, [ops.gather]),
     (hf.h_inner, (_V3, _V3 * 2.0), (0, 1), [ops.inner]),
     (hf.h_scaled, (_V3, 0.7), (0, 1), [ops.scaled]),
-    (af.h_tangent_like, (_V4,), 0, [ops.tangent_like]),
-    (af.h_fwinner, (_V3,), 0, [ops.fwinner]),
     (
         hf.h_constants,
         (_R.random(3) * 0.4 + 0.05,),

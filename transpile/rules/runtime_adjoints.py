@@ -12,9 +12,17 @@ Each template calls only numpy functions and helpers that have rules themselves.
 
 import numpy as np
 
-from transpile.rules.declare import VARIES, rule
+from transpile.rules.declare import VARIES, nondiff, rule
 from transpile.template import d, t
 from transpile_runtime import ops
+
+NONDIFF = (nondiff(ops.fwinner, shape=VARIES, fresh=True),)  # fmax's weight: piecewise constant
+
+
+@rule(ops.tangent_like, shape=VARIES, shares=True)
+def tangent_like(r, tangent, _y):  # a tangent broadcast to its value's shape
+    d[tangent] += ops.unbroadcast(d[r], tangent)
+    t[r] += ops.tangent_like(t[tangent], _y)
 
 
 @rule(ops.mT, shape=VARIES, passes=True)

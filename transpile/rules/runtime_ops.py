@@ -19,7 +19,7 @@ from transpile_runtime import ops
 
 NONDIFF = (
     nondiff(ops.seed, ops.zeros_like, shape=VARIES, fresh=True),
-    nondiff(ops.shape_of, ops.reduced_size, ops.winner, ops.fwinner, ops.inside, shape=VARIES),
+    nondiff(ops.shape_of, ops.reduced_size, ops.winner, ops.inside, shape=VARIES),
     nondiff(ops.broadcast_like, shape=VARIES, shares=True),
 )
 
@@ -200,9 +200,3 @@ def scaled(r, tree, s):
     d[tree] += ops.scaled(d[r], s)
     d[s] += ops.inner(d[r], tree)
     t[r] += ops.add(ops.scaled(t[tree], s), ops.scaled(tree, t[s]))  # a structure
-
-
-@rule(ops.tangent_like, shape=VARIES, shares=True)
-def tangent_like(r, tangent, _y):  # a tangent broadcast to its value's shape
-    d[tangent] += ops.unbroadcast(d[r], tangent)
-    t[r] += ops.tangent_like(t[tangent], _y)
