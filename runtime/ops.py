@@ -2028,3 +2028,41 @@ def uninner_a(g, a, b):
 def uninner_b(g, a, b):
     """Adjoint of ``b`` in ``np.inner(a, b)`` (``b`` read for its shape)."""
     return uninner(g, a, b, 1)
+
+
+@helper(fresh=True)
+def uncumprod_slope(g, h, a, axis=None):
+    """The gradient in ``a`` of ``<g, J(a) h>``, ``J(a)`` the Jacobian of ``np.cumprod(a,
+    axis)``: the derivative of ``uncumprod(g, cumprod(a), a, axis)`` (``J(a)^T g``) along
+    ``h``, and also its adjoint for the cotangent ``h`` (the second derivative is
+    symmetric). Entry ``k`` is ``sum_{j >= k} g[j] sum_{i <= j, i != k} h[i]
+    prod_{l <= j, l != i, k} a[l]``: the tangent of the products with ``a[k]`` set to 1
+    along ``h`` with ``h[k]`` set to 0, exact where entries of ``a`` are 0."""
+    if axis is None:
+        flat = uncumprod_slope(np.ravel(g), np.ravel(h), np.ravel(a), 0)
+        return np.reshape(flat, np.shape(a))
+    a, g, h = (np.moveaxis(v, axis, -1) for v in (a, g, h))  # h is shaped like a
+    n = a.shape[-1]
+    out = np.zeros_like(a * h)
+    for k in range(n):
+        ak, hk = a.copy(), h.copy()
+        ak[..., k], hk[..., k] = 1, 0
+        product, tangent = ak[..., 0], hk[..., 0]
+        total = g[..., 0] * tangent if k == 0 else 0.0
+        for j in range(1, n):  # the tangent of cumprod(ak) along hk, entry j
+            tangent = tangent * ak[..., j] + product * hk[..., j]
+            product = product * ak[..., j]
+            if j >= k:
+                total = total + g[..., j] * tangent
+        out[..., k] = total
+    return np.moveaxis(out, -1, axis)
+
+
+@helper(fresh=True)
+def reaverage(h, g, a, axis=None, weights=None, keepdims=False, returned=False):
+    """The adjoint of ``g`` in ``unaverage(g, a, axis, weights, keepdims, returned)`` for
+    the cotangent ``h`` (the weights held): ``h`` times each entry's share, summed."""
+    mine = g[0] if returned else g
+    share = unaverage(np.ones_like(mine), a, axis, weights, keepdims)
+    out = unbroadcast(np.sum(h * share, axis=axis, keepdims=keepdims), mine)
+    return [out, zeros_like(g[1])] if returned else out

@@ -234,6 +234,23 @@ def h_unarray_cast(g):
     return np.sum(np.sin(a) * _V3) + np.sum(b**3)
 
 
+def h_uncumprod(g, a):
+    return np.sum(np.sin(ops.uncumprod(g, np.cumprod(a, 1), a, 1)) * _W)
+
+
+def h_uncumprod_zero(g, a):  # an entry of a held at 0: the products made without dividing
+    z = a * np.array([1.0, 0.0, 1.0, 1.0])
+    return np.sum(np.sin(ops.uncumprod(g, np.cumprod(z), z)) * _W[0])
+
+
+def h_unaverage(g):
+    return np.sum(np.sin(ops.unaverage(g, _M34, 1, _M34[0] ** 2)) * _W)
+
+
+def h_unaverage_returned(g):
+    return np.sum(np.sin(ops.unaverage((g, 0.0), _M34, None, _W, False, True)) * _W)
+
+
 def h_tangent_like(tangent):
     return np.sum(np.sin(ops.tangent_like(tangent, _M34)) * _W)
 
@@ -248,6 +265,18 @@ def h_fwinner(x):  # a constant weight: no adjoint flows through it
 
 def sort(x):
     return np.sum(np.sort(x) ** 2 * _V3) + np.sum(np.sin(x))
+
+
+def cumprod(x):
+    return np.sum(np.cumprod(x)) + np.sum(np.cumprod(x * np.array([1.0, 0.0, 1.0]) + 0.5) * x)
+
+
+def average(x):
+    return np.average(x**2, weights=np.array([1.0, 2.0, 3.0])) ** 2 + np.average(x**3)
+
+
+def average_in_weights(x):
+    return np.average(_A3, axis=0, weights=x**2) @ x
 
 
 def cumsum(x):

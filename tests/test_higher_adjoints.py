@@ -9,7 +9,7 @@ import pytest
 
 import tests.adjoint_rule_funcs as af
 from tests.fd import assert_close, numeric_grad, numeric_jvp
-from transpile import grad, hessian, hvp, jacobian, jvp
+from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp
 from transpile.rules import declarations, runtime_adjoints
 from transpile_runtime import ops
 
@@ -79,6 +79,10 @@ RULE_ROWS = [
     (af.h_undiagonal, (_n(3),), 0, [ops.undiagonal]),
     (af.h_uncast, (_n(3),), 0, [ops.uncast]),
     (af.h_unarray_cast, (_n(2, 3),), 0, [ops.unarray_cast]),
+    (af.h_uncumprod, (_n(3, 4), _n(3, 4)), (0, 1), [ops.uncumprod]),
+    (af.h_uncumprod_zero, (_n(4), _n(4)), (0, 1), []),
+    (af.h_unaverage, (_n(3),), 0, [ops.unaverage]),
+    (af.h_unaverage_returned, (0.7,), 0, []),
     (af.h_tangent_like, (_n(4),), 0, [ops.tangent_like]),
     (af.h_fwinner, (np.array([0.2, 0.9, -0.4]),), 0, [ops.fwinner]),
 ]
@@ -131,6 +135,8 @@ def test_every_adjoint_rule_has_a_row():
 TWICE = [
     af.sort,
     af.cumsum,
+    af.cumprod,
+    af.average,
     af.concatenate,
     af.stack,
     af.split,
@@ -186,6 +192,11 @@ def test_second_derivative_matches_differences_of_the_gradient(f, entry):
         expected = numeric_jvp(lambda x: first(x), (_X,), (0,), (v,))
         assert_close(ENTRIES[entry](f, v), expected, rtol=1e-5, atol=1e-7, path=call)
     assert np.array_equal(_X, x_before)
+
+
+def test_a_second_derivative_in_average_weights_is_refused_by_name():
+    with pytest.raises(TranspileError, match="unaverage_weights"):
+        hvp(af.average_in_weights)(_X.copy(), _X.copy())
 
 
 def test_a_norm_whose_second_derivative_is_not_supported_says_so():

@@ -14,7 +14,7 @@ import numpy as np
 
 from transpile.rules.declare import VARIES, nondiff, rule
 from transpile.template import d, t
-from transpile_runtime import ops
+from transpile_runtime import forward_ops, ops
 
 NONDIFF = (nondiff(ops.fwinner, shape=VARIES, fresh=True),)  # fmax's weight: piecewise constant
 
@@ -382,3 +382,18 @@ def uncast(r, g, _y, _x):  # g in x's type, or zeros where y holds integers
 def unarray_cast(r, g, _y, _a):  # g in a's structure, or zeros where y holds integers
     d[g] += ops.unarray_cast(np.array(d[r]), _y, _y)
     t[r] += ops.unarray_cast(t[g], _y, _a)
+
+
+@rule(ops.uncumprod, shape=VARIES, fresh=True)
+def uncumprod(r, g, _y, a, _axis=None):  # J(a)^T g, y = cumprod(a): the slope holds y's part
+    d[g] += forward_ops.cumprod(d[r], _y, a, _axis)
+    d[a] += ops.uncumprod_slope(g, d[r], a, _axis)
+    t[r] += ops.uncumprod(t[g], _y, a, _axis)
+    t[r] += ops.uncumprod_slope(g, t[a], a, _axis)
+
+
+@rule(ops.unaverage, shape=VARIES, fresh=True)
+def unaverage(r, g, _a, _axis=None, weights=None, _keepdims=False, _returned=False):
+    # linear in g; differentiated weights (a second derivative in them) are refused
+    d[g] += ops.reaverage(d[r], g, _a, _axis, weights, _keepdims, _returned)
+    t[r] += ops.unaverage(t[g], _a, _axis, weights, _keepdims, _returned)
