@@ -427,3 +427,27 @@ def row_write(x):
     out[0] = x**2
     out[1, :] = np.sin(x) * x[0]
     return np.sum(out * out)
+
+
+# Of one number, for grad(grad(grad(f))): the linear adjoints' rules call only helpers
+# with rules, so a third derivative needs nothing more
+
+
+def third_sort(t):
+    return np.sum(np.sort(np.array([t, t**2, np.sin(t)])) ** 3 * np.arange(3.0))
+
+
+def third_solve(t):
+    return np.sum(np.linalg.solve(_A3 + t * np.eye(3), _V3 * t) ** 2)
+
+
+def third_tensordot(t):
+    return np.sum(np.tensordot(np.outer([t, t**2, 1.0], [1.0, t, t]), _M34, axes=1) ** 2)
+
+
+def third_concatenate(t):
+    return np.sum(np.cumsum(np.concatenate([np.array([t, t**2]), np.array([np.sin(t)])])) ** 3)
+
+
+def third_det(t):
+    return np.linalg.det(_A3 + t * t * np.eye(3))

@@ -206,3 +206,25 @@ def test_a_norm_whose_second_derivative_is_not_supported_says_so():
     with pytest.raises(NotImplementedError, match="ord='nuc'"):
         hvp(nuclear)(_X.copy(), _X.copy())
     np.testing.assert_allclose(grad(nuclear)(_X.copy()), numeric_grad(nuclear, (_X,), (0,))[0])
+
+
+@pytest.mark.parametrize(
+    "f",
+    [af.third_sort, af.third_solve, af.third_tensordot, af.third_concatenate],
+    ids=lambda f: f.__name__,
+)
+def test_third_derivative_through_linear_adjoints(f):
+    second, third = grad(grad(f)), grad(grad(grad(f)))
+    for t in (0.7, -0.3):
+        expected = numeric_grad(lambda s: second(s), (t,), (0,))[0]
+        assert_close(third(t), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_a_third_derivative_through_det_is_refused_by_name():
+    np.testing.assert_allclose(
+        grad(grad(af.third_det))(0.7),
+        numeric_grad(lambda s: grad(af.third_det)(s), (0.7,), (0,))[0],
+        rtol=1e-6,
+    )
+    with pytest.raises(TranspileError, match="undet_slope"):
+        grad(grad(grad(af.third_det)))(0.7)
