@@ -2083,3 +2083,45 @@ def reaverage(h, g, a, axis=None, weights=None, keepdims=False, returned=False):
     share = unaverage(np.ones_like(mine), a, axis, weights, keepdims)
     out = unbroadcast(np.sum(h * share, axis=axis, keepdims=keepdims), mine)
     return [out, zeros_like(g[1])] if returned else out
+
+
+def _cholesky_lower(y, upper):
+    """The lower factor of ``y = cholesky(a, upper=upper)`` and its inverse."""
+    low = mT(y) if upper else y
+    return low, np.linalg.inv(low)
+
+
+@helper(fresh=True)
+def uncholesky_cotangent(h, y, upper=False):
+    """The adjoint of ``g`` in ``uncholesky(g, y, upper)`` for the cotangent ``h``:
+    ``L Phi(L^-1 (Phi(h) + Phi(h)^T) L^-T)`` (``Phi``: the lower triangle, its diagonal
+    halved; ``uncholesky`` is ``Phi`` of that map's transpose, read backwards)."""
+    low, inv = _cholesky_lower(y, upper)
+    half = _lower_half(mT(h) if upper else h)
+    out = low @ _lower_half(inv @ (half + mT(half)) @ mT(inv))
+    return mT(out) if upper else out
+
+
+@helper(fresh=True)
+def uncholesky_factor_adjoint(h, g, y, upper=False):
+    """The adjoint of ``y`` in ``uncholesky(g, y, upper)`` for the cotangent ``h``:
+    ``g Phi(Z)^T - L^-T (P + P^T) Z`` with ``P = Phi(L^T g)`` and
+    ``Z = L^-1 (Phi(h) + Phi(h)^T) L^-T``."""
+    low, inv = _cholesky_lower(y, upper)
+    gl, half = (mT(g), _lower_half(mT(h))) if upper else (g, _lower_half(h))
+    z = inv @ (half + mT(half)) @ mT(inv)
+    p = _lower_half(mT(low) @ gl)
+    out = gl @ mT(_lower_half(z)) - mT(inv) @ (p + mT(p)) @ z
+    return mT(out) if upper else out
+
+
+@helper(fresh=True)
+def uncholesky_factor_tangent(g, ty, y, upper=False):
+    """The tangent of ``uncholesky(g, y, upper)`` along the tangent ``ty`` of ``y``."""
+    low, inv = _cholesky_lower(y, upper)
+    gl, tl = (mT(g), mT(ty)) if upper else (g, ty)
+    it = mT(inv)
+    p = _lower_half(mT(low) @ gl)
+    full = it @ (_lower_half(mT(tl) @ gl) - mT(tl) @ it @ p - p @ inv @ tl) @ inv
+    out = _lower_half(full + mT(full))
+    return mT(out) if upper else out

@@ -251,6 +251,14 @@ def h_unaverage_returned(g):
     return np.sum(np.sin(ops.unaverage((g, 0.0), _M34, None, _W, False, True)) * _W)
 
 
+def h_uncholesky(g, y):
+    return np.sum(np.sin(ops.uncholesky(g, y)) * _A3)
+
+
+def h_uncholesky_upper(g, y):
+    return np.sum(np.sin(ops.uncholesky(g, y, True)) * _A3)
+
+
 def h_tangent_like(tangent):
     return np.sum(np.sin(ops.tangent_like(tangent, _M34)) * _W)
 
@@ -277,6 +285,11 @@ def average(x):
 
 def average_in_weights(x):
     return np.average(_A3, axis=0, weights=x**2) @ x
+
+
+def cholesky(x):
+    a = _A3 + np.outer(x, x)
+    return np.sum(np.linalg.cholesky(a) * _A3) + np.sum(np.linalg.cholesky(a, upper=True) ** 2)
 
 
 def cumsum(x):

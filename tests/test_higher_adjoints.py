@@ -83,6 +83,8 @@ RULE_ROWS = [
     (af.h_uncumprod_zero, (_n(4), _n(4)), (0, 1), []),
     (af.h_unaverage, (_n(3),), 0, [ops.unaverage]),
     (af.h_unaverage_returned, (0.7,), 0, []),
+    (af.h_uncholesky, (_n(3, 3), np.linalg.cholesky(_spd() @ _spd().T)), (0, 1), [ops.uncholesky]),
+    (af.h_uncholesky_upper, (_n(3, 3), np.linalg.cholesky(_spd() @ _spd().T).T), (0, 1), []),
     (af.h_tangent_like, (_n(4),), 0, [ops.tangent_like]),
     (af.h_fwinner, (np.array([0.2, 0.9, -0.4]),), 0, [ops.fwinner]),
 ]
@@ -137,6 +139,7 @@ TWICE = [
     af.cumsum,
     af.cumprod,
     af.average,
+    af.cholesky,
     af.concatenate,
     af.stack,
     af.split,

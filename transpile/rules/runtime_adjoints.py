@@ -397,3 +397,11 @@ def unaverage(r, g, _a, _axis=None, weights=None, _keepdims=False, _returned=Fal
     # linear in g; differentiated weights (a second derivative in them) are refused
     d[g] += ops.reaverage(d[r], g, _a, _axis, weights, _keepdims, _returned)
     t[r] += ops.unaverage(t[g], _a, _axis, weights, _keepdims, _returned)
+
+
+@rule(ops.uncholesky, shape=VARIES, fresh=True)
+def uncholesky(r, g, y, _upper=False):  # linear in g; y, the factor, through its inverse
+    d[g] += ops.uncholesky_cotangent(d[r], y, _upper)
+    d[y] += ops.uncholesky_factor_adjoint(d[r], g, y, _upper)
+    t[r] += ops.uncholesky(t[g], y, _upper)
+    t[r] += ops.uncholesky_factor_tangent(g, t[y], y, _upper)
