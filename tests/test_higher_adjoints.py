@@ -1,7 +1,7 @@
 """Second derivatives through the runtime adjoints of numpy functions (issue 19): each
-rule of ``rules/runtime_adjoints.py`` against central differences, reverse and forward
-lines, and functions whose gradients call them differentiated twice by every entry
-point (``hvp`` in its three forms, ``hessian``, ``jacobian`` of the gradient in both
+rule of ``rules/runtime_adjoints.py`` and ``rules/runtime_linalg.py`` against central
+differences, reverse and forward lines, and functions whose gradients call them
+differentiated twice by every entry point (``hvp`` in its three forms, ``hessian``, ``jacobian`` of the gradient in both
 modes), against central differences of the gradient, on a first and a later call."""
 
 import numpy as np
@@ -10,7 +10,7 @@ import pytest
 import tests.adjoint_rule_funcs as af
 from tests.fd import assert_close, numeric_grad, numeric_jvp
 from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp
-from transpile.rules import declarations, runtime_adjoints
+from transpile.rules import declarations, runtime_adjoints, runtime_linalg
 from transpile_runtime import ops
 
 _R = np.random.default_rng(19)
@@ -124,7 +124,8 @@ def test_every_adjoint_rule_has_a_row():
     covered = [h for *_, covers in RULE_ROWS for h in covers]
     missing = [
         obj.__name__
-        for decl, _ in declarations(runtime_adjoints)
+        for family in (runtime_adjoints, runtime_linalg)
+        for decl, _ in declarations(family)
         for obj in decl.objects
         if not any(obj is c for c in covered)
     ]

@@ -32,6 +32,7 @@ from transpile.rules import (
     nondiff,
     reductions,
     runtime_adjoints,
+    runtime_linalg,
     runtime_ops,
     shape,
 )
@@ -41,7 +42,7 @@ from transpile.template import parse_template
 
 FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
 # the helpers generated code calls, for gradients of gradients (tested on their own)
-RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints)
+RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg)
 
 # scipy is optional, and importing scipy.stats takes half a second: each family of
 # scipy rules loads once the user's program has imported the module it covers
