@@ -292,6 +292,10 @@ def cholesky(x):
     return np.sum(np.linalg.cholesky(a) * _A3) + np.sum(np.linalg.cholesky(a, upper=True) ** 2)
 
 
+def matrix_transposed(x):
+    return np.sum(np.outer(x, x**2).mT @ _A3 * x)
+
+
 def cumsum(x):
     return np.sum(np.cumsum(x) ** 2)
 

@@ -147,6 +147,7 @@ TWICE = [
     af.solve,
     af.solve_matrix,
     af.inv,
+    af.matrix_transposed,
     af.det,
     af.slogdet,
     af.var,
@@ -201,6 +202,12 @@ def test_second_derivative_matches_differences_of_the_gradient(f, entry):
 def test_a_second_derivative_in_average_weights_is_refused_by_name():
     with pytest.raises(TranspileError, match="unaverage_weights"):
         hvp(af.average_in_weights)(_X.copy(), _X.copy())
+
+
+def test_the_mT_attribute_has_a_gradient():
+    # (x.mT had no rule: grad refused it, while np.matrix_transpose had one)
+    expected = numeric_grad(af.matrix_transposed, (_X,), (0,))[0]
+    assert_close(grad(af.matrix_transposed)(_X.copy()), expected, rtol=1e-7)
 
 
 def test_a_norm_whose_second_derivative_is_not_supported_says_so():
