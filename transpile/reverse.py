@@ -13,21 +13,18 @@ adjoint uses a few forms that ``optimize`` later resolves:
     '#grad of: ...'          a comment naming the user's line
 """
 
-import collections
 import functools
 import linecache
 from dataclasses import dataclass, field
 
 import gast
 
-from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules
+from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules, views
 from transpile.errors import at
 from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
-from transpile.nodes import assign, clone, const, contains_jump, descendants, name, name_nodes
-from transpile.parse import MISSING
-from transpile.rules import blocked_operands, registry
+from transpile.nodes import assign, clone, const, contains_jump, descendants, name
+from transpile.rules import blocked_operands
 from transpile.template import expand
-from transpile_runtime import ops
 
 
 @dataclass
@@ -86,7 +83,6 @@ def run(tree, ctx) -> Emitted:
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)
     rev.definitions = composites.definitions(tree)
-    rev.reads = collections.Counter(n.id for n in name_nodes(tree) if isinstance(n.ctx, gast.Load))
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -114,7 +110,6 @@ class _Reverse:
         self.callees = []
         self.fresh_arrays = set()
         self.local_lists = set()
-        self.reads = collections.Counter()  # name -> how many times the body reads it
 
     def d(self, primal: str) -> str:
         adj = self.namer.adjoint(primal)
@@ -472,15 +467,8 @@ class _Reverse:
     def track_fresh(self, s):
         target = s.targets[0].id
         v = s.value
-        fresh = isinstance(v, (gast.BinOp, gast.UnaryOp))
-        if isinstance(v, gast.Call):  # an allocation or a copy: its declaration says fresh
-            obj = self.ctx.parsed.resolve(v.func)
-            declaration = registry().declaration(obj) if obj is not MISSING else None
-            if declaration is None and isinstance(v.func, gast.Attribute):  # x.copy()
-                declaration = registry().method_declaration(v.func.attr)
-            fresh = declaration is not None and (
-                declaration.fresh or self.passes_a_temporary(v, obj, declaration)
-            )
+        # an allocation, a copy, arithmetic, a ufunc: the declarations say (views.fresh)
+        fresh = views.fresh(v, self.ctx.parsed.resolve, self.fresh_arrays)
         if isinstance(v, (gast.List, gast.Dict)):
             self.local_lists.add(target)
             fresh = True
@@ -488,19 +476,6 @@ class _Reverse:
             self.fresh_arrays.add(target)
         else:
             self.fresh_arrays.discard(target)
-
-    def passes_a_temporary(self, call, obj, declaration):
-        """Whether ``call``, to a runtime helper that may pass its first argument through
-        (``ops.unbroadcast`` in a gradient's code, differentiated again), is given a fresh
-        array that nothing else reads: its result is then as good as fresh."""
-        first = call.args[0] if call.args else None
-        return (
-            declaration.passes
-            and getattr(obj, "__module__", None) == ops.__name__
-            and isinstance(first, gast.Name)
-            and first.id in self.fresh_arrays
-            and self.reads[first.id] == 1
-        )
 
     def array_write(self, s, depth):
         sub = s.targets[0]
