@@ -11,6 +11,7 @@ import inspect
 from transpile import (
     assumptions,
     bound_functions,
+    callables,
     higher,
     object_args,
     parse,
@@ -64,6 +65,7 @@ def _wrt_or_argnums(wrt, argnums):
 def _build(f, wrt, mode, verbose, fuse=False, has_aux=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
+    f = callables.plain(f)  # a partial, a bound method, a callable instance
     f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
     made = _generated(f, wrt, "value_and_grad" if has_aux else mode, fuse, has_aux, verbose)
     if has_aux:
@@ -215,7 +217,7 @@ def jvp(f=None, wrt=0, verbose=False):
         return lambda g: jvp(g, wrt=wrt, verbose=verbose)
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
-    f = higher.differentiable(f)
+    f = higher.differentiable(callables.plain(f))
     if _takes_varargs(f):
         raise TypeError(f"jvp needs a function with plain parameters; {f.__name__} takes *args")
     indices, as_tuple = resolve_wrt(f, wrt)
