@@ -12,6 +12,7 @@ from transpile import (
     arguments,
     assumptions,
     bound_functions,
+    callables,
     cuts,
     higher,
     object_args,
@@ -117,6 +118,7 @@ def strict(entry):
 
 
 def _made(f, wrt, mode, verbose, fuse, has_aux):
+    f = callables.plain(f)  # a partial, a bound method, a callable instance
     f = higher.differentiable(strict(f))  # grad(grad(f)): the code the gradient runs
     made = _generated(f, wrt, "value_and_grad" if has_aux else mode, fuse, has_aux, verbose)
     if has_aux:
@@ -287,7 +289,7 @@ def jvp(f=None, wrt=0, verbose=False):
 
 
 def _jvp_made(f, wrt, verbose):
-    f = higher.differentiable(strict(f))
+    f = higher.differentiable(strict(callables.plain(f)))
     if _takes_varargs(f):
         raise TypeError(f"jvp needs a function with plain parameters; {f.__name__} takes *args")
     indices, as_tuple = resolve_wrt(f, wrt)

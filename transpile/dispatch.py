@@ -131,7 +131,7 @@ def _rebuilder(ctx):
     made from its parts (its code, globals, defaults and closure cells)."""
     origin = _origin(ctx.func)
     wrt, mode, as_tuple, transpile = ctx.wrt, ctx.mode, ctx.as_tuple, ctx.transpile
-    varargs, classes, fuse = ctx.varargs, ctx.classes, ctx.fuse
+    varargs, classes, fuse, has_aux = ctx.varargs, ctx.classes, ctx.fuse, ctx.has_aux
 
     def rebuild(sequences=frozenset(), functions=ctx.functions):
         return transpile(
@@ -144,6 +144,7 @@ def _rebuilder(ctx):
             varargs=varargs,
             classes=classes,
             fuse=fuse,
+            has_aux=has_aux,
         )
 
     rebuild.origin = origin

@@ -50,6 +50,8 @@ class _Forward:
     def __init__(self, fn, ctx):
         self.fn, self.ctx, self.act = fn, ctx, fn.activity
         self.parsed, self.namer, self.ops = fn.parsed, fn.namer, fn.names["ops"]
+        # the function made is named f_jvp: a callee's f_jvp (another f) needs another name
+        self.namer.reserve(f"{fn.parsed.name}_jvp")
         self.tangents = {}
         self.last_line = None
         self.needed = _varied_names(fn.tree.body, self.act) | {fn.params[i] for i in ctx.wrt}

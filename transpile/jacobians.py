@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from transpile import api, higher
+from transpile import api, callables, higher
 from transpile_runtime.structure import flatten, resolve_wrt, unflatten
 
 MODES = ("forward", "reverse")
@@ -29,7 +29,7 @@ def jacobian(f=None, wrt=0, mode=None):
         return lambda g: jacobian(g, wrt=wrt, mode=mode)
     if mode not in (None, *MODES):
         raise ValueError(f"mode must be 'forward', 'reverse' or None, not {mode!r}")
-    f = higher.differentiable(f)
+    f = higher.differentiable(callables.plain(f))
     indices, as_tuple = resolve_wrt(f, wrt)
     wrt = tuple(indices) if as_tuple else indices[0]
     forward, reverse = api.jvp(f, wrt=wrt), api.vjp(f, wrt=wrt)

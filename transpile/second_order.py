@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from transpile import api, dispatch, emit, higher, jacobians
+from transpile import api, callables, dispatch, emit, higher, jacobians
 from transpile.errors import UndefinedName
 from transpile_runtime import ops
 from transpile_runtime.structure import flatten, resolve_wrt
@@ -108,6 +108,7 @@ def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
     """
     if f is None:
         return lambda g: hvp(g, wrt=wrt, has_grad=has_grad, mode=mode)
+    f = callables.plain(f)  # a partial, a bound method, a callable instance
     if mode not in ("forward", "reverse"):
         raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
     try:
@@ -185,6 +186,7 @@ def hessian(f=None, wrt=0):
     ``hvp`` per basis vector."""
     if f is None:
         return lambda g: hessian(g, wrt=wrt)
+    f = callables.plain(f)
     product = hvp(f, wrt)
     f = higher.differentiable(f)
     indices, as_tuple = resolve_wrt(f, wrt)
