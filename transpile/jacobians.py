@@ -32,7 +32,17 @@ def jacobian(f=None, wrt=0, mode=None):
     f = higher.differentiable(f)
     indices, as_tuple = resolve_wrt(f, wrt)
     wrt = tuple(indices) if as_tuple else indices[0]
-    forward, reverse = api.jvp(f, wrt=wrt), api.vjp(f, wrt=wrt)
+    # only the mode used is made: a function forward mode refuses (recursion, *args)
+    # still has its Jacobian by vjps, and the other way round
+    made = {}
+
+    def products(use):
+        if use not in made:
+            made[use] = (api.jvp if use == "forward" else api.vjp)(f, wrt=wrt)
+        return made[use]
+
+    if mode is not None:
+        products(mode)  # a refusal is raised here, as for jvp and vjp themselves
 
     @functools.wraps(f)
     def jacobian_of(*args):
@@ -44,10 +54,10 @@ def jacobian(f=None, wrt=0, mode=None):
         size_out = sum(int(np.size(leaf)) for leaf in out_leaves)
         use = mode or ("forward" if size_in < size_out else "reverse")
         if use == "forward":
-            product = lambda v: forward(*args, v)[1]
+            product = lambda v: products("forward")(*args, v)[1]
             blocks = _forward(product, x_leaves, x_def, out_leaves)
         else:
-            product = lambda dout: reverse(*args, dout)
+            product = lambda dout: products("reverse")(*args, dout)
             blocks = _reverse(product, x_leaves, x_def, out_leaves, out_def)
         return nest(blocks, out_def, x_def)
 
@@ -66,7 +76,7 @@ def basis(leaves, treedef, j, k):
     parts = []
     for i, leaf in enumerate(leaves):
         shape = np.shape(leaf)
-        e = np.zeros(int(np.prod(shape)))
+        e = np.zeros(int(np.prod(shape)), dtype=_precision(leaf))
         if i == j:
             e[k] = 1.0
         parts.append(e.reshape(shape) if shape else float(e[0]) if e.size else 0.0)
@@ -81,7 +91,7 @@ def _forward(product, x_leaves, x_def, out_leaves):
         for k in range(int(np.size(leaf))):
             tangent, _ = flatten(product(basis(x_leaves, x_def, j, k)))
             for i, t in enumerate(tangent):
-                columns[i][j].append(np.asarray(t, dtype=float))
+                columns[i][j].append(floating(t))
     return [
         [_stacked(columns[i][j], np.shape(o), np.shape(x), -1) for j, x in enumerate(x_leaves)]
         for i, o in enumerate(out_leaves)
@@ -98,11 +108,24 @@ def _reverse(product, x_leaves, x_def, out_leaves, out_def):
             dout = basis(out_leaves, out_def, i, k)
             grads, _ = flatten(product(dout))
             for j, g in enumerate(grads):
-                rows[j].append(np.asarray(g, dtype=float))
+                rows[j].append(floating(g))
         blocks.append(
             [_stacked(rows[j], np.shape(leaf), np.shape(x), 0) for j, x in enumerate(x_leaves)]
         )
     return blocks
+
+
+def _precision(leaf):
+    """The dtype of a basis vector for ``leaf``: its own where it is a float array (a
+    float32 argument or output keeps a float32 Jacobian), else float64."""
+    dtype = getattr(leaf, "dtype", None)
+    return dtype if isinstance(leaf, np.ndarray) and np.issubdtype(dtype, np.floating) else float
+
+
+def floating(value):
+    """``value`` as an array of its own float dtype (an int or bool one as float64)."""
+    value = np.asarray(value)
+    return value if np.issubdtype(value.dtype, np.floating) else value.astype(float)
 
 
 def _stacked(parts, out_shape, x_shape, axis):
