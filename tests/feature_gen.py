@@ -150,6 +150,7 @@ DEFS = {
         "    def both(self, z):\n"
         "        return self.act(self(z))"
     ),
+    "apply_act": "def apply_act(z, act=np.tanh):\n    return act(z) * 1.2 + z",
     "LAYER": "LAYER = Affine(np.array([0.8, -0.5, 1.1]), 0.2)",
     "SCALE": "SCALE = functools.partial(mix, 0.7)",
 }
@@ -355,6 +356,38 @@ def _made_object_method_calls(g):
     return [f"{layer} = Affine(x, {g.const()})", f"h = {layer}.both(h)"]
 
 
+def _function_argument(g):
+    g.use("apply_act")
+    form = g.pick(
+        ["h = apply_act(h)", "h = apply_act(h, act=np.sin)", "h = apply_act(h * s, np.cos)"]
+    )
+    return [form]
+
+
+def _unpacking(g):
+    a, b = g.fresh("a"), g.fresh("b")
+    form = g.pick(
+        [
+            f"{a}, {b} = h * @C, np.sin(h)\nh = {a} + {b} * s",
+            f"{a}, *{b} = np.split(h, 3)\nh = np.concatenate([{a} * @C] + {b})",
+            f"{a}, {b} = q\nh = h * {a} + {b}",
+            f"{a} = (h, h * s)\n{b}, h = {a}\nh = h + np.tanh({b})",
+        ]
+    )
+    return form.replace("@C", g.const()).split("\n")
+
+
+def _reversed_sorted(g):
+    form = g.pick(
+        [
+            "h = h + sum(w * @C for w in reversed(q))",
+            "for w in reversed([h * 0.5, np.sin(h)]):\n    h = h * 0.8 + w",
+            "h = h * sorted([q[0][0], q[1][0], s])[1]",
+        ]
+    )
+    return form.replace("@C", g.const()).split("\n")
+
+
 def _dict_parameter(g):
     return [g.pick(['h = h * p["w"] + p["b"]', 'h = np.tanh(h + p["w"]) * p["b"]'])]
 
@@ -495,6 +528,9 @@ STAGES = {
     "partial": _partial,
     "global_object": _global_object,
     "made_object": _made_object,
+    "function_argument": _function_argument,
+    "unpacking": _unpacking,
+    "reversed_sorted": _reversed_sorted,
     "dict_parameter": _dict_parameter,
     "list_parameter": _list_parameter,
     "varargs": _varargs,

@@ -27,7 +27,7 @@ import linecache
 import gast
 import numpy as np
 
-from transpile import printer, recursion, user_rules
+from transpile import callees, printer, recursion, user_rules
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
@@ -291,6 +291,7 @@ class _Forward:
             as_tuple=True,
             stack=self.ctx.stack,
             sequences=sequences,
+            functions=callees.functions_passed(self.fn, callee, bound.arguments),
         )
         if isinstance(gen, recursion.StandIn):
             raise at(

@@ -76,7 +76,7 @@ def basis(leaves, treedef, j, k):
     parts = []
     for i, leaf in enumerate(leaves):
         shape = np.shape(leaf)
-        e = np.zeros(int(np.prod(shape)), dtype=_precision(leaf))
+        e = np.zeros(int(np.prod(shape)))
         if i == j:
             e[k] = 1.0
         parts.append(e.reshape(shape) if shape else float(e[0]) if e.size else 0.0)
@@ -91,7 +91,7 @@ def _forward(product, x_leaves, x_def, out_leaves):
         for k in range(int(np.size(leaf))):
             tangent, _ = flatten(product(basis(x_leaves, x_def, j, k)))
             for i, t in enumerate(tangent):
-                columns[i][j].append(floating(t))
+                columns[i][j].append(np.asarray(t, dtype=float))
     return [
         [_stacked(columns[i][j], np.shape(o), np.shape(x), -1) for j, x in enumerate(x_leaves)]
         for i, o in enumerate(out_leaves)
@@ -108,24 +108,11 @@ def _reverse(product, x_leaves, x_def, out_leaves, out_def):
             dout = basis(out_leaves, out_def, i, k)
             grads, _ = flatten(product(dout))
             for j, g in enumerate(grads):
-                rows[j].append(floating(g))
+                rows[j].append(np.asarray(g, dtype=float))
         blocks.append(
             [_stacked(rows[j], np.shape(leaf), np.shape(x), 0) for j, x in enumerate(x_leaves)]
         )
     return blocks
-
-
-def _precision(leaf):
-    """The dtype of a basis vector for ``leaf``: its own where it is a float array (a
-    float32 argument or output keeps a float32 Jacobian), else float64."""
-    dtype = getattr(leaf, "dtype", None)
-    return dtype if isinstance(leaf, np.ndarray) and np.issubdtype(dtype, np.floating) else float
-
-
-def floating(value):
-    """``value`` as an array of its own float dtype (an int or bool one as float64)."""
-    value = np.asarray(value)
-    return value if np.issubdtype(value.dtype, np.floating) else value.astype(float)
 
 
 def _stacked(parts, out_shape, x_shape, axis):

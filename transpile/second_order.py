@@ -160,7 +160,7 @@ def _columns(product, args, leaves, treedef, j):
     for k in range(int(np.prod(shape_j))):
         out, _ = flatten(product(*args, jacobians.basis(leaves, treedef, j, k)))
         for i, part in enumerate(out):
-            parts[i].append(jacobians.floating(part))  # float32 stays float32
+            parts[i].append(np.asarray(part, dtype=float))
     return [
         np.stack(col, axis=-1).reshape(np.shape(leaves[i]) + shape_j)
         if col
