@@ -594,7 +594,12 @@ def _render(defs, body):
 def feature_programs(draw, known=False, entries=ENTRIES):
     entry = draw(st.sampled_from(entries))
     gen = Gen(draw, [])
-    wrt = gen.pick(WRT[entry])
+    choices = WRT[entry]
+    if entry == "hvp_reverse" and not known:
+        # unassigned (found here): reverse over reverse of a function with a loop, in a
+        # list parameter: TypeError from ops.unbroadcast of the list gradient
+        choices = [w for w in choices if 3 not in _wrt_indices(w)]
+    wrt = gen.pick(choices)
     stages = _stages_for(entry, known)
     if not known and set(_wrt_indices(wrt)) <= {2, 3} and "made_object" in stages:
         # `crash`: an object made in the function whose fields do not depend on wrt:
