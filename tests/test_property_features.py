@@ -754,3 +754,44 @@ def test_reverse_hvp_in_a_list_parameter_through_a_loop():
     # f = sum((sin x + q0 + q1)^2): H v in q_k is 2 (v0 + v1) for each k
     expected = [2.0 * (v[0] + v[1])] * 2
     fd.assert_close(got, expected, 1e-10, 1e-12, path="H v")
+
+
+def _apply_twice(fn, z):
+    return fn(fn(z))
+
+
+def local_lambda_to_helper(x, s):
+    act = lambda z: z * s + np.cos(z)
+    return np.sum(_apply_twice(act, x))
+
+
+def inline_lambda_to_helper(x, s):
+    return np.sum(_apply_twice(lambda z: z * s + np.cos(z), x))
+
+
+# Found, not fixed (reported): a lambda made in the function and passed to a helper is
+# refused ("`act`, defined inside the differentiated function, is used as a value"; an
+# inline one: "no derivative rule for fn", located in the helper), while the README
+# lists lambdas and functions passed as arguments as supported (a module-level lambda
+# passed works)
+@pytest.mark.xfail(raises=TranspileError, strict=True, reason="unassigned: local lambda passed")
+@pytest.mark.parametrize("f", [local_lambda_to_helper, inline_lambda_to_helper])
+def test_lambda_made_in_the_function_passed_to_a_helper(f):
+    x, s = np.array([0.1, 0.2, 0.3]), 0.5
+    got = grad(f)(x, s)
+    fd.assert_close(got, fd.numeric_grad(f, [x, s], (0,))[0], 1e-6, 1e-8)
+
+
+def shifted_tanh(x, s):
+    return np.tanh(x + s * 0.3)
+
+
+# Found, not fixed (reported): jvp along a Python float argument of a float32 function
+# returns a float64 tangent (the float tangent promotes the tangent code), as does
+# jacobian with respect to it; along the float32 array the tangent is float32
+@pytest.mark.xfail(raises=AssertionError, strict=True, reason="unassigned: float tangent dtype")
+def test_tangent_along_a_float_argument_keeps_the_output_precision():
+    x = np.array([0.1, 0.2, 0.3], np.float32)
+    value, tangent = jvp(shifted_tanh, wrt=1)(x, 0.5, 1.0)
+    np.testing.assert_allclose(tangent, 0.3 * (1.0 - np.tanh(x + 0.15) ** 2), rtol=1e-5)
+    assert tangent.dtype == value.dtype == np.float32
