@@ -150,6 +150,7 @@ DEFS = {
         "    def both(self, z):\n"
         "        return self.act(self(z))"
     ),
+    "scaled": "def scaled(z, *, k=1.5):\n    return z * k + np.sin(z)",
     "apply_act": "def apply_act(z, act=np.tanh):\n    return act(z) * 1.2 + z",
     "LAYER": "LAYER = Affine(np.array([0.8, -0.5, 1.1]), 0.2)",
     "SCALE": "SCALE = functools.partial(mix, 0.7)",
@@ -224,6 +225,15 @@ def _dict_comprehension(g):
         ]
     )
     return form.replace("@C", g.const()).split("\n")
+
+
+def _dict_comprehension_new_key(g):
+    d = g.fresh("d")
+    return [
+        f'{d} = {{k: h * c for k, c in zip(("a", "b"), (s, {g.const()}))}}',
+        f'{d}["c"] = {d}["a"] * {d}["b"]',
+        f'h = {d}["c"] + h',
+    ]
 
 
 def _generator(g):
@@ -362,6 +372,15 @@ def _function_argument(g):
         ["h = apply_act(h)", "h = apply_act(h, act=np.sin)", "h = apply_act(h * s, np.cos)"]
     )
     return [form]
+
+
+def _keyword_only(g):
+    g.use("scaled")
+    return [
+        g.pick(["h = scaled(h, k=s)", "h = scaled(h)", "h = scaled(h * s, k=@C)"]).replace(
+            "@C", g.const()
+        )
+    ]
 
 
 def _unpacking(g):
@@ -530,6 +549,7 @@ STAGES = {
     "made_object": _made_object,
     "function_argument": _function_argument,
     "unpacking": _unpacking,
+    "keyword_only": _keyword_only,
     "reversed_sorted": _reversed_sorted,
     "dict_parameter": _dict_parameter,
     "list_parameter": _list_parameter,
@@ -544,6 +564,7 @@ STAGES = {
     "copy_write": _copy_write,
     # known classes (see KNOWN)
     "dict_iteration": _dict_iteration,
+    "dict_comprehension_new_key": _dict_comprehension_new_key,
     "keyword_skip": _keyword_skip,
     "made_object_method_calls": _made_object_method_calls,
     "made_object_inactive": _made_object_inactive,
@@ -557,6 +578,7 @@ ALL = tuple(ENTRIES)
 KNOWN = {
     "keyword_skip": [(ALL, "trust", "a keyword skipping a defaulted parameter: wrong numbers")],
     "dict_iteration": [(ALL, "crash", "KeyError / unhashable / dict_values in generated code")],
+    "dict_comprehension_new_key": [(ALL, "crash", "refused: writing into 'd', an argument?")],
     "made_object_method_calls": [(ALL, "crash", "AttributeError: 'dict' object has no ...")],
     "made_object_inactive": [(ALL, "crash", "method of an object of inactive fields")],
     "view_write": [(ALL, "alias", "views written through their base: wrong numbers")],
@@ -568,11 +590,12 @@ KNOWN = {
 }
 
 
-def _stages_for(entry, known):
+def _stages_for(entry, known, only=None):
     return [
         name
         for name in STAGES
         if known or not any(entry in entries for entries, _, _ in KNOWN.get(name, []))
+        if only is None or name in only
     ]
 
 
@@ -591,7 +614,9 @@ def _render(defs, body):
 
 
 @st.composite
-def feature_programs(draw, known=False, entries=ENTRIES):
+def feature_programs(draw, known=False, entries=ENTRIES, only=None):
+    """Programs (see the module docstring); ``only``: the names of the stages to draw
+    from (surveys)."""
     entry = draw(st.sampled_from(entries))
     gen = Gen(draw, [])
     choices = WRT[entry]
@@ -600,7 +625,7 @@ def feature_programs(draw, known=False, entries=ENTRIES):
         # list parameter: TypeError from ops.unbroadcast of the list gradient
         choices = [w for w in choices if 3 not in _wrt_indices(w)]
     wrt = gen.pick(choices)
-    stages = _stages_for(entry, known)
+    stages = _stages_for(entry, known, only)
     if not known and set(_wrt_indices(wrt)) <= {2, 3} and "made_object" in stages:
         # `crash`: an object made in the function whose fields do not depend on wrt:
         # AttributeError: 'dict' object has no attribute 'w' (h depends on x and s)

@@ -623,18 +623,20 @@ def folder(tmp_path_factory):
 
 
 KNOWN_TOO = os.environ.get("FEATURE_KNOWN") == "1"
+ONLY = os.environ.get("FEATURE_STAGES")  # surveys: a comma-separated list of stages
+ONLY = set(ONLY.split(",")) | {"elementwise"} if ONLY else None
 
 
 @_settings(int(os.environ.get("FEATURE_EXAMPLES", "300")))
 @seed(int(SEED or 0))
-@given(program=feature_programs(known=KNOWN_TOO))
+@given(program=feature_programs(known=KNOWN_TOO, only=ONLY))
 def test_random_programs_over_supported_features(program, folder):
     check_program(program, folder)
 
 
 @pytest.mark.slow
 @_settings(10_000)
-@given(program=feature_programs(known=KNOWN_TOO))
+@given(program=feature_programs(known=KNOWN_TOO, only=ONLY))
 def test_random_programs_over_supported_features_exhaustive(program, folder):
     check_program(program, folder)
 
