@@ -576,7 +576,6 @@ ALL = tuple(ENTRIES)
 # fails under, who fixes it, what happens)]. The default run leaves each out under
 # those entry points; remove an entry when its fix lands.
 KNOWN = {
-    "keyword_skip": [(ALL, "trust", "a keyword skipping a defaulted parameter: wrong numbers")],
     "dict_iteration": [(ALL, "crash", "KeyError / unhashable / dict_values in generated code")],
     "dict_comprehension_new_key": [(ALL, "crash", "refused: writing into 'd', an argument?")],
     "made_object_method_calls": [(ALL, "crash", "AttributeError: 'dict' object has no ...")],
@@ -633,10 +632,6 @@ def feature_programs(draw, known=False, entries=ENTRIES, only=None):
     gen.stages = stages
     dtype = gen.pick(["float64", "float32"])
     zero_d = draw(st.booleans())
-    if zero_d and not known and (dtype == "float32" or entry in SECOND):
-        # `trust`: a 0-d float32 argument gets a float64 gradient; hvp's gradient and
-        # H v of a 0-d argument are numpy scalars, not 0-d arrays
-        zero_d = False
     body = [
         gen.pick(["h = x * s", "h = x + s * @C", "h = np.sin(x) + s"]).replace("@C", gen.const())
     ]

@@ -353,11 +353,9 @@ class Jacobian(Entry):
         for got, x in zip(_leaves(result), x_leaves):
             assert isinstance(got, np.ndarray), f"jacobian block is {type(got).__name__}"
             assert np.issubdtype(got.dtype, np.floating), f"jacobian block is {got.dtype}"
-            # `trust`: float32 blocks come back float64 today (each column is converted
-            # with dtype=float): either is accepted until that lands; a block in a
-            # Python float argument, see float_tangent_in_float32
+            # (a block in a Python float argument: see float_tangent_in_float32)
             if self.value.dtype == np.float32 and getattr(x, "dtype", None) == np.float32:
-                assert got.dtype in (np.float32, np.float64), f"jacobian block is {got.dtype}"
+                assert got.dtype == np.float32, f"jacobian block is {got.dtype} for float32"
         self.ref.close(
             result,
             expected,
@@ -403,10 +401,7 @@ class Hvp(Entry):
 
     def check_product(self, got, v):
         expected, smooth = self.second(v)
-        # `trust`: a float32 argument's H v comes back float64 today (the tangent code
-        # computes in its constants' precision): either is accepted until that lands
-        widened = self.program.dtype == "float32"
-        self.check_dtypes(got, self.ref.shape(self.wrt_args()), "H v", widened)
+        self.check_dtypes(got, self.ref.shape(self.wrt_args()), "H v")
         self.ref.close(got, expected, "H v", lambda: smooth)
 
 
@@ -417,9 +412,7 @@ class HvpHasGrad(Hvp):
     def check(self, result, extras):
         assert isinstance(result, tuple) and len(result) == 2, f"got {result!r}"
         gradient, product = result
-        # `trust`: hvp's float32 gradient is float64 where the function reads a float64
-        # global: either is accepted until that lands
-        self.check_gradient(gradient, widened=self.program.dtype == "float32")
+        self.check_gradient(gradient)
         self.check_product(product, extras[0])
 
 
@@ -448,10 +441,12 @@ class Hessian(Hvp):
         expected = rebuild(
             [rebuild([_scalar_like(b, l) for b, l in zip(row, leaves)]) for row in blocks]
         )
-        for got, want in zip(_leaves(result), _leaves(expected)):
+        pairs = [(a, b) for a in leaves for b in leaves]  # the blocks' order
+        for got, want, (a, b) in zip(_leaves(result), _leaves(expected), pairs):
             assert isinstance(got, np.ndarray), f"hessian block is {type(got).__name__}"
             assert np.shape(got) == np.shape(want), f"hessian block {np.shape(got)}"
-            # `trust`: float32 H v (and so hessian blocks) come back float64 today
+            if all(getattr(leaf, "dtype", None) == np.float32 for leaf in (a, b)):
+                assert got.dtype == np.float32, f"hessian block is {got.dtype} for float32"
         self.ref.close(result, expected, "hessian", lambda: smooth)
 
 
