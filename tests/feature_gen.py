@@ -582,6 +582,7 @@ KNOWN = {
     "made_object_inactive": [(ALL, "crash", "method of an object of inactive fields")],
     "view_write": [(ALL, "alias", "views written through their base: wrong numbers")],
     "lambda_to_helper": [(ALL, "unassigned", "a local lambda or def passed to a helper")],
+    "keyword_only": [(ALL, "unassigned", "a helper's keyword-only parameter refused")],
     # AttributeError under forward mode and second order (the refusals of forward mode
     # through methods, *args and recursion are matched by message: KNOWN_REFUSALS)
     "made_object": [(FORWARD + SECOND, "crash", "AttributeError: 'dict' object has ...")],

@@ -53,9 +53,10 @@ _SERIAL = itertools.count()
 SEED = os.environ.get("FEATURE_SEED")  # surveys: other programs than the default run's
 # What the README lists under "Not yet", as its refusals word it: a refusal naming one of
 # these is an accepted outcome. The generator writes none of them, so today none is met;
-# any other refusal is a failure (or, below, a known one).
+# any other refusal is a failure (or, below, a known one). (**kwargs is left out: the
+# refusal of a keyword-only parameter, which is supported, words it the same way.)
 NOT_YET = re.compile(
-    r"Try statements|With statements|Yield|yield|\*\*kwargs|starred argument"
+    r"Try statements|With statements|Yield|yield|starred argument"
     r"|assigning to an attribute|third derivative|\bprod\b|odeint|multivariate_normal"
     r"|reverse mode only|defvjp rule.*forward"
 )
@@ -792,3 +793,21 @@ def test_tangent_along_a_float_argument_keeps_the_output_precision():
     value, tangent = jvp(shifted_tanh, wrt=1)(x, 0.5, 1.0)
     np.testing.assert_allclose(tangent, 0.3 * (1.0 - np.tanh(x + 0.15) ** 2), rtol=1e-5)
     assert tangent.dtype == value.dtype == np.float32
+
+
+def _scaled(z, *, k=1.5):
+    return z * k + np.sin(z)
+
+
+def keyword_only_helper(x, s):
+    return np.sum(_scaled(x, k=s))
+
+
+# Found, not fixed (reported): a called helper with a keyword-only parameter is refused
+# at every entry point ("*args, **kwargs and keyword-only parameters are not supported
+# in a differentiated function"), while the README supports keyword arguments and
+# defaults and lists only **kwargs in the function given to grad under "Not yet"
+@pytest.mark.xfail(raises=TranspileError, strict=True, reason="unassigned: keyword-only")
+def test_helper_with_a_keyword_only_parameter():
+    x, s = np.array([0.1, 0.2, 0.3]), 0.5
+    np.testing.assert_allclose(grad(keyword_only_helper, wrt=1)(x, s), np.sum(x), rtol=1e-12)
