@@ -580,7 +580,6 @@ KNOWN = {
     "dict_comprehension_new_key": [(ALL, "crash", "refused: writing into 'd', an argument?")],
     "made_object_method_calls": [(ALL, "crash", "AttributeError: 'dict' object has no ...")],
     "made_object_inactive": [(ALL, "crash", "method of an object of inactive fields")],
-    "view_write": [(ALL, "alias", "views written through their base: wrong numbers")],
     "lambda_to_helper": [(ALL, "unassigned", "a local lambda or def passed to a helper")],
     "keyword_only": [(ALL, "unassigned", "a helper's keyword-only parameter refused")],
     # AttributeError under forward mode and second order (the refusals of forward mode
