@@ -59,6 +59,8 @@ NOT_YET = re.compile(
     r"Try statements|With statements|Yield|yield|starred argument"
     r"|assigning to an attribute|third derivative|\bprod\b|odeint|multivariate_normal"
     r"|reverse mode only|defvjp rule.*forward"
+    # README "Known limitations": a view read after a write into its array is refused
+    r"|is a view of '\w+', read after a write into"
 )
 # Refusals that other work is removing: (message, entry points, who). A refusal that
 # matches is skipped (counted as an event), never a wrong number; remove an entry when
