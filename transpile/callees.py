@@ -60,7 +60,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         "split",
         stack=ctx.stack,
         sequences=sequences,
-        functions=_functions_passed(fn, callee, arguments),
+        functions=functions_passed(fn, callee, arguments),
         varargs=count,
         classes=objects.passed(fn, ctx, arguments),
     )
@@ -88,7 +88,7 @@ def _bind_pair(fn, ctx, gen, base):
     return names
 
 
-def _functions_passed(fn, callee, arguments):
+def functions_passed(fn, callee, arguments):
     """The callee's parameters holding functions: its function defaults, and the
     arguments that name a function (a global such as ``np.tanh``, or a parameter of
     the caller known to hold one)."""

@@ -92,15 +92,26 @@ def stage(fn, ctx):
 
 def bound_names(fn, source=None):
     """The generated code's own names, and placeholders for the user's closure
-    variables (``compile_function`` binds the user's own cells there, read live);
+    variables holding their values now (``compile_function`` then binds the user's own
+    cells there, read live);
     module globals stay live lookups. With ``source``, only the names it mentions.
 
     Binding a name the code never reads changes nothing (the function made closes
     over the names it reads), so the words of the source are a safe superset."""
     used = identifiers(source) if source is not None else None
     bound = {k: v for k, v in fn.namespace.items() if used is None or k in used}
-    bound.update({k: None for k in fn.parsed.cells if used is None or k in used})
+    bound.update({k: _contents(c) for k, c in fn.parsed.cells.items() if used is None or k in used})
     return bound
+
+
+def _contents(cell):
+    """A closure cell's value now (None while unset): what a default the generated
+    signature evaluates (``act=np.tanh`` in code made from generated code) reads,
+    before ``compile_function`` binds the cell itself."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None
 
 
 def identifiers(source):

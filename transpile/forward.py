@@ -27,7 +27,7 @@ import linecache
 import gast
 import numpy as np
 
-from transpile import objects, parse, printer, recursion, user_rules, varargs, views
+from transpile import callees, objects, parse, printer, recursion, user_rules, varargs, views
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
@@ -298,6 +298,7 @@ class _Forward:
             sequences=sequences,
             varargs=count,
             classes=objects.passed(self.fn, self.ctx, arguments),  # self.helper(x) inside
+            functions=callees.functions_passed(self.fn, callee, arguments),
         )
         if all(g is not gen for g in self.fn.callees):
             self.fn.callees.append(gen)

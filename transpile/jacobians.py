@@ -32,7 +32,17 @@ def jacobian(f=None, wrt=0, mode=None):
     f = higher.differentiable(callables.plain(f))
     indices, as_tuple = resolve_wrt(f, wrt)
     wrt = tuple(indices) if as_tuple else indices[0]
-    forward, reverse = api.jvp(f, wrt=wrt), api.vjp(f, wrt=wrt)
+    # only the mode used is made: a function forward mode refuses (recursion, *args)
+    # still has its Jacobian by vjps, and the other way round
+    made = {}
+
+    def products(use):
+        if use not in made:
+            made[use] = (api.jvp if use == "forward" else api.vjp)(f, wrt=wrt)
+        return made[use]
+
+    if mode is not None:
+        products(mode)  # a refusal is raised here, as for jvp and vjp themselves
 
     @functools.wraps(f)
     def jacobian_of(*args):
@@ -44,10 +54,10 @@ def jacobian(f=None, wrt=0, mode=None):
         size_out = sum(int(np.size(leaf)) for leaf in out_leaves)
         use = mode or ("forward" if size_in < size_out else "reverse")
         if use == "forward":
-            product = lambda v: forward(*args, v)[1]
+            product = lambda v: products("forward")(*args, v)[1]
             blocks = _forward(product, x_leaves, x_def, out_leaves)
         else:
-            product = lambda dout: reverse(*args, dout)
+            product = lambda dout: products("reverse")(*args, dout)
             blocks = _reverse(product, x_leaves, x_def, out_leaves, out_def)
         return nest(blocks, out_def, x_def)
 
