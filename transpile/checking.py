@@ -6,7 +6,8 @@ these wrappers fill in ``grad_fn`` with ``transpile.grad(f, wrt)``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from transpile.api import grad
 from transpile_runtime import gradcheck
