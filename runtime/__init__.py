@@ -4,10 +4,14 @@ This package is small and stable, and it never imports ``transpile``: the
 compiler depends on it, not the other way round.
 """
 
+from typing import TypeVar
+
 from .gradcheck import GradReport, assert_grad_close, check_grad, numeric_grad
 
+_T = TypeVar("_T")
 
-def stop_gradient(x):
+
+def stop_gradient(x: _T) -> _T:
     """Return ``x`` unchanged; differentiation treats the result as a constant."""
     return x
 

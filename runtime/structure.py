@@ -16,6 +16,10 @@ original's; the original is never modified.
 import inspect
 import numbers
 import sys
+from collections.abc import Sequence
+
+# what ``wrt`` may be: a parameter index, a parameter name, or a tuple (list) of them
+Wrt = int | str | Sequence[int | str]
 
 
 def resolve_wrt(func, wrt, names=None):

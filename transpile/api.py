@@ -7,6 +7,8 @@ cached.
 
 import functools
 import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from transpile import (
     assumptions,
@@ -19,7 +21,9 @@ from transpile import (
     varargs,
 )
 from transpile.errors import TranspileError
-from transpile_runtime.structure import resolve_wrt
+from transpile_runtime.structure import Wrt, resolve_wrt
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class Source(str):
@@ -40,14 +44,14 @@ class Source(str):
         return highlight(str(self), PythonLexer(), HtmlFormatter(noclasses=True))
 
 
-def _decorator_or_call(make):
+def _decorator_or_call(make: _F) -> _F:
     @functools.wraps(make)
     def wrapper(f=None, wrt=0, verbose=False, fuse=False):
         if f is None:
             return lambda g: make(g, wrt=wrt, verbose=verbose, fuse=fuse)
         return make(f, wrt=wrt, verbose=verbose, fuse=fuse)
 
-    return wrapper
+    return wrapper  # type: ignore[return-value]  # make's own signature, see wraps
 
 
 def _build(f, wrt, mode, verbose, fuse=False):
@@ -120,7 +124,9 @@ def _deferred(f, wrt, mode, waiting):
 
 
 @_decorator_or_call
-def grad(f=None, wrt=0, verbose=False, fuse=False):
+def grad(
+    f: Callable[..., Any] | None = None, wrt: Wrt = 0, verbose: bool = False, fuse: bool = False
+) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple gives
@@ -136,19 +142,25 @@ def grad(f=None, wrt=0, verbose=False, fuse=False):
 
 
 @_decorator_or_call
-def value_and_grad(f=None, wrt=0, verbose=False, fuse=False):
+def value_and_grad(
+    f: Callable[..., Any] | None = None, wrt: Wrt = 0, verbose: bool = False, fuse: bool = False
+) -> Callable[..., Any]:
     """Like ``grad``, but the function returns ``(f(*args), gradient)``."""
     return _build(f, wrt, "value_and_grad", verbose, fuse)
 
 
 @_decorator_or_call
-def vjp(f=None, wrt=0, verbose=False, fuse=False):
+def vjp(
+    f: Callable[..., Any] | None = None, wrt: Wrt = 0, verbose: bool = False, fuse: bool = False
+) -> Callable[..., Any]:
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
     return _build(f, wrt, "vjp", verbose, fuse)
 
 
-def jvp(f=None, wrt=0, verbose=False):
+def jvp(
+    f: Callable[..., Any] | None = None, wrt: Wrt = 0, verbose: bool = False
+) -> Callable[..., Any]:
     """Forward mode: ``jvp(f, wrt)(*args, tangent)`` returns ``(f(*args), J v)``, the
     value and its directional derivative along ``tangent`` (shaped like the ``wrt``
     argument; a tuple of them for a tuple ``wrt``; dicts and lists for parameter
@@ -166,7 +178,7 @@ def jvp(f=None, wrt=0, verbose=False):
     params = list(inspect.signature(f).parameters)
     # per set of parameters passed lists or tuples: what was generated, used while the
     # names it relied on denote the same objects and no rule was registered since
-    by_sequences = {frozenset(): (user_rules.version(), generated)}
+    by_sequences: dict = {frozenset(): (user_rules.version(), generated)}
 
     def entry(*args):
         if len(args) != len(params) + 1:
@@ -184,14 +196,14 @@ def jvp(f=None, wrt=0, verbose=False):
 
     entry.__name__ = entry.__qualname__ = generated.name
     entry.__doc__ = f"(value, tangent) of {f.__name__}: made by transpile.jvp"
-    entry.__transpile_source__ = generated.source
-    entry.__transpile_generated__ = generated
+    entry.__transpile_source__ = generated.source  # type: ignore[attr-defined]
+    entry.__transpile_generated__ = generated  # type: ignore[attr-defined]
     if verbose:
         print(source(entry))
     return entry
 
 
-def source(g, *example_args) -> Source:
+def source(g: Callable[..., Any], *example_args: Any) -> Source:
     """The generated source of ``g`` (and of the user functions it calls), as ``str``.
 
     With example arguments, the variant that calls with their shapes and dtypes run:
@@ -203,7 +215,8 @@ def source(g, *example_args) -> Source:
         if not example_args:
             raise TypeError(
                 f"the gradient depends on the functions passed as "
-                f"{', '.join(g.__transpile_waiting__)}: show it with source(g, *args)"
+                f"{', '.join(g.__transpile_waiting__)}: "  # type: ignore[attr-defined]
+                "show it with source(g, *args)"
             )
         g = deferred(example_args)
     dispatcher = getattr(g, "__transpile_dispatch__", None)
