@@ -7,7 +7,7 @@ lines (one per operand) add entry by entry."""
 
 import numpy as np
 
-from transpile_runtime import backend, ops
+from transpile_runtime import backend, refusals
 
 
 class Parts(tuple):
@@ -53,10 +53,10 @@ def atleast(ta, y, arys, position):
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """np.cross, linear in each operand (one of them a tangent), of 3-vectors only: see
-    ``ops.check_three_vectors``."""
+    ``refusals.unless_three_vectors``."""
     if axis is not None:
         axisa = axisb = axis
-    ops.check_three_vectors(np.shape(a)[axisa], np.shape(b)[axisb])
+    refusals.unless_three_vectors(np.shape(a)[axisa], np.shape(b)[axisb])
     return np.cross(a, b, axisa, axisb, axisc, axis)
 
 

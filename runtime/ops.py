@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import backend
+from . import backend, refusals
 
 Helper = namedtuple("Helper", "fresh passes shares linear shape_args specialized checks")
 
@@ -1621,24 +1621,12 @@ def uncross(g, a, b, which, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
     a3, b3 = np.moveaxis(_as_array(a), axisa, -1), np.moveaxis(_as_array(b), axisb, -1)
-    check_three_vectors(a3.shape[-1], b3.shape[-1])
+    refusals.unless_three_vectors(a3.shape[-1], b3.shape[-1])
     g3 = np.moveaxis(_lift(g, a, b), axisc, -1)
     out = np.cross(b3, g3) if which == 0 else np.cross(g3, a3)
     mine = (a, b)[which]
     out = np.moveaxis(out, -1, (axisa, axisb)[which])
     return cast_like(unbroadcast(out, mine), mine)
-
-
-def check_three_vectors(n_a, n_b):
-    """Refuse ``np.cross`` of 2-vectors on every numpy: numpy 2.0 deprecated them and
-    2.5 raises for them, so a gradient that works on one numpy would fail on the next."""
-    if n_a != 3 or n_b != 3:
-        raise ValueError(
-            f"np.cross of {n_a}- and {n_b}-vectors: transpile differentiates the cross "
-            "product of 3-vectors only (numpy deprecated 2-vectors in 2.0 and refuses "
-            "them from 2.5); give 2-vectors a zero third component, or write the z of "
-            "the product as a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]"
-        )
 
 
 @helper(fresh=True)
