@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .structure import flatten, is_object, object_fields, resolve_wrt, unflatten
+from .structure import Wrt, flatten, is_object, object_fields, resolve_wrt, unflatten
 
 DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 
@@ -36,7 +36,7 @@ DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 # ---------------------------------------------------------------- numeric_grad
 
 
-def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0, eps: float | None = None) -> Any:
+def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Wrt = 0, eps: float | None = None) -> Any:
     """Central-difference gradient of scalar-valued ``f`` at ``args``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple
@@ -268,7 +268,7 @@ def _fmt_shape(shape):
 def check_grad(
     f: Callable[..., Any],
     *args: Any,
-    wrt: Any = 0,
+    wrt: Wrt = 0,
     rtol: float = 1e-5,
     atol: float = 1e-7,
     grad_fn: Callable[..., Any] | None = None,
@@ -323,7 +323,7 @@ def check_grad(
 def assert_grad_close(
     f: Callable[..., Any],
     *args: Any,
-    wrt: Any = 0,
+    wrt: Wrt = 0,
     rtol: float = 1e-5,
     atol: float = 1e-7,
     grad_fn: Callable[..., Any] | None = None,

@@ -79,6 +79,7 @@ MISTAKES = {  # a line of a script, and what mypy says of it
     "defvjp(softplus, 3)": 'Argument 2 to "defvjp" has incompatible type "int"',
     "hessian(loss, wrt=None)": 'Argument "wrt" to "hessian" has incompatible type "None"',
     "number: int = nondifferentiable(softplus)": "Incompatible types in assignment",
+    "check_grad(loss, w, x, wrt=2.0)": 'Argument "wrt" to "check_grad" has incompatible type',
 }
 
 

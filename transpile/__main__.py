@@ -4,7 +4,7 @@ transpile path/to/file.py:func [--wrt a,b] [--mode grad|value_and_grad|vjp|jvp|h
 transpile path/to/file.py:func --dump STAGE
 transpile --demo | --rules | --stages | --version
 
-(``python -m transpile ...`` is the same command.)
+(python -m transpile is the same command.)
 """
 
 import argparse

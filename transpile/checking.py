@@ -12,12 +12,13 @@ from typing import Any
 from transpile.api import grad
 from transpile_runtime import gradcheck
 from transpile_runtime.gradcheck import GradReport, numeric_grad
+from transpile_runtime.structure import Wrt
 
 
 def check_grad(
     f: Callable[..., Any],
     *args: Any,
-    wrt: Any = 0,
+    wrt: Wrt = 0,
     rtol: float = 1e-5,
     atol: float = 1e-7,
     grad_fn: Callable[..., Any] | None = None,
@@ -33,7 +34,7 @@ def check_grad(
 def assert_grad_close(
     f: Callable[..., Any],
     *args: Any,
-    wrt: Any = 0,
+    wrt: Wrt = 0,
     rtol: float = 1e-5,
     atol: float = 1e-7,
     grad_fn: Callable[..., Any] | None = None,
