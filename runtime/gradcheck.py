@@ -370,6 +370,16 @@ def _child(guide, key):
         return None
 
 
+def _passed_by(diff, n, rtol, atol):
+    """Which part of ``atol + rtol * |numeric|`` passed a leaf: a max rel err above
+    ``rtol`` beside "ok" then says that ``atol`` let it through."""
+    if np.all(diff <= rtol * np.abs(n)):
+        return f"by rtol={rtol:g}"
+    if np.all(diff <= atol):
+        return f"by atol={atol:g}: rel err above rtol={rtol:g}"
+    return f"by atol + rtol: neither atol={atol:g} nor rtol={rtol:g} alone"
+
+
 def _compare_tree(name, analytic, numeric, rtol, atol):
     """Rows comparing two gradient structures of one argument, leaf by leaf."""
     got, want = _leaf_paths(analytic, name, numeric), _leaf_paths(numeric, name)
@@ -421,6 +431,8 @@ def _compare_leaf(path, a, n, rtol, atol):
     finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(n)))
     ok = finite and bool(np.all(diff <= atol + rtol * np.abs(n)))
     note = "" if finite else "non-finite values"
+    if ok:
+        note = _passed_by(diff, n, rtol, atol)
     if finite and not ok:
         worst = np.unravel_index(np.argmax(diff - rtol * np.abs(n)), n.shape)
         where = f" at index {tuple(int(i) for i in worst)}" if n.ndim else ""
