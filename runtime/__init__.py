@@ -6,7 +6,7 @@ compiler depends on it, not the other way round.
 
 from typing import TypeVar
 
-from .gradcheck import GradReport, assert_grad_close, check_grad, numeric_grad
+from .gradcheck import GradReport, assert_grad_close, check_directions, check_grad, numeric_grad
 
 _T = TypeVar("_T")
 
@@ -35,6 +35,7 @@ class insert_grad_of:  # a lowercase name: it reads as a statement, like `with o
 __all__ = [
     "GradReport",
     "assert_grad_close",
+    "check_directions",
     "check_grad",
     "insert_grad_of",
     "numeric_grad",
