@@ -6,7 +6,14 @@ compiler depends on it, not the other way round.
 
 from typing import TypeVar
 
-from .gradcheck import GradReport, assert_grad_close, check_directions, check_grad, numeric_grad
+from .gradcheck import (
+    GradReport,
+    assert_grad_close,
+    check_directions,
+    check_entries,
+    check_grad,
+    numeric_grad,
+)
 
 _T = TypeVar("_T")
 
@@ -36,6 +43,7 @@ __all__ = [
     "GradReport",
     "assert_grad_close",
     "check_directions",
+    "check_entries",
     "check_grad",
     "insert_grad_of",
     "numeric_grad",

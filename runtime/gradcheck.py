@@ -20,6 +20,7 @@ caller's arrays are never written to.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import inspect
 from collections.abc import Callable
@@ -319,6 +320,85 @@ def check_grad(
         rows = _compare_tree(names[0], analytic, numeric, rtol, atol)
     name = getattr(f, "__name__", type(f).__name__)
     return GradReport(f"{name}, wrt={wrt!r}", tuple(rows), rtol, atol, analytic, numeric)
+
+
+def check_entries(
+    f: Callable[..., Any],
+    *args: Any,
+    grad_fn: Callable[..., Any],
+    entries: int,
+    wrt: Wrt = 0,
+    seed: int = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+    eps: float | None = None,
+) -> GradReport:
+    """``check_grad`` on ``entries`` entries drawn at random (seeded by ``seed``, without
+    replacement) from every entry of the arguments ``wrt`` names: two calls of ``f``
+    per entry drawn. One row per leaf drawn from, its path saying how many of its
+    entries were compared; a failing row names the worst entry by its own index."""
+    if entries < 1:
+        raise ValueError(f"entries is the number of entries to check, at least 1; got {entries}")
+    indices, as_tuple = resolve_wrt(f, wrt)
+    base = DEFAULT_STEP if eps is None else float(eps)
+    name = getattr(f, "__name__", type(f).__name__)
+    analytic = grad_fn(*args)
+    parts = analytic if as_tuple else (analytic,)
+    leaves = []  # (argument index, leaf position, path, argument leaf, analytic leaf)
+    for i, part in zip(indices, parts, strict=True):
+        x_paths = _leaf_paths(args[i], _arg_name(f, i))
+        a_leaves = flatten(part)[0]
+        if len(a_leaves) != len(x_paths):
+            row = GradRow(_arg_name(f, i), None, np.inf, np.inf, False, "structure mismatch")
+            return GradReport(f"{name}, wrt={wrt!r}", (row,), rtol, atol, analytic)
+        for k, (path, x) in enumerate(x_paths.items()):
+            leaves.append((i, k, path, x, a_leaves[k]))
+    sizes = [int(np.size(x)) for *_, x, _ in leaves]
+    rng = np.random.default_rng(seed)
+    drawn = np.sort(rng.choice(sum(sizes), size=min(entries, sum(sizes)), replace=False))
+    starts = np.cumsum([0, *sizes])
+    rows = []
+    for j, (i, k, path, x, a) in enumerate(leaves):
+        mine = drawn[(drawn >= starts[j]) & (drawn < starts[j + 1])] - starts[j]
+        if mine.size == 0:
+            continue
+        positions = [np.unravel_index(int(m), np.shape(x)) for m in mine]
+        numeric = np.array([_numeric_entry(f, args, i, k, pos, base) for pos in positions])
+        a = np.asarray(a, dtype=np.float64)
+        if a.shape != np.shape(x):
+            rows.append(_compare_leaf(path, a, np.zeros(np.shape(x)), rtol, atol))
+            continue
+        got = np.array([a[pos] for pos in positions])
+        row = _compare_leaf(f"{path} ({mine.size} of {np.size(x)})", got, numeric, rtol, atol)
+        note = row.note
+        if not row.passed and np.ndim(x) and np.isfinite(row.max_abs_err):
+            worst = int(np.argmax(np.abs(got - numeric) - rtol * np.abs(numeric)))
+            where = tuple(int(p) for p in positions[worst])  # the entry's own index
+            note = (
+                f"worst at index {where}: analytic {got[worst]:.6g}, numeric {numeric[worst]:.6g}"
+            )
+        rows.append(dataclasses.replace(row, shape=np.shape(x), note=note))
+    title = f"{name}, wrt={wrt!r}, {len(drawn)} entries drawn (seed {seed})"
+    return GradReport(title, tuple(rows), rtol, atol, analytic, None)
+
+
+def _numeric_entry(f, args, index, k, pos, base):
+    """The central difference of ``f`` in entry ``pos`` of leaf ``k`` of ``args[index]``."""
+    leaves, treedef = flatten(args[index])
+    work = [_float64_copy(leaf, _arg_name(f, index)) for leaf in leaves]
+    call_args = list(args)
+    array = isinstance(work[k], np.ndarray)
+    x = float(work[k][pos]) if array else work[k]
+    h = base * max(1.0, abs(x))
+    values = []
+    for moved in (x + h, x - h):
+        if array:
+            work[k][pos] = moved
+        else:
+            work[k] = moved
+        call_args[index] = unflatten(treedef, work)
+        values.append(_scalar_output(f(*call_args)))
+    return (values[0] - values[1]) / ((x + h) - (x - h))
 
 
 def check_directions(

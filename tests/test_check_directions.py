@@ -1,5 +1,6 @@
 """Gradient checks along random directions (``check_grad(..., mode="directions")``,
-``transpile_runtime.check_directions``), against closed-form gradients, tangents and
+``transpile_runtime.check_directions``) and on sampled entries (``entries=K``),
+against closed-form gradients, tangents and
 Hessian-vector products: what passes, what fails, and that the cost in calls of ``f``
 does not grow with the size of the argument."""
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 import transpile
-from transpile_runtime import check_directions
+from transpile_runtime import check_directions, check_entries
 
 RNG = np.random.default_rng(7)
 
@@ -135,3 +136,44 @@ def test_modes_and_orders_are_checked():
         transpile.check_grad(loss, np.ones((2, 2)), np.ones((1, 2)), mode="random")
     with pytest.raises(ValueError, match="order is 1 or 2"):
         transpile.check_grad(loss, np.ones((2, 2)), np.ones((1, 2)), mode="directions", order=3)
+
+
+# --------------------------------------------------------------------------
+# check_grad(..., entries=K): a sample of the full table
+
+
+def test_sampled_entries_pass_a_correct_gradient_and_cost_two_calls_each():
+    calls = []
+
+    def counted(x, A):
+        calls.append(1)
+        return quad_form(x, A)
+
+    x, A = RNG.normal(size=50), RNG.normal(size=(50, 50))
+    report = check_entries(counted, x, A, grad_fn=quad_grad, entries=7)
+    assert report.passed, report
+    assert len(calls) == 2 * 7
+    assert [r.path for r in report.rows] == ["x (7 of 50)"]
+
+
+def test_a_wrong_entry_drawn_is_named_by_its_own_index():
+    x, A = RNG.normal(size=6), RNG.normal(size=(6, 6))
+
+    def wrong(x, A):
+        g = quad_grad(x, A)
+        g[4] += 1.0
+        return g
+
+    report = check_entries(quad_form, x, A, grad_fn=wrong, entries=6)  # all of them
+    (row,) = report.rows
+    assert not row.passed and row.note.startswith("worst at index (4,):")
+
+
+def test_entries_are_drawn_across_every_leaf():
+    params = {"W1": RNG.normal(size=(3, 4)), "W2": RNG.normal(size=(4, 2))}
+    x = RNG.normal(size=(5, 3))
+    report = check_entries(mlp_loss, params, x, grad_fn=mlp_grad, entries=20, seed=3)
+    assert report.passed, report
+    counts = {r.path.split(" ")[0]: int(r.path.split("(")[1].split(" ")[0]) for r in report.rows}
+    assert sum(counts.values()) == 20 and set(counts) == {"params['W1']", "params['W2']"}
+    assert transpile.check_grad(mlp_loss, params, x, entries=20, seed=3).passed

@@ -28,17 +28,31 @@ def check_grad(
     n: int = 8,
     order: int = 1,
     seed: int = 0,
+    entries: int | None = None,
 ) -> GradReport:
     """Compare the generated gradient of ``f`` (or ``grad_fn``, a gradient to check)
     with central finite differences at ``args``; returns a report that prints as a
     table (and renders as HTML in Jupyter); ``bool(report)`` says whether it passed.
 
-    ``mode="full"``: every entry of the gradient (two calls of ``f`` per entry).
+    ``mode="full"``: every entry of the gradient (two calls of ``f`` per entry), or
+    with ``entries=K`` that many entries drawn at random (seeded by ``seed``).
     ``mode="directions"``: ``n`` random directions, as JAX's ``check_grads``: along each,
     the reverse-mode gradient and the forward-mode ``jvp`` against a central difference
     of ``f``, and with ``order=2`` the ``hvp`` against a central difference of the
     gradient; a few calls of ``f`` per direction, whatever the arguments' size."""
     grad_fn = grad_fn if grad_fn is not None else grad(f, wrt=wrt)
+    if mode == "full" and entries is not None:
+        return gradcheck.check_entries(
+            f,
+            *args,
+            grad_fn=grad_fn,
+            entries=entries,
+            wrt=wrt,
+            seed=seed,
+            rtol=rtol,
+            atol=atol,
+            eps=eps,
+        )
     if mode == "full":
         return gradcheck.check_grad(
             f, *args, wrt=wrt, rtol=rtol, atol=atol, grad_fn=grad_fn, eps=eps
