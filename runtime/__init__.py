@@ -23,6 +23,15 @@ def stop_gradient(x: _T) -> _T:
     return x
 
 
+def checkpoint(fn):
+    """Mark ``fn``, a function of yours that a differentiated function calls, to be
+    recomputed instead of remembered: its call runs as written (keeping none of its
+    intermediate values), and the backward sweep runs its forward function again where
+    its adjoint needs them. Returns ``fn`` itself; usable as ``@checkpoint``."""
+    fn.__transpile_checkpoint__ = True
+    return fn
+
+
 class insert_grad_of:  # a lowercase name: it reads as a statement, like `with open(...)`
     """``with insert_grad_of(x) as dx: ...``: in a gradient, the block runs in the
     backward sweep, on the adjoint of ``x`` as it stands there (it may read, print or
@@ -45,6 +54,7 @@ __all__ = [
     "check_directions",
     "check_entries",
     "check_grad",
+    "checkpoint",
     "insert_grad_of",
     "numeric_grad",
     "stop_gradient",

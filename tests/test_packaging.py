@@ -81,9 +81,7 @@ def test_wheel_and_sdist(tmp_path):
     _run([bin_ / "python", "-m", "pip", "install", "-q", "pytest"], cwd=tmp_path)
     # the pytest script, not python -m pytest: the unpacked folder is then not on
     # sys.path, so the tests import the installed wheel
-    tests = _run(
-        [bin_ / "pytest", "-q", "-p", "no:cacheprovider", "tests/test_corpus.py"], cwd=top
-    )
+    tests = _run([bin_ / "pytest", "-q", "-p", "no:cacheprovider", "tests/test_corpus.py"], cwd=top)
     assert " passed" in tests.stdout and "failed" not in tests.stdout, tests.stdout
 
 

@@ -26,6 +26,7 @@ from transpile import (
     aliasing,
     assemble,
     assumptions,
+    auxiliary,
     bound_functions,
     copies,
     deadcode,
@@ -42,6 +43,7 @@ from transpile import (
     objects,
     ownership,
     parse,
+    progress,
     record,
     recursion,
     reverse,
@@ -71,6 +73,9 @@ STAGES = (
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
     Stage("anf", normalize.stage, "single exit, one operation per line, jumps lowered, renames"),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
+    Stage(
+        "auxiliary", auxiliary.stage, "has_aux: the value of a (value, aux) pair is differentiated"
+    ),
     # analyses
     Stage("kinds", kinds.stage, "which names hold lists or tuples"),
     Stage("activity", activity.stage, "which values are varied and useful: what gets an adjoint"),
@@ -127,6 +132,8 @@ def transpile(
     varargs=None,
     classes=(),
     fuse=False,
+    has_aux=False,
+    verbose=0,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -135,7 +142,10 @@ def transpile(
     of each transpilation in progress around this one; a call of one of them for the
     same key gets forward references to its pair (``recursion``). ``classes``: the
     ``object_args.Layout`` of each parameter holding a user object (``objects``).
-    ``fuse``: shape variants evaluate chains of elementwise operations with numexpr."""
+    ``fuse``: shape variants evaluate chains of elementwise operations with numexpr.
+    ``has_aux``: ``func`` returns ``(value, aux)``; ``value`` is differentiated, and a
+    ``value_and_grad`` returns the pair (``auxiliary``). ``verbose=2``: print each stage's
+    time (work over a second says what it is doing anyway: ``progress``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
@@ -149,6 +159,7 @@ def transpile(
         varargs,
         classes,
         bool(fuse),
+        bool(has_aux),
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
@@ -171,9 +182,16 @@ def transpile(
         transpile,
         classes=tuple(classes),
         fuse=bool(fuse),
+        has_aux=bool(has_aux),
+    )
+    steps = progress.Progress(
+        f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))
     )
     with gcpause.paused():
-        generated = run(ctx).generated
+        generated = run(ctx, steps=steps).generated
+    steps.done()
+    if verbose >= 2:
+        print(steps.report())
     for built in recursion.close(stack, frame, generated):
         with _LOCK:
             _CACHE.setdefault(built.func, {})[built.key] = built.generated
@@ -190,11 +208,13 @@ class _FunctionsKey(tuple):
         return hash(tuple((p, id(f)) for p, f in self))
 
 
-def run(ctx, until=None):
+def run(ctx, until=None, steps=None):
     """Run the stages in order (through ``until``, a stage name) and return the
-    ``ir.Function`` they built."""
+    ``ir.Function`` they built; ``steps``: a ``progress.Progress`` told of each stage."""
     fn = Function()
     for stage in stages_for(ctx.mode):
+        if steps is not None:
+            steps.step(stage.name)
         fn = stage.run(fn, ctx)
         if stage.name == until:
             break
