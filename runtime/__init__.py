@@ -4,7 +4,8 @@ This package is small and stable, and it never imports ``transpile``: the
 compiler depends on it, not the other way round.
 """
 
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .gradcheck import (
     GradReport,
@@ -16,6 +17,7 @@ from .gradcheck import (
 )
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def stop_gradient(x: _T) -> _T:
@@ -23,12 +25,12 @@ def stop_gradient(x: _T) -> _T:
     return x
 
 
-def checkpoint(fn):
+def checkpoint(fn: _F) -> _F:
     """Mark ``fn``, a function of yours that a differentiated function calls, to be
     recomputed instead of remembered: its call runs as written (keeping none of its
     intermediate values), and the backward sweep runs its forward function again where
     its adjoint needs them. Returns ``fn`` itself; usable as ``@checkpoint``."""
-    fn.__transpile_checkpoint__ = True
+    fn.__transpile_checkpoint__ = True  # type: ignore[attr-defined]
     return fn
 
 

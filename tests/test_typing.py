@@ -33,8 +33,8 @@ PUBLIC_MODULES = [
 USES = """\
 import numpy as np
 from transpile import (
-    check_grad, d, defvjp, grad, hessian, hvp, jacobian, jvp, nondifferentiable, rule,
-    source, stop_gradient, value_and_grad, vjp,
+    check_grad, checkpoint, d, defvjp, grad, hessian, hvp, jacobian, jvp, nondifferentiable,
+    rule, source, stop_gradient, value_and_grad, vjp,
 )
 
 
@@ -58,7 +58,10 @@ print(jacobian(softplus, mode="forward")(w), source(dloss), source(dloss, w, x))
 print(check_grad(loss, w, x, wrt=0, rtol=1e-5).passed)
 doubled: np.ndarray = stop_gradient(w) * 2.0
 same = defvjp(scale, lambda g, ans, x, k: g * k, None)
-print(same(w, 2.0), nondifferentiable(softplus)(w))
+print(same(w, 2.0), nondifferentiable(softplus)(w), checkpoint(softplus)(w))
+print(grad(loss, argnums=0, has_aux=False, verbose=2)(w, x))
+print(check_grad(loss, w, x, mode="directions", n=2, order=2).passed)
+print(check_grad(loss, w, x, entries=3, seed=1).passed)
 
 
 @grad(wrt="w")
@@ -80,6 +83,8 @@ MISTAKES = {  # a line of a script, and what mypy says of it
     "hessian(loss, wrt=None)": 'Argument "wrt" to "hessian" has incompatible type "None"',
     "number: int = nondifferentiable(softplus)": "Incompatible types in assignment",
     "check_grad(loss, w, x, wrt=2.0)": 'Argument "wrt" to "check_grad" has incompatible type',
+    "grad(loss, argnums='w')": 'Argument "argnums" to "grad" has incompatible type "str"',
+    "check_grad(loss, w, x, entries='all')": 'Argument "entries" to "check_grad" has',
 }
 
 
