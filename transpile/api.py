@@ -329,8 +329,8 @@ def _jvp_made(f, wrt, verbose):
 
     entry.__name__ = entry.__qualname__ = generated.name
     entry.__doc__ = f"(value, tangent) of {f.__name__}: made by transpile.jvp"
-    entry.__transpile_source__ = generated.source  # type: ignore[attr-defined]
-    entry.__transpile_generated__ = generated  # type: ignore[attr-defined]
+    entry.__transpile_source__ = generated.source
+    entry.__transpile_generated__ = generated
     if verbose:
         print(source(entry))
     return entry
