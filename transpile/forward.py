@@ -27,7 +27,7 @@ import linecache
 import gast
 import numpy as np
 
-from transpile import printer, recursion, user_rules
+from transpile import printer, recursion, user_rules, views
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
@@ -53,6 +53,7 @@ class _Forward:
         self.tangents = {}
         self.last_line = None
         self.needed = _varied_names(fn.tree.body, self.act) | {fn.params[i] for i in ctx.wrt}
+        self.writes = any(views.written_by(s) or _appends(s) for s in descendants(fn.tree))
 
     def tangent(self, primal: str) -> str:
         """The tangent's name of ``primal``: ``x_dot``; stable per name."""
@@ -192,7 +193,16 @@ class _Forward:
                 "output depends on",
                 _HINT,
             )
-        return [assign(self.tangent(target), handler(s, match, target), s)]
+        value = handler(s, match, target)
+        if (
+            self.writes
+            and not views.sources(s.value, self.parsed.resolve)
+            and not views.new_array(value, self.ops)
+        ):
+            # a new value whose tangent may be another's (x + 0.0: x_dot): where the
+            # function writes in place, a write into either must not show in the other
+            value = self.ops_call("copy", [value])
+        return [assign(self.tangent(target), value, s)]
 
     def tangent_template(self, s, match, target):
         tmpl = match.template
@@ -371,6 +381,15 @@ class _Forward:
         )
         out.append(gast.copy_location(gast.Expr(value=append), s))
         return out
+
+
+def _appends(s):
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Call)
+        and isinstance(s.value.func, gast.Attribute)
+        and s.value.func.attr == "append"
+    )
 
 
 def _varied_names(body, act):

@@ -79,7 +79,7 @@ STAGES = (
     # analyses
     Stage("kinds", kinds.stage, "which names hold lists or tuples"),
     Stage("activity", activity.stage, "which values are varied and useful: what gets an adjoint"),
-    Stage("aliasing", aliasing.stage, "refuse a view read after a write into its array"),
+    Stage("aliasing", aliasing.stage, "refuse a view read after a write into its array, out="),
     # reverse mode
     Stage("raw", reverse.stage, "the primal sweep and the raw adjoint, from rule templates"),
     Stage("seed", seeding.stage, "the seed of the output's adjoint and the gradients' return"),
