@@ -605,7 +605,7 @@ def _dot_is_matmul(x, y):
     return np.ndim(x) <= 2 and np.ndim(y) <= 2 or np.ndim(y) == 1
 
 
-@helper(fresh=True)
+@helper(fresh=True, linear=True, specialized=True)
 def dot_left(g, x, y):
     """Adjoint of ``x`` in ``np.dot(x, y)``."""
     if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
@@ -619,7 +619,7 @@ def dot_left(g, x, y):
     return np.tensordot(g, y, axes=(list(range(a - 1, a + b - 2)), list(range(b - 2)) + [b - 1]))
 
 
-@helper(fresh=True)
+@helper(fresh=True, linear=True, specialized=True)
 def dot_right(g, x, y):
     """Adjoint of ``y`` in ``np.dot(x, y)``."""
     if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):

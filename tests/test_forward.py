@@ -91,7 +91,7 @@ def test_jvp(case):
         expected = fd.inner(tuple(closed), tangents)
         fd.assert_close(float(tangent_out), expected, **tol, path="jvp vs <grad, v>")
     dout = rng.standard_normal(np.shape(expected_out))
-    cotangent = vjp(case.func, wrt=case.wrt)(*args, dout)
+    cotangent = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)(*args, dout)
     cotangent = cotangent if as_tuple else (cotangent,)
     lhs = float(np.sum(dout * np.asarray(tangent_out, np.float64)))
     rhs = fd.inner(tuple(cotangent), tangents)

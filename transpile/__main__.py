@@ -2,6 +2,8 @@
 
 transpile path/to/file.py:func [--wrt a,b] [--mode grad|value_and_grad|vjp|jvp|hvp]
 transpile path/to/file.py:func --dump STAGE
+transpile path/to/file.py:func --explain     (why each line has an adjoint or none)
+transpile path/to/file.py:func -o out.py     (the gradient as a module: export)
 transpile --demo | --rules | --stages | --version
 
 (python -m transpile is the same command.)
@@ -19,6 +21,8 @@ import numpy as np
 
 from transpile import __version__, api, pipeline, second_order
 from transpile.errors import TranspileError
+from transpile.explain import explain
+from transpile.export import ExportError, export
 from transpile.rules import listing, registry
 from transpile_runtime.structure import flatten, resolve_wrt
 
@@ -149,8 +153,16 @@ def print_source(args) -> int:
             indices, _ = resolve_wrt(func, _wrt(args.wrt))
             print(pipeline.dump(func, indices, args.dump))
         else:
-            print(api.source(MODES[args.mode](func, wrt=_wrt(args.wrt))))
-    except TranspileError as exc:
+            options = {"allow_unused": True} if args.explain else {}  # it says which
+            made = MODES[args.mode](func, wrt=_wrt(args.wrt), **options)
+            if args.explain:
+                print(explain(made), end="")
+            if args.output:
+                export(made, args.output, standalone=args.standalone)
+                print(f"wrote {args.output}", file=sys.stderr)
+            if not (args.explain or args.output):
+                print(api.source(made))
+    except (TranspileError, ExportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -181,6 +193,19 @@ def parser(prog: str = "transpile") -> argparse.ArgumentParser:
         + ", ".join(pipeline.STAGE_NAMES),
     )
     p.add_argument("--stages", action="store_true", help="list the compiler's stages, in order")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say for every line whether it has an adjoint, and if not, why",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="OUT.py", help="write the gradient as a module (export)"
+    )
+    p.add_argument(
+        "--standalone",
+        action="store_true",
+        help="with -o: copy the runtime helpers in, so that the module needs numpy alone",
+    )
     p.add_argument(
         "--rules",
         action="store_true",

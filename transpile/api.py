@@ -14,6 +14,7 @@ from transpile import (
     arguments,
     assumptions,
     bound_functions,
+    cuts,
     higher,
     object_args,
     parse,
@@ -47,9 +48,12 @@ class Source(str):
 
 def _decorator_or_call(make: _F) -> _F:
     @functools.wraps(make)
-    def wrapper(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
+    def wrapper(
+        f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False
+    ):
         wrt = _wrt_or_argnums(wrt, argnums)
         options = {"wrt": wrt, "verbose": verbose, "fuse": fuse, "has_aux": has_aux}
+        options["allow_unused"] = allow_unused
         if f is None:
             return lambda g: make(g, **options)
         return make(f, **options)
@@ -66,14 +70,17 @@ def _wrt_or_argnums(wrt, argnums):
     return argnums
 
 
-def _build(f, wrt, mode, verbose, fuse=False, has_aux=False):
+def _build(f, wrt, mode, verbose, fuse=False, has_aux=False, allow_unused=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     try:
-        return _made(f, wrt, mode, verbose, fuse, has_aux)
+        made = _made(f, wrt, mode, verbose, fuse, has_aux)
     except UndefinedName as exc:
         build = functools.partial(_made, f, wrt, mode, verbose, fuse, has_aux)
         return until_defined(f, build, mode == "vjp", exc)
+    if not allow_unused:  # a wrt argument with no path to the output: say which, and where
+        cuts.warn(getattr(made, "__transpile_generated__", None))
+    return made
 
 
 def until_defined(f, build, takes_extra, exc):
@@ -237,6 +244,7 @@ def grad(
     fuse: bool = False,
     has_aux: bool = False,
     argnums: int | Sequence[int] | None = None,
+    allow_unused: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
@@ -250,8 +258,12 @@ def grad(
     array a block of entries at a time (``blocks.py``, on two threads where two CPUs
     are free), and chains of elementwise operations left outside them with one
     ``numexpr.evaluate`` call each where numexpr is installed (``fuse.py``).
+    A ``wrt`` argument with no path to the output (every route cut by ``stop_gradient``,
+    an ``int()``, a comparison, or none at all) gets a zero gradient and a
+    ``CutGradientWarning`` naming the line that cuts it; ``allow_unused=True`` says
+    that is intended (PyTorch's switch of the same name).
     """
-    return _build(f, wrt, "grad", verbose, fuse, has_aux)
+    return _build(f, wrt, "grad", verbose, fuse, has_aux, allow_unused)
 
 
 @_decorator_or_call
@@ -262,10 +274,11 @@ def value_and_grad(
     fuse: bool = False,
     has_aux: bool = False,
     argnums: int | Sequence[int] | None = None,
+    allow_unused: bool = False,
 ) -> Callable[..., Any]:
     """Like ``grad``, but the function returns ``(f(*args), gradient)``; with
     ``has_aux=True``, ``((value, aux), gradient)``."""
-    return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux)
+    return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux, allow_unused)
 
 
 @_decorator_or_call
@@ -276,10 +289,11 @@ def vjp(
     fuse: bool = False,
     has_aux: bool = False,
     argnums: int | Sequence[int] | None = None,
+    allow_unused: bool = False,
 ) -> Callable[..., Any]:
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
-    return _build(f, wrt, "vjp", verbose, fuse, has_aux)
+    return _build(f, wrt, "vjp", verbose, fuse, has_aux, allow_unused)
 
 
 def jvp(
