@@ -6,8 +6,8 @@ by hand in numpy. Both take the same arguments; the gradient returns a tuple,
 one entry per name in the problem's ``wrt``. Everything is float64.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -4,20 +4,33 @@ This package is small and stable, and it never imports ``transpile``: the
 compiler depends on it, not the other way round.
 """
 
-from .gradcheck import GradReport, assert_grad_close, check_grad, numeric_grad
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .gradcheck import (
+    GradReport,
+    assert_grad_close,
+    check_directions,
+    check_entries,
+    check_grad,
+    numeric_grad,
+)
+
+_T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def stop_gradient(x):
+def stop_gradient(x: _T) -> _T:
     """Return ``x`` unchanged; differentiation treats the result as a constant."""
     return x
 
 
-def checkpoint(fn):
+def checkpoint(fn: _F) -> _F:
     """Mark ``fn``, a function of yours that a differentiated function calls, to be
     recomputed instead of remembered: its call runs as written (keeping none of its
     intermediate values), and the backward sweep runs its forward function again where
     its adjoint needs them. Returns ``fn`` itself; usable as ``@checkpoint``."""
-    fn.__transpile_checkpoint__ = True
+    fn.__transpile_checkpoint__ = True  # type: ignore[attr-defined]
     return fn
 
 
@@ -40,6 +53,8 @@ class insert_grad_of:  # a lowercase name: it reads as a statement, like `with o
 __all__ = [
     "GradReport",
     "assert_grad_close",
+    "check_directions",
+    "check_entries",
     "check_grad",
     "checkpoint",
     "insert_grad_of",

@@ -10,6 +10,7 @@ views that a write goes through. Nothing here converts an array to numpy (no
 ``np.asarray`` of a possibly device array).
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -115,7 +116,7 @@ def split(g, bounds, axis=0):
     ``g`` between the increasing positions ``bounds`` along ``axis``."""
     lead = (slice(None),) * (axis % np.ndim(g))
     cuts = [0, *bounds, None]
-    return [g[(*lead, slice(a, b))] for a, b in zip(cuts, cuts[1:])]
+    return [g[(*lead, slice(a, b))] for a, b in itertools.pairwise(cuts)]
 
 
 def inverse_permutation(axes):

@@ -1,12 +1,13 @@
 """Forward-mode helpers: the tangents of the rules whose forward line is more than one
-numpy call (cumprod, matrix_power, multi_dot, average, the decompositions, lstsq).
+numpy call (cumprod, matrix_power, multi_dot, average, the decompositions, lstsq), or
+that must check what they are given (cross).
 Each takes the values (result, operands) and the operands' tangents and returns the
 result's tangent; ``Parts`` is the tangent of a tuple result, to which several forward
 lines (one per operand) add entry by entry."""
 
 import numpy as np
 
-from transpile_runtime import backend
+from transpile_runtime import backend, refusals
 
 
 class Parts(tuple):
@@ -48,6 +49,15 @@ def atleast(ta, y, arys, position):
         np.reshape(ta, np.shape(yk)) if k == position else np.zeros_like(yk)
         for k, yk in enumerate(y)
     )
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """np.cross, linear in each operand (one of them a tangent), of 3-vectors only: see
+    ``refusals.unless_three_vectors``."""
+    if axis is not None:
+        axisa = axisb = axis
+    refusals.unless_three_vectors(np.shape(a)[axisa], np.shape(b)[axisb])
+    return np.cross(a, b, axisa, axisb, axisc, axis)
 
 
 def cumprod(ta, y, a, axis=None):

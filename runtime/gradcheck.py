@@ -20,14 +20,17 @@ caller's arrays are never written to.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .structure import flatten, is_object, object_fields, resolve_wrt, unflatten
+from . import directions
+from .structure import Wrt, flatten, is_object, object_fields, resolve_wrt, unflatten
 
 DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 
@@ -35,7 +38,7 @@ DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
 # ---------------------------------------------------------------- numeric_grad
 
 
-def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Any = 0, eps: float | None = None) -> Any:
+def numeric_grad(f: Callable[..., Any], *args: Any, wrt: Wrt = 0, eps: float | None = None) -> Any:
     """Central-difference gradient of scalar-valued ``f`` at ``args``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple
@@ -267,7 +270,7 @@ def _fmt_shape(shape):
 def check_grad(
     f: Callable[..., Any],
     *args: Any,
-    wrt: Any = 0,
+    wrt: Wrt = 0,
     rtol: float = 1e-5,
     atol: float = 1e-7,
     grad_fn: Callable[..., Any] | None = None,
@@ -319,10 +322,138 @@ def check_grad(
     return GradReport(f"{name}, wrt={wrt!r}", tuple(rows), rtol, atol, analytic, numeric)
 
 
+def check_entries(
+    f: Callable[..., Any],
+    *args: Any,
+    grad_fn: Callable[..., Any],
+    entries: int,
+    wrt: Wrt = 0,
+    seed: int = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+    eps: float | None = None,
+) -> GradReport:
+    """``check_grad`` on ``entries`` entries drawn at random (seeded by ``seed``, without
+    replacement) from every entry of the arguments ``wrt`` names: two calls of ``f``
+    per entry drawn. One row per leaf drawn from, its path saying how many of its
+    entries were compared; a failing row names the worst entry by its own index."""
+    if entries < 1:
+        raise ValueError(f"entries is the number of entries to check, at least 1; got {entries}")
+    indices, as_tuple = resolve_wrt(f, wrt)
+    base = DEFAULT_STEP if eps is None else float(eps)
+    name = getattr(f, "__name__", type(f).__name__)
+    analytic = grad_fn(*args)
+    parts = analytic if as_tuple else (analytic,)
+    leaves = []  # (argument index, leaf position, path, argument leaf, analytic leaf)
+    for i, part in zip(indices, parts, strict=True):
+        x_paths = _leaf_paths(args[i], _arg_name(f, i))
+        a_leaves = flatten(part)[0]
+        if len(a_leaves) != len(x_paths):
+            row = GradRow(_arg_name(f, i), None, np.inf, np.inf, False, "structure mismatch")
+            return GradReport(f"{name}, wrt={wrt!r}", (row,), rtol, atol, analytic)
+        for k, (path, x) in enumerate(x_paths.items()):
+            leaves.append((i, k, path, x, a_leaves[k]))
+    sizes = [int(np.size(x)) for *_, x, _ in leaves]
+    rng = np.random.default_rng(seed)
+    drawn = np.sort(rng.choice(sum(sizes), size=min(entries, sum(sizes)), replace=False))
+    starts = np.cumsum([0, *sizes])
+    rows = []
+    for j, (i, k, path, x, a) in enumerate(leaves):
+        mine = drawn[(drawn >= starts[j]) & (drawn < starts[j + 1])] - starts[j]
+        if mine.size == 0:
+            continue
+        positions = [np.unravel_index(int(m), np.shape(x)) for m in mine]
+        numeric = np.array([_numeric_entry(f, args, i, k, pos, base) for pos in positions])
+        a = np.asarray(a, dtype=np.float64)
+        if a.shape != np.shape(x):
+            rows.append(_compare_leaf(path, a, np.zeros(np.shape(x)), rtol, atol))
+            continue
+        got = np.array([a[pos] for pos in positions])
+        row = _compare_leaf(f"{path} ({mine.size} of {np.size(x)})", got, numeric, rtol, atol)
+        note = row.note
+        if not row.passed and np.ndim(x) and np.isfinite(row.max_abs_err):
+            worst = int(np.argmax(np.abs(got - numeric) - rtol * np.abs(numeric)))
+            where = tuple(int(p) for p in positions[worst])  # the entry's own index
+            note = (
+                f"worst at index {where}: analytic {got[worst]:.6g}, numeric {numeric[worst]:.6g}"
+            )
+        rows.append(dataclasses.replace(row, shape=np.shape(x), note=note))
+    title = f"{name}, wrt={wrt!r}, {len(drawn)} entries drawn (seed {seed})"
+    return GradReport(title, tuple(rows), rtol, atol, analytic, None)
+
+
+def _numeric_entry(f, args, index, k, pos, base):
+    """The central difference of ``f`` in entry ``pos`` of leaf ``k`` of ``args[index]``."""
+    leaves, treedef = flatten(args[index])
+    work = [_float64_copy(leaf, _arg_name(f, index)) for leaf in leaves]
+    call_args = list(args)
+    array = isinstance(work[k], np.ndarray)
+    x = float(work[k][pos]) if array else work[k]
+    h = base * max(1.0, abs(x))
+    values = []
+    for moved in (x + h, x - h):
+        if array:
+            work[k][pos] = moved
+        else:
+            work[k] = moved
+        call_args[index] = unflatten(treedef, work)
+        values.append(_scalar_output(f(*call_args)))
+    return (values[0] - values[1]) / ((x + h) - (x - h))
+
+
+def check_directions(
+    f: Callable[..., Any],
+    *args: Any,
+    grad_fn: Callable[..., Any],
+    jvp_fn: Callable[..., Any] | None = None,
+    hvp_fn: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    n: int = 8,
+    seed: int = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+    eps: float | None = None,
+) -> GradReport:
+    """Compare directional derivatives along ``n`` random directions ``v`` (seeded by
+    ``seed``) with central differences of ``f`` along them (``directions.py``):
+    ``<grad_fn(*args), v>`` (reverse mode), the tangent of ``jvp_fn(*args, v)``
+    (forward mode, where given) and ``hvp_fn(*args, v)`` against the central
+    difference of ``grad_fn`` along ``v`` (second order, where given). Costs about
+    four calls of ``f`` (and of ``grad_fn`` for second order) per direction, whatever
+    the size of the arguments; one row per direction and mode. ``eps``: the relative
+    step (``directions.STEP``, 1e-4, by default)."""
+    if n < 1:
+        raise ValueError(f"n is the number of random directions to check, at least 1; got {n}")
+    indices, as_tuple, vs = directions.directions(f, args, wrt, n, seed)
+    base = directions.STEP if eps is None else float(eps)
+    gradient = grad_fn(*args)
+
+    def value(*moved):
+        return _scalar_output(f(*moved))
+
+    rows = []
+    for k, v in enumerate(vs):
+        numeric = directions.derivative(value, args, indices, as_tuple, v, base)
+        reverse = directions.inner(gradient, v, as_tuple)
+        rows.append(_compare_leaf(f"v{k}: reverse", reverse, numeric, rtol, atol))
+        if jvp_fn is not None:
+            tangent = jvp_fn(*args, v)[1]
+            rows.append(_compare_leaf(f"v{k}: forward", tangent, numeric, rtol, atol))
+        if hvp_fn is not None:
+            expected = directions.derivative(grad_fn, args, indices, as_tuple, v, base)
+            got = hvp_fn(*args, v)
+            names = [f"v{k}: second order, {_arg_name(f, i)}" for i in indices]
+            pairs = zip(names, got, expected) if as_tuple else [(names[0], got, expected)]
+            rows += [r for name, a, e in pairs for r in _compare_tree(name, a, e, rtol, atol)]
+    name = getattr(f, "__name__", type(f).__name__)
+    title = f"{name}, wrt={wrt!r}, {n} random directions (seed {seed})"
+    return GradReport(title, tuple(rows), rtol, atol, gradient, None)
+
+
 def assert_grad_close(
     f: Callable[..., Any],
     *args: Any,
-    wrt: Any = 0,
+    wrt: Wrt = 0,
     rtol: float = 1e-5,
     atol: float = 1e-7,
     grad_fn: Callable[..., Any] | None = None,
@@ -367,6 +498,16 @@ def _child(guide, key):
         return guide[key]
     except (TypeError, KeyError, IndexError):
         return None
+
+
+def _passed_by(diff, n, rtol, atol):
+    """Which part of ``atol + rtol * |numeric|`` passed a leaf: a max rel err above
+    ``rtol`` beside "ok" then says that ``atol`` let it through."""
+    if np.all(diff <= rtol * np.abs(n)):
+        return f"by rtol={rtol:g}"
+    if np.all(diff <= atol):
+        return f"by atol={atol:g}: rel err above rtol={rtol:g}"
+    return f"by atol + rtol: neither atol={atol:g} nor rtol={rtol:g} alone"
 
 
 def _compare_tree(name, analytic, numeric, rtol, atol):
@@ -420,6 +561,8 @@ def _compare_leaf(path, a, n, rtol, atol):
     finite = bool(np.all(np.isfinite(a)) and np.all(np.isfinite(n)))
     ok = finite and bool(np.all(diff <= atol + rtol * np.abs(n)))
     note = "" if finite else "non-finite values"
+    if ok:
+        note = _passed_by(diff, n, rtol, atol)
     if finite and not ok:
         worst = np.unravel_index(np.argmax(diff - rtol * np.abs(n)), n.shape)
         where = f" at index {tuple(int(i) for i in worst)}" if n.ndim else ""

@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import backend
+from . import backend, refusals
 
 Helper = namedtuple("Helper", "fresh passes shares linear shape_args specialized checks")
 
@@ -1666,28 +1666,16 @@ def uninner(g, a, b, which):
 @helper(fresh=True)
 def uncross(g, a, b, which, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """Adjoint of operand ``which`` (0 or 1) of ``np.cross(a, b, ...)``: ``b x g`` for
-    ``a`` and ``g x a`` for ``b`` (2-vectors are 3-vectors with a zero z)."""
+    ``a`` and ``g x a`` for ``b``."""
     if axis is not None:
         axisa = axisb = axisc = axis
     a3, b3 = np.moveaxis(_as_array(a), axisa, -1), np.moveaxis(_as_array(b), axisb, -1)
-    plane = a3.shape[-1] == 2 and b3.shape[-1] == 2
-    a3, b3 = _to_3d(a3), _to_3d(b3)
-    if plane:  # the result is the z of each product
-        g = backend.as_array(g, a, b)
-        g3 = np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
-    else:
-        g3 = np.moveaxis(_lift(g, a, b), axisc, -1)
+    refusals.unless_three_vectors(a3.shape[-1], b3.shape[-1])
+    g3 = np.moveaxis(_lift(g, a, b), axisc, -1)
     out = np.cross(b3, g3) if which == 0 else np.cross(g3, a3)
     mine = (a, b)[which]
-    n = np.shape(mine)[(axisa, axisb)[which]]
-    out = np.moveaxis(out[..., :n], -1, (axisa, axisb)[which])
+    out = np.moveaxis(out, -1, (axisa, axisb)[which])
     return cast_like(unbroadcast(out, mine), mine)
-
-
-def _to_3d(v):
-    if v.shape[-1] == 3:
-        return v
-    return np.concatenate([v, np.zeros_like(v, shape=v.shape[:-1] + (1,))], axis=-1)
 
 
 @helper(fresh=True)

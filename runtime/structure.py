@@ -16,6 +16,44 @@ original's; the original is never modified.
 import inspect
 import numbers
 import sys
+from collections.abc import Sequence
+
+# what ``wrt`` may be: a parameter index, a parameter name, or a tuple (list) of them
+Wrt = int | str | Sequence[int | str]
+
+
+def _positional_names(func):
+    """``func``'s positional parameters, or None where it has no signature (a ufunc on
+    numpy 2.0): an index is then taken as given, and its call tells."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _index(func, item, names):
+    """The positional index ``item`` (an index or a name) stands for among ``names``
+    (None: ``func`` has no signature)."""
+    if isinstance(item, bool) or not isinstance(item, (int, str)):
+        raise TypeError(f"wrt entries are parameter indices or names, not {item!r}")
+    if isinstance(item, str):
+        if item not in (names or ()):
+            raise ValueError(
+                f"wrt={item!r}: {func.__name__} has no parameter {item!r}; "
+                f"its parameters are {names}"
+            )
+        return names.index(item)
+    if names is None:
+        if item < 0:
+            raise ValueError(f"wrt={item}: {func!r} has no signature to count from")
+        return item
+    index = item + len(names) if item < 0 else item
+    if not 0 <= index < len(names):
+        raise ValueError(
+            f"wrt={item}: {func.__name__} has {len(names)} positional parameters {names}"
+        )
+    return index
 
 
 def resolve_wrt(func, wrt, names=None):
@@ -26,34 +64,17 @@ def resolve_wrt(func, wrt, names=None):
     caller asked for a tuple (and so gets a tuple of gradients back).
     """
     if names is None:
-        names = [
-            p.name
-            for p in inspect.signature(func).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
+        names = _positional_names(func)
     as_tuple = isinstance(wrt, (tuple, list))
     items = tuple(wrt) if as_tuple else (wrt,)
     if as_tuple and not items:
         raise ValueError("wrt is an empty tuple: name at least one argument")
     indices = []
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"wrt entries are parameter indices or names, not {item!r}")
-        if isinstance(item, str):
-            if item not in names:
-                raise ValueError(
-                    f"wrt={item!r}: {func.__name__} has no parameter {item!r}; "
-                    f"its parameters are {names}"
-                )
-            index = names.index(item)
-        else:
-            index = item + len(names) if item < 0 else item
-            if not 0 <= index < len(names):
-                raise ValueError(
-                    f"wrt={item}: {func.__name__} has {len(names)} positional parameters {names}"
-                )
+        index = _index(func, item, names)
         if index in indices:
-            raise ValueError(f"wrt names parameter {names[index]!r} twice")
+            shown = index if names is None else repr(names[index])
+            raise ValueError(f"wrt names parameter {shown} twice")
         indices.append(index)
     return tuple(indices), as_tuple
 

@@ -18,7 +18,8 @@ from clip bounds and from integers for floor.
 
 import dataclasses
 import math
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy
 import numpy as np
@@ -45,9 +46,9 @@ class Case:
     wrt: Any = 0
     rtol: float = 1e-6
     atol: float = 1e-8
-    expected: Optional[Callable] = None
+    expected: Callable | None = None
     fd: bool = True
-    name: Optional[str] = None
+    name: str | None = None
     allow_unused: bool = False  # a wrt argument is cut on purpose: grad warns without it
 
     @property

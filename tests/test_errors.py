@@ -9,7 +9,6 @@ the line, and carries a hint (the part after ``hint:``).
 import inspect
 import math
 import re
-import sys
 
 import error_funcs as E
 import numpy as np
@@ -243,7 +242,6 @@ def test_error_is_exported():
     assert issubclass(TranspileError, Exception)
 
 
-@pytest.mark.skipif(sys.version_info < (3, 10), reason="match needs Python 3.10")
 def test_match_statement():
     from error_funcs_match import uses_match
 

@@ -128,7 +128,8 @@ def test_standalone_imports_numpy_and_the_standard_library_alone():
     text = export(grad(explain_funcs.expected_complete_loglik), standalone=True)
     imports = [t for t in text.split("\n") if t.startswith(("import ", "from "))]
     assert imports and all(
-        t.split()[1].split(".")[0] in ("numpy", "math", "numbers", "types", "itertools")
+        t.split()[1].split(".")[0]
+        in ("numpy", "math", "numbers", "types", "itertools", "typing", "collections")
         for t in imports
     ), imports
     assert "transpile_runtime" not in "\n".join(imports)

@@ -12,6 +12,7 @@ blocked with blocks of 4 entries from 16 (``blocked``, two threads from 32); a t
 each keeps the thresholds and uses arrays above them.
 """
 
+import linecache
 import re
 import sys
 import textwrap
@@ -302,8 +303,15 @@ def test_without_numexpr_fuse_warns_and_changes_nothing(monkeypatch):
     plain, fused = grad(F.cut_by_tanh), grad(F.cut_by_tanh, fuse=True)
     expected = [plain(x), plain(x)]
     first = fused(x)  # the generic code: no variant is built yet
-    with pytest.warns(RuntimeWarning, match="numexpr is not installed"):
+    with pytest.warns(RuntimeWarning, match="numexpr is not installed") as seen:
         second = fused(x)  # builds the variant
+    # shown at this line, the user's call, not in transpile/fuse.py
+    (warned,) = seen
+    assert warned.filename == __file__
+    assert (
+        linecache.getline(warned.filename, warned.lineno).strip()
+        == "second = fused(x)  # builds the variant"
+    )
     assert_same(first, expected[0])
     assert_same(second, expected[1])
     fd.assert_close(second, fd.numeric_grad(F.cut_by_tanh, (x,), (0,))[0], rtol=1e-6)

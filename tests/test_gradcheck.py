@@ -294,6 +294,23 @@ def test_tolerances_follow_allclose_rule():
     assert check_grad(sin_sum, x, grad_fn=lambda x: np.cos(x) + 1e-4, atol=1e-3).passed
 
 
+def test_each_passing_row_names_the_tolerance_that_passed_it():
+    x = np.array([1.0, 2.0])
+    (by_rtol,) = check_grad(sin_sum, x, grad_fn=np.cos).rows
+    assert by_rtol.passed and by_rtol.note == "by rtol=1e-05"
+    # cos(pi/2) is 6e-17: an error of 1e-8 there is a huge relative error, within atol
+    at_zero = np.array([np.pi / 2, np.pi / 2])
+    (by_atol,) = check_grad(sin_sum, at_zero, grad_fn=lambda x: np.cos(x) + 1e-8).rows
+    assert by_atol.passed and by_atol.max_rel_err > 1e-5
+    assert by_atol.note == "by atol=1e-07: rel err above rtol=1e-05"
+    # one entry needs atol, the other rtol: only their sum passes both
+    mixed = np.array([np.pi / 2, 1.0])
+    off = lambda x: np.cos(x) + np.array([3e-8, 6e-8])
+    (by_both,) = check_grad(sin_sum, mixed, grad_fn=off, atol=4e-8, rtol=1e-7).rows
+    assert by_both.passed and by_both.note.startswith("by atol + rtol")
+    assert "by rtol=1e-05" in str(check_grad(sin_sum, x, grad_fn=np.cos))
+
+
 def test_report_text_and_html():
     x = RNG.normal(size=(2, 3))
     good = check_grad(sin_sum, x, grad_fn=lambda x: np.cos(x))

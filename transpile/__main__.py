@@ -1,16 +1,39 @@
 """Command line: print the generated gradient of a function in a file.
 
-python -m transpile path/to/file.py:func [--wrt a,b] [--mode grad|vjp] [--dump STAGE]
-python -m transpile path/to/file.py:func --explain     (why each line has an adjoint or none)
-python -m transpile path/to/file.py:func -o out.py     (the gradient as a module: export)
-python -m transpile --demo
-python -m transpile --rules
+transpile path/to/file.py:func [--wrt a,b] [--mode grad|value_and_grad|vjp|jvp|hvp]
+transpile path/to/file.py:func --dump STAGE
+transpile path/to/file.py:func --explain     (why each line has an adjoint or none)
+transpile path/to/file.py:func -o out.py     (the gradient as a module: export)
+transpile --demo | --rules | --stages | --version
+
+(python -m transpile is the same command.)
 """
 
 import argparse
+import importlib
 import importlib.util
+import os
 import sys
+import tempfile
 from pathlib import Path
+
+import numpy as np
+
+from transpile import __version__, api, pipeline, second_order
+from transpile.errors import TranspileError
+from transpile.explain import explain
+from transpile.export import ExportError, export
+from transpile.rules import listing, registry
+from transpile_runtime.structure import flatten, resolve_wrt
+
+# --mode: the transform whose generated source is printed
+MODES = {
+    "grad": api.grad,
+    "value_and_grad": api.value_and_grad,
+    "vjp": api.vjp,
+    "jvp": api.jvp,
+    "hvp": second_order.hvp,
+}
 
 DEMO = """\
 import numpy as np
@@ -28,6 +51,10 @@ def loss(w, b, x, y):
 """
 
 
+class UsageError(Exception):
+    """A target that names no readable file or no function in it: exit status 2."""
+
+
 def _load(path: str):
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     module = importlib.util.module_from_spec(spec)
@@ -36,10 +63,20 @@ def _load(path: str):
     return module
 
 
-def _stage_names():
-    from transpile.pipeline import STAGE_NAMES
-
-    return STAGE_NAMES
+def _target(text: str):
+    """The function that ``path/to/file.py:function`` names."""
+    path, _, func_name = text.rpartition(":")
+    if not path or not func_name:
+        raise UsageError(f"{text!r} is not path/to/file.py:function")
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: no such file")
+    sys.path.insert(0, str(Path(path).resolve().parent))  # the file's own imports
+    func = getattr(_load(path), func_name, None)
+    if func is None:
+        raise UsageError(f"{path} has no function {func_name!r}")
+    if not callable(func):
+        raise UsageError(f"{path}: {func_name!r} is not a function")
+    return func
 
 
 def _wrt(text):
@@ -51,22 +88,15 @@ def _wrt(text):
 
 def demo() -> int:
     """Transpile the demo loss, print its gradient source, and check it numerically."""
-    import tempfile
-
-    import numpy as np
-
-    from transpile import grad, source
-    from transpile_runtime.structure import flatten
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "demo_loss.py"
         path.write_text(DEMO)
         module = _load(str(path))
         print("# the function, from", path.name)
         print(DEMO)
-        dloss = grad(module.loss, wrt=("w", "b"))
+        dloss = api.grad(module.loss, wrt=("w", "b"))
         print("# its generated gradient, grad(loss, wrt=('w', 'b'))")
-        print(source(dloss))
+        print(api.source(dloss))
         rng = np.random.default_rng(0)
         w, b = rng.normal(size=5), 0.3
         x, y = rng.normal(size=(32, 5)), rng.normal(size=32)
@@ -98,94 +128,33 @@ def demo() -> int:
 
 
 def list_rules() -> int:
-    """Print the rule table, the optional scipy rules included where scipy is installed."""
-    import importlib
-
+    """Print the rule table, one rule per line, the optional scipy rules included where
+    scipy is installed."""
     for optional in ("scipy.special", "scipy.stats"):
         try:
             importlib.import_module(optional)  # its rules load once it is imported
         except ImportError:
             pass
-    from transpile.rules import listing, registry
-
     print(listing.table(registry()))
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m transpile",
-        description=__doc__.strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("target", nargs="?", help="path/to/file.py:function")
-    parser.add_argument("--wrt", help="comma-separated parameter names or indices")
-    parser.add_argument("--mode", choices=("grad", "value_and_grad", "vjp"), default="grad")
-    parser.add_argument(
-        "--dump",
-        metavar="STAGE",
-        choices=_stage_names(),
-        help="print the function after one stage of the compiler instead: "
-        + ", ".join(_stage_names()),
-    )
-    parser.add_argument(
-        "--stages", action="store_true", help="list the compiler's stages, in order"
-    )
-    parser.add_argument(
-        "--explain",
-        action="store_true",
-        help="say for every line whether it has an adjoint, and if not, why",
-    )
-    parser.add_argument(
-        "-o", "--output", metavar="OUT.py", help="write the gradient as a module (export)"
-    )
-    parser.add_argument(
-        "--standalone",
-        action="store_true",
-        help="with -o: copy the runtime helpers in, so that the module needs numpy alone",
-    )
-    parser.add_argument(
-        "--rules",
-        action="store_true",
-        help="list every function, method and operator with a derivative rule",
-    )
-    parser.add_argument(
-        "--demo",
-        action="store_true",
-        help="print the gradient of a demo loss and check it numerically",
-    )
-    args = parser.parse_args(argv)
-    if args.demo:
-        return demo()
-    if args.rules:
-        return list_rules()
-    if args.stages:
-        from transpile.pipeline import STAGES
+def list_stages() -> int:
+    width = max(len(s.name) for s in pipeline.STAGES)
+    for s in pipeline.STAGES:
+        print(f"{s.name:<{width}}  {s.does}")
+    return 0
 
-        width = max(len(s.name) for s in STAGES)
-        for s in STAGES:
-            print(f"{s.name:<{width}}  {s.does}")
-        return 0
-    if not args.target or ":" not in args.target:
-        parser.error("give a target as path/to/file.py:function, or --demo")
-    path, func_name = args.target.rsplit(":", 1)
-    sys.path.insert(0, str(Path(path).resolve().parent))
-    func = getattr(_load(path), func_name)
-    from transpile import api, pipeline
-    from transpile.errors import TranspileError
-    from transpile.explain import explain
-    from transpile.export import ExportError, export
-    from transpile_runtime.structure import resolve_wrt
 
+def print_source(args) -> int:
+    func = _target(args.target)
     try:
         if args.dump:
             indices, _ = resolve_wrt(func, _wrt(args.wrt))
             print(pipeline.dump(func, indices, args.dump))
         else:
-            make = {"grad": api.grad, "value_and_grad": api.value_and_grad, "vjp": api.vjp}[
-                args.mode
-            ]
-            made = make(func, wrt=_wrt(args.wrt), allow_unused=args.explain)
+            options = {"allow_unused": True} if args.explain else {}  # it says which
+            made = MODES[args.mode](func, wrt=_wrt(args.wrt), **options)
             if args.explain:
                 print(explain(made), end="")
             if args.output:
@@ -197,6 +166,86 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _prog() -> str:
+    """``transpile`` as the console script, ``python -m transpile`` as a module."""
+    return "python -m transpile" if Path(sys.argv[0]).name == "__main__.py" else "transpile"
+
+
+def parser(prog: str = "transpile") -> argparse.ArgumentParser:
+    """The command's arguments: one ``add_argument`` per option."""
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__.strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("target", nargs="?", help="path/to/file.py:function")
+    p.add_argument("--wrt", help="comma-separated parameter names or indices")
+    p.add_argument(
+        "--mode", choices=tuple(MODES), default="grad", help="the transform (default: grad)"
+    )
+    p.add_argument(
+        "--dump",
+        metavar="STAGE",
+        choices=pipeline.STAGE_NAMES,
+        help="print the function after one stage of the compiler instead: "
+        + ", ".join(pipeline.STAGE_NAMES),
+    )
+    p.add_argument("--stages", action="store_true", help="list the compiler's stages, in order")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say for every line whether it has an adjoint, and if not, why",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="OUT.py", help="write the gradient as a module (export)"
+    )
+    p.add_argument(
+        "--standalone",
+        action="store_true",
+        help="with -o: copy the runtime helpers in, so that the module needs numpy alone",
+    )
+    p.add_argument(
+        "--rules",
+        action="store_true",
+        help="list every function, method and operator with a derivative rule, one a line",
+    )
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="print the gradient of a demo loss and check it numerically",
+    )
+    p.add_argument("--version", action="version", version=f"transpile {__version__}")
+    return p
+
+
+def run(args, p: argparse.ArgumentParser) -> int:
+    if args.demo:
+        return demo()
+    if args.rules:
+        return list_rules()
+    if args.stages:
+        return list_stages()
+    if not args.target:
+        p.error("give a target as path/to/file.py:function, or --demo")
+    return print_source(args)
+
+
+def main(argv=None, prog: str | None = None) -> int:
+    p = parser(prog or _prog())
+    args = p.parse_args(argv)
+    try:
+        status = run(args, p)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+    except UsageError as exc:
+        print(f"{p.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # transpile --rules | head: the reader has gone
+        # what remains to be flushed at exit would raise again: send it nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a tool the signal ends
+    return status
 
 
 if __name__ == "__main__":

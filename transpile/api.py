@@ -7,6 +7,8 @@ cached.
 
 import functools
 import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from transpile import (
     arguments,
@@ -22,7 +24,9 @@ from transpile import (
     varargs,
 )
 from transpile.errors import TranspileError, UndefinedName
-from transpile_runtime.structure import resolve_wrt
+from transpile_runtime.structure import Wrt, resolve_wrt
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class Source(str):
@@ -43,7 +47,7 @@ class Source(str):
         return highlight(str(self), PythonLexer(), HtmlFormatter(noclasses=True))
 
 
-def _decorator_or_call(make):
+def _decorator_or_call(make: _F) -> _F:
     @functools.wraps(make)
     def wrapper(
         f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False
@@ -55,7 +59,7 @@ def _decorator_or_call(make):
             return lambda g: make(g, **options)
         return make(f, **options)
 
-    return wrapper
+    return wrapper  # type: ignore[return-value]  # make's own signature, see wraps
 
 
 def _wrt_or_argnums(wrt, argnums):
@@ -235,7 +239,15 @@ def _deferred(f, wrt, mode, waiting, transpile=pipeline.transpile):
 
 
 @_decorator_or_call
-def grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False):
+def grad(
+    f: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    verbose: bool | int = False,
+    fuse: bool = False,
+    has_aux: bool = False,
+    argnums: int | Sequence[int] | None = None,
+    allow_unused: bool = False,
+) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple gives
@@ -258,21 +270,37 @@ def grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, 
 
 @_decorator_or_call
 def value_and_grad(
-    f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False
-):
+    f: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    verbose: bool | int = False,
+    fuse: bool = False,
+    has_aux: bool = False,
+    argnums: int | Sequence[int] | None = None,
+    allow_unused: bool = False,
+) -> Callable[..., Any]:
     """Like ``grad``, but the function returns ``(f(*args), gradient)``; with
     ``has_aux=True``, ``((value, aux), gradient)``."""
     return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux, allow_unused)
 
 
 @_decorator_or_call
-def vjp(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False):
+def vjp(
+    f: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    verbose: bool | int = False,
+    fuse: bool = False,
+    has_aux: bool = False,
+    argnums: int | Sequence[int] | None = None,
+    allow_unused: bool = False,
+) -> Callable[..., Any]:
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
     return _build(f, wrt, "vjp", verbose, fuse, has_aux, allow_unused)
 
 
-def jvp(f=None, wrt=0, verbose=False):
+def jvp(
+    f: Callable[..., Any] | None = None, wrt: Wrt = 0, verbose: bool | int = False
+) -> Callable[..., Any]:
     """Forward mode: ``jvp(f, wrt)(*args, tangent)`` returns ``(f(*args), J v)``, the
     value and its directional derivative along ``tangent`` (shaped like the ``wrt``
     argument; a tuple of them for a tuple ``wrt``; dicts and lists for parameter
@@ -297,7 +325,7 @@ def _jvp_made(f, wrt, verbose):
     params = list(inspect.signature(f).parameters)
     # per set of parameters passed lists or tuples: what was generated, used while the
     # names it relied on denote the same objects and no rule was registered since
-    by_sequences = {frozenset(): (user_rules.version(), generated)}
+    by_sequences: dict = {frozenset(): (user_rules.version(), generated)}
     fname = generated.name  # (not entry.__name__: entry referring to itself is a cycle)
 
     def entry(*args):
@@ -341,7 +369,7 @@ def check_tangent(args, indices, as_tuple, fname, what="the tangent"):
         arguments.check_like(t, args[i], f"{what}[{k}]", fname)
 
 
-def source(g, *example_args) -> Source:
+def source(g: Callable[..., Any], *example_args: Any) -> Source:
     """The generated source of ``g`` (and of the user functions it calls), as ``str``.
 
     With example arguments, the variant that calls with their shapes and dtypes run:
@@ -355,7 +383,8 @@ def source(g, *example_args) -> Source:
         if not example_args:
             raise TypeError(
                 f"the gradient depends on the functions passed as "
-                f"{', '.join(g.__transpile_waiting__)}: show it with source(g, *args)"
+                f"{', '.join(g.__transpile_waiting__)}: "  # type: ignore[attr-defined]
+                "show it with source(g, *args)"
             )
         g = deferred(example_args)
     dispatcher = getattr(g, "__transpile_dispatch__", None)

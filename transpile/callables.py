@@ -45,44 +45,23 @@ def _unwrapped(obj):
 
 
 def _wrapper(obj, target, leading, keywords):
-    sig = inspect.signature(target)
-    params = list(sig.parameters.values())
+    params = list(inspect.signature(target).parameters.values())
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(leading) > len(positional):
         raise TypeError(f"{obj!r} binds more positional arguments than {target.__name__} takes")
-    left = [p for p in params[len(leading) :] if p.name not in keywords]
     taken = {p.name for p in params}
-    bound, calls = {}, []
     target_name = _fresh(target.__name__ + "_target", taken)
-    bound[target_name] = target
-    for k, value in enumerate(leading):
-        bound_name = _fresh(f"{positional[k].name}_bound", taken)
-        bound[bound_name] = value
-        calls.append(bound_name)
+    bound = {target_name: target}
+    calls = [_bind(f"{positional[k].name}_bound", v, bound, taken) for k, v in enumerate(leading)]
     signature, forwarded = [], []
-    for p in left:
-        if p.kind is p.VAR_POSITIONAL:
-            signature.append(f"*{p.name}")
-            forwarded.append(f"*{p.name}")
-            continue
-        if p.kind is p.VAR_KEYWORD:
-            signature.append(f"**{p.name}")
-            forwarded.append(f"**{p.name}")
-            continue
+    for p in (p for p in params[len(leading) :] if p.name not in keywords):
         # after a parameter the partial bound by keyword, the rest go by keyword (the
         # function made still takes them by position too: transforms ask for every one)
-        by_keyword = p.kind is p.KEYWORD_ONLY or params.index(p) != len(calls) + len(forwarded)
-        if p.kind is p.KEYWORD_ONLY and not any(s.startswith("*") for s in signature):
-            signature.append("*")
-        declared = p.name
-        if p.default is not p.empty:  # the value the target's def evaluated
-            declared = f"{p.name}={_default(p.default, p.name, bound, taken)}"
-        signature.append(declared)
-        forwarded.append(f"{p.name}={p.name}" if by_keyword else p.name)
-    for key, value in keywords.items():
-        bound_name = _fresh(f"{key}_bound", taken)
-        bound[bound_name] = value
-        forwarded.append(f"{key}={bound_name}")
+        in_place = params.index(p) == len(calls) + len(forwarded)
+        declared, passed = _parameter(p, in_place, signature, bound, taken)
+        signature += declared
+        forwarded.append(passed)
+    forwarded += [f"{k}={_bind(f'{k}_bound', v, bound, taken)}" for k, v in keywords.items()]
     name = target.__name__ if target.__name__.isidentifier() else "bound"
     source = (
         f"def {name}({', '.join(signature)}):\n"
@@ -93,14 +72,36 @@ def _wrapper(obj, target, leading, keywords):
     return fn
 
 
+def _parameter(p, in_place, signature, bound, taken):
+    """``(what the made function declares, how it passes p on)`` for parameter ``p``."""
+    if p.kind is p.VAR_POSITIONAL:
+        return [f"*{p.name}"], f"*{p.name}"
+    if p.kind is p.VAR_KEYWORD:
+        return [f"**{p.name}"], f"**{p.name}"
+    declared = []
+    if p.kind is p.KEYWORD_ONLY and not any(s.startswith("*") for s in signature):
+        declared.append("*")
+    if p.default is p.empty:
+        declared.append(p.name)
+    else:  # the value the target's def evaluated
+        declared.append(f"{p.name}={_default(p.default, p.name, bound, taken)}")
+    by_keyword = p.kind is p.KEYWORD_ONLY or not in_place
+    return declared, f"{p.name}={p.name}" if by_keyword else p.name
+
+
+def _bind(base, value, bound, taken):
+    """A fresh name for ``value``, bound into the made function."""
+    name = _fresh(base, taken)
+    bound[name] = value
+    return name
+
+
 def _default(value, param, bound, taken):
     """A default as source: a number, string, bool or None written out, anything else
     a name bound to the value itself."""
     if value is None or type(value) in (bool, int, float, str):
         return repr(value)
-    name = _fresh(f"{param}_default", taken)
-    bound[name] = value
-    return name
+    return _bind(f"{param}_default", value, bound, taken)
 
 
 def _fresh(base, taken):

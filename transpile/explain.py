@@ -28,7 +28,9 @@ import dataclasses
 import html
 import linecache
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gast
 
@@ -181,7 +183,7 @@ class Explanation:
         return "".join(parts)
 
 
-def explain(g, *example_args) -> Explanation:
+def explain(g: Callable[..., Any], *example_args: Any) -> Explanation:
     """Why each line of the function ``g`` differentiates has an adjoint or none.
 
     ``g`` is a gradient made by ``grad``, ``value_and_grad`` or ``vjp`` (with example

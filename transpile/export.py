@@ -28,6 +28,8 @@ import symtable
 import sys
 import textwrap
 import types
+from collections.abc import Callable
+from typing import Any
 
 import gast
 import numpy as np
@@ -50,7 +52,9 @@ class ExportError(ValueError):
     that cannot be written, and says what to do."""
 
 
-def export(g, path=None, standalone=False) -> str:
+def export(
+    g: Callable[..., Any], path: str | os.PathLike | None = None, standalone: bool = False
+) -> str:
     """Write the gradient ``g`` (made by ``grad``, ``value_and_grad`` or ``vjp``) as a
     module to ``path`` (if given) and return the module's text. ``standalone=True``:
     the runtime helpers it calls are copied in, so that it needs numpy alone."""

@@ -46,12 +46,11 @@ not done (cupy arrays are not recorded as numpy arrays, so nothing fuses there).
 
 import bisect
 import math
-import warnings
 
 import gast
 import numpy as np
 
-from transpile import buffers, printer
+from transpile import buffers, printer, user_warnings
 from transpile.ir import COMMENT, Annotation, annotate, annotation
 from transpile.nodes import const, descendants, name, transform
 
@@ -130,11 +129,10 @@ def _numexpr():
     try:
         import numexpr
     except ImportError:
-        warnings.warn(
+        user_warnings.warn(
             "grad(..., fuse=True): numexpr is not installed, so elementwise chains are "
             "not fused (pip install numexpr, or the transpile[fuse] extra)",
             RuntimeWarning,
-            stacklevel=2,
         )
         return None
     return numexpr

@@ -9,16 +9,20 @@ by the argument's structure of blocks ``out_leaf.shape + x_leaf.shape``. A tuple
 """
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from transpile import api, callables, higher
-from transpile_runtime.structure import flatten, resolve_wrt, unflatten
+from transpile_runtime.structure import Wrt, flatten, resolve_wrt, unflatten
 
 MODES = ("forward", "reverse")
 
 
-def jacobian(f=None, wrt=0, mode=None):
+def jacobian(
+    f: Callable[..., Any] | None = None, wrt: Wrt = 0, mode: str | None = None
+) -> Callable[..., Any]:
     """The Jacobian of ``f`` with respect to argument ``wrt``: ``jacobian(f, wrt)(*args)``
     is an array of shape ``out.shape + x.shape`` (a tuple ``wrt`` gives a tuple of such
     blocks, one per argument; structured arguments and outputs give structures of

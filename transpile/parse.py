@@ -12,6 +12,7 @@ The source read is the source of what runs: a function replaced by a decorator
 differentiating the text would differentiate another function.
 """
 
+import ast
 import builtins
 import dis
 import inspect
@@ -312,10 +313,17 @@ def _refuse_changed(func, source, tree):
     if freevars:  # compile inside a function that owns the closure variables
         inner = textwrap.indent(source, "    ")
         text = f"def _outer_():\n    {' = '.join(freevars)} = None\n{inner}"
-    text = _imports_of(func) + text
+    imports = _imports_of(func)
+    text = imports + text
     try:
+        module = ast.parse(text, code.co_filename)
+        # at the lines it runs from: Python 3.13 keeps a class's first line among the
+        # constants of its body (__firstlineno__)
+        defined = module.body[-1].body[-1] if freevars else module.body[-1]
+        first = imports.count("\n") + (3 if freevars else 1)
+        ast.increment_lineno(defined, code.co_firstlineno - first)
         compiled = compile(
-            text, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
+            module, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
         )
     except SyntaxError as exc:
         raise _changed_error(func, f"its source no longer compiles ({exc.msg})") from None

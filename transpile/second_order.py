@@ -12,15 +12,17 @@ constant times one gradient and never forms the Hessian.
 import functools
 import threading
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from transpile import api, callables, dispatch, emit, higher, jacobians
 from transpile.errors import UndefinedName
 from transpile_runtime import ops
-from transpile_runtime.structure import flatten, resolve_wrt
+from transpile_runtime.structure import Wrt, flatten, resolve_wrt
 
-_CACHE = weakref.WeakKeyDictionary()  # f -> {wrt key: hvp function}
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # f -> {wrt key: hvp function}
 _LOCK = threading.Lock()
 
 
@@ -94,7 +96,12 @@ def _v_checked(gradient, key):
     return checked
 
 
-def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
+def hvp(
+    f: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    has_grad: bool = False,
+    mode: str = "forward",
+) -> Callable[..., Any]:
     """The Hessian-vector product of scalar-valued ``f``: ``hvp(f, wrt)(*args, v)`` is
     ``H v``, ``H`` the Hessian of ``f`` with respect to ``wrt`` at ``args`` (``v`` shaped
     like that argument, a tuple of them for a tuple ``wrt``), in ``wrt``'s structure.
@@ -178,7 +185,7 @@ def _second_of(pair, f):
     return product
 
 
-def hessian(f=None, wrt=0):
+def hessian(f: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Callable[..., Any]:
     """The Hessian of scalar-valued ``f`` with respect to argument ``wrt``: an array of
     shape ``x.shape + x.shape`` (a tuple ``wrt`` gives a tuple of rows of blocks, block
     ``[i][j]`` of shape ``x_i.shape + x_j.shape``; a structured argument, a dict or list

@@ -29,6 +29,7 @@ import functools
 import inspect
 import linecache
 import textwrap
+from typing import Any
 
 import gast
 
@@ -40,7 +41,10 @@ from transpile_runtime import ops
 class _Adjoints:
     """``d`` in a template: ``d[x]`` is the adjoint of ``x``. Templates are read, never run."""
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: object) -> Any:
+        raise RuntimeError("rule templates are source to instantiate, not code to call")
+
+    def __setitem__(self, name: object, value: object) -> None:  # d[x] += ... type-checks
         raise RuntimeError("rule templates are source to instantiate, not code to call")
 
 

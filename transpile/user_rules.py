@@ -17,7 +17,9 @@ import functools
 import inspect
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import gast
 
@@ -25,10 +27,11 @@ from transpile.nodes import clone, const, name
 from transpile.parse import MISSING
 from transpile.template import Template
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 _LOCK = threading.Lock()
 # the registered rules, by the object they are given for (or ("id", id) if unhashable);
 # replaced whole under the lock, so a reader sees one consistent table without it
-_RULES = {}
+_RULES: dict = {}
 _VERSION = [0]
 
 
@@ -82,7 +85,7 @@ def _register(rule: UserRule):
         _VERSION[0] += 1
 
 
-def defvjp(fn, *adjoints):
+def defvjp(fn: _F, *adjoints: Callable[..., Any] | None) -> _F:
     """Give ``fn`` a derivative rule: one adjoint per positional argument, each a
     function ``(g, ans, *args, **kwargs) -> contribution`` (``g`` the adjoint of the
     result ``ans = fn(*args, **kwargs)``), or None for an argument that is not
@@ -157,7 +160,7 @@ def _check_arity(fn, count):
         )
 
 
-def nondifferentiable(fn):
+def nondifferentiable(fn: _F) -> _F:
     """Mark ``fn`` as ending differentiation: its result is a constant to it (no adjoint,
     no error), as for ``np.argmax``. Returns ``fn``."""
     if not callable(fn):
@@ -166,7 +169,7 @@ def nondifferentiable(fn):
     return fn
 
 
-def rule(*functions):
+def rule(*functions: Callable[..., Any]) -> Callable[[_F], _F]:
     """Declare the template below as the rule of ``functions``, inlined into the
     generated code as the built-in rules are::
 
@@ -180,7 +183,7 @@ def rule(*functions):
     if not functions or not all(callable(f) for f in functions):
         raise TypeError("rule: name the functions the template is the rule of")
 
-    def attach(func):
+    def attach(func: _F) -> _F:
         template = UserTemplate(func)
         template.check()
         for f in functions:
@@ -216,7 +219,7 @@ class UserTemplate(Template):
     def free_names(self) -> tuple:
         """The names the template's expressions read that are not its parameters."""
         skip = set(self.signature.parameters) | {"d", "position"}
-        found = {}
+        found: dict = {}
         for stmt in self.body:
             for n in gast.walk(stmt.value):
                 if isinstance(n, gast.Name) and n.id not in skip:

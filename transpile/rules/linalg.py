@@ -144,8 +144,8 @@ def inner(y, a, b):
 def cross(c, a, b, _axisa=-1, _axisb=-1, _axisc=-1, _axis=None):
     d[a] += ops.uncross(d[c], a, b, 0, _axisa, _axisb, _axisc, _axis)
     d[b] += ops.uncross(d[c], a, b, 1, _axisa, _axisb, _axisc, _axis)
-    t[c] += np.cross(t[a], b, _axisa, _axisb, _axisc, _axis)
-    t[c] += np.cross(a, t[b], _axisa, _axisb, _axisc, _axis)
+    t[c] += forward_ops.cross(t[a], b, _axisa, _axisb, _axisc, _axis)
+    t[c] += forward_ops.cross(a, t[b], _axisa, _axisb, _axisc, _axis)
 
 
 @rule(np.linalg.matrix_power, shape=FIRST_DATA)

@@ -1,4 +1,4 @@
-"""``python -m transpile --rules``: every function, method, attribute and operator
+"""``transpile --rules``: every function, method, attribute and operator
 the registry knows, by the name a program spells it with."""
 
 import builtins
@@ -71,8 +71,21 @@ def _spell(obj, spellings):
     return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', repr(obj)))}"
 
 
+# each kind of rule: its label on the lines of the listing, and what it means
+_KINDS = {
+    Kind.RULE: ("differentiated", "a derivative rule"),
+    Kind.NONDIFF: ("constant", "ends differentiation: no gradient flows through it, no error"),
+    Kind.NO_RULE: (
+        "unsupported",
+        "known, not differentiable yet: a differentiated use is an error",
+    ),
+}
+_WIDTH = max(len(label) for label, _ in _KINDS.values())
+
+
 def table(registry) -> str:
-    """The listing, one section per kind of rule."""
+    """The listing: one line per rule, its kind first, so that grep finds a name with
+    what it is (``transpile --rules | grep tanh``), or every rule of a kind."""
     spellings = _spellings()
     sections = {kind: {"functions": set(), "methods": set(), "other": set()} for kind in Kind}
     for decl in registry.all_declarations():
@@ -84,19 +97,14 @@ def table(registry) -> str:
             _OPERATORS.get(op, op.__name__) + (" on lists and tuples" if decl.sequences else "")
             for op in decl.operators
         }
-    titles = {
-        Kind.RULE: "differentiated",
-        Kind.NONDIFF: "constants to differentiation (no gradient flows through them, no error)",
-        Kind.NO_RULE: "known but not differentiable yet (a differentiated use is an error)",
-    }
-    lines = []
-    for kind, title in titles.items():
+    lines = [
+        "# every function, method, attribute and operator the rules know: KIND  NAME, one a line",
+        *(f"#   {label:<{_WIDTH}}  {meaning}" for label, meaning in _KINDS.values()),
+    ]
+    for kind, (label, _) in _KINDS.items():
         part = sections[kind]
-        count = sum(len(v) for v in part.values())
-        lines.append(f"# {title}: {count}")
         for group in ("functions", "methods", "other"):
-            lines += sorted(part[group], key=str.lower)
-        lines.append("")
+            lines += [f"{label:<{_WIDTH}}  {n}" for n in sorted(part[group], key=str.lower)]
     lines.append(
         "# and, by rule or by reading their source: your own functions, lambdas, local "
         "functions, methods of your classes"
