@@ -9,12 +9,14 @@ import functools
 import inspect
 
 from transpile import (
+    arguments,
     assumptions,
     bound_functions,
     higher,
     object_args,
     parse,
     pipeline,
+    tracebacks,
     user_rules,
     varargs,
 )
@@ -174,13 +176,18 @@ def jvp(f=None, wrt=0, verbose=False):
                 f"{entry.__name__}() takes the {len(params)} arguments of {f.__name__} and "
                 f"the tangent, {len(params) + 1} in all; {len(args)} were given"
             )
+        arguments.check(args[:-1], params, indices, entry.__name__)
         sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
         version, made = by_sequences.get(sequences, (None, None))
         if version != user_rules.version() or not assumptions.hold(made.code_reads):
             version = user_rules.version()
             made = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple, sequences=sequences)
             by_sequences[sequences] = (version, made)
-        return made.function(*args)
+        try:
+            return made.function(*args)
+        except BaseException as error:
+            tracebacks.locate(error)  # a note naming the user's line behind the generated one
+            raise
 
     entry.__name__ = entry.__qualname__ = generated.name
     entry.__doc__ = f"(value, tangent) of {f.__name__}: made by transpile.jvp"

@@ -17,13 +17,14 @@ import dis
 import inspect
 import linecache
 import math
+import os
 import textwrap
 import types
 from dataclasses import dataclass, field
 
 import gast
 
-from transpile import higher, lambda_source, varargs
+from transpile import defaults, higher, lambda_source, varargs
 from transpile.errors import TranspileError
 from transpile.nodes import descendants, function_def
 
@@ -132,6 +133,7 @@ def assigned_names(tree) -> set:
 def stage(fn, ctx):
     """Read the source of ``ctx.func``."""
     fn.parsed = run(ctx.func)
+    defaults.run(fn, ctx.func)
     if ctx.varargs is not None:
         fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
     fn.parsed.bound.update(ctx.functions)
@@ -155,6 +157,8 @@ def run(func) -> Parsed:
     try:
         lines, first = inspect.getsourcelines(func)
     except (OSError, TypeError) as exc:
+        if os.path.isfile(func.__code__.co_filename):  # the file is there, the def is not
+            raise _changed_error(func, "the file has no such function there now") from None
         raise _source_error(func, str(exc)) from None
     return _read(func, lines, first)
 
@@ -196,7 +200,11 @@ def _read(func, lines, first):
         module = gast.parse(source)
     except SyntaxError as exc:
         raise _changed_error(func, f"its source no longer parses ({exc.msg})") from None
-    tree = module.body[0]
+    tree = module.body[0] if module.body else None
+    if not isinstance(tree, (gast.FunctionDef, gast.AsyncFunctionDef)) and os.path.isfile(
+        func.__code__.co_filename
+    ):  # the file changed: its lines there are no longer this def
+        raise _changed_error(func, "the file has no `def` there now")
     if isinstance(tree, gast.AsyncFunctionDef):
         raise TranspileError(
             "async def is not supported",

@@ -15,8 +15,6 @@ what its adjoint needs, and that adjoint); or, in forward mode (``FORWARD_STAGES
 """
 
 import inspect
-import threading
-import weakref
 from typing import NamedTuple
 
 import gast
@@ -34,6 +32,7 @@ from transpile import (
     fence,
     fixed_shapes,
     forward,
+    function_cache,
     gcpause,
     inline,
     kinds,
@@ -110,10 +109,9 @@ def stages_for(mode):
     return FORWARD_STAGES if mode in forward.MODES else STAGES
 
 
-# function -> {(wrt, mode, as_tuple, sequences): Generated}; a dropped function (and
-# what it closes over) is freed with its entry, since nothing generated refers back
-_CACHE = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
+# function -> {(wrt, mode, as_tuple, sequences, ...): Generated}; a dropped function (and
+# what it closes over) is freed with its entries
+_CACHE = function_cache.FunctionCache("generated")
 
 
 def transpile(
@@ -154,8 +152,7 @@ def transpile(
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
     if in_progress is not None:
         return in_progress
-    with _LOCK:
-        found = _CACHE.get(func, {}).get(key)
+    found = _CACHE.get(func, key)
     if found is not None and assumptions.hold(found.code_reads):
         return found
     frame = recursion.Frame(func, key, len(stack))
@@ -175,8 +172,7 @@ def transpile(
     with gcpause.paused():
         generated = run(ctx).generated
     for built in recursion.close(stack, frame, generated):
-        with _LOCK:
-            _CACHE.setdefault(built.func, {})[built.key] = built.generated
+        _CACHE.put(built.func, built.key, built.generated)
     return generated
 
 

@@ -10,17 +10,14 @@ constant times one gradient and never forms the Hessian.
 """
 
 import functools
-import threading
-import weakref
 
 import numpy as np
 
-from transpile import api, emit, higher, jacobians
+from transpile import api, emit, function_cache, higher, jacobians
 from transpile_runtime import ops
 from transpile_runtime.structure import flatten, resolve_wrt
 
-_CACHE = weakref.WeakKeyDictionary()  # f -> {wrt key: hvp function}
-_LOCK = threading.Lock()
+_CACHE = function_cache.FunctionCache("second_order")  # f -> {wrt key: hvp function}
 
 
 def _positional(f):
@@ -64,15 +61,13 @@ def _hvp_of(f, wrt):
         raise TypeError(f"expected a Python function, got {f!r}")
     indices, as_tuple = resolve_wrt(f, wrt)
     key = (indices, as_tuple)
-    with _LOCK:
-        found = _CACHE.get(f, {}).get(key)
+    found = _CACHE.get(f, key)
     if found is not None:
         return found
     inner = _inner_product(f, indices, as_tuple)
     made = api.grad(inner, wrt=tuple(indices) if as_tuple else indices[0])
     made.__transpile_inner__ = inner  # the inner product: what the products differentiate
-    with _LOCK:
-        return _CACHE.setdefault(f, {}).setdefault(key, made)
+    return _CACHE.setdefault(f, key, made)
 
 
 def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
@@ -103,15 +98,13 @@ def _grad_and_hvp(f, wrt):
     target = higher.differentiable(f)
     indices, as_tuple = resolve_wrt(target, wrt)
     key = ("with gradient", indices, as_tuple)
-    with _LOCK:
-        found = _CACHE.get(target, {}).get(key)
+    found = _CACHE.get(target, key)
     if found is not None:
         return found
     wrt = tuple(indices) if as_tuple else indices[0]
     made = api.jvp(api.grad(f, wrt=wrt), wrt=wrt)
     made.__transpile_product__ = _second_of(made, f)
-    with _LOCK:
-        return _CACHE.setdefault(target, {}).setdefault(key, made)
+    return _CACHE.setdefault(target, key, made)
 
 
 def _second_of(pair, f):
