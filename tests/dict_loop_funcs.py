@@ -15,7 +15,7 @@ def loop_over_items(x):
     s = 0.0
     w = 1.0
     for k, v in d.items():
-        s = s + w * np.sum(v * v)
+        s = s + w * np.sum(v * v) * len(k)
         w = w + 1.0
     return s
 
@@ -28,7 +28,7 @@ def values_in_order(x):
 
 def keys_method(x):
     d = {"b": x, "a": np.sin(x)}
-    return sum(np.sum(d[k] * x) for k in d.keys())
+    return sum(np.sum(d[k] * x) for k in d.keys())  # noqa: SIM118 - the view is the point
 
 
 def int_keyed_comprehension(x):
@@ -82,7 +82,7 @@ def nested_dict_param(params, x):
     s = 0.0
     for name in params:
         for k, v in params[name].items():
-            s = s + np.sum(np.tanh(v * x))
+            s = s + np.sum(np.tanh(v * x)) * (1.0 if k == "w" else 2.0)
     return s
 
 

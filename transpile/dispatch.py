@@ -45,6 +45,7 @@ from transpile import (
     probe,
     record,
     specialize,
+    stack_room,
     tidy,
     tracebacks,
 )
@@ -445,7 +446,7 @@ class Dispatcher:
         if observed is None:
             return None
         try:
-            with gcpause.paused():
+            with gcpause.paused(), stack_room.room():
                 variant = self.build(key, *observed)
         except specialize.Unspecializable:
             variant = (self.generic, None)
@@ -463,7 +464,7 @@ class Dispatcher:
 
     def probe_function(self):
         if self.probe_fn is None:
-            with gcpause.paused():
+            with gcpause.paused(), stack_room.room():
                 self.probe_fn = self.made_probe()
         return self.probe_fn
 

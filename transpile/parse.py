@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import defaults, higher, lambda_source, varargs
+from transpile import defaults, higher, lambda_source, stack_room, varargs
 from transpile.errors import TranspileError
 from transpile.nodes import descendants, function_def
 
@@ -143,6 +143,14 @@ def stage(fn, ctx):
 
 def run(func) -> Parsed:
     """Parse ``func`` and bundle what later stages need to resolve its names."""
+    try:
+        with stack_room.room():  # gast converts a deeply nested expression recursively
+            return _run(func)
+    except RecursionError:
+        raise stack_room.refusal(func) from None
+
+
+def _run(func):
     if not inspect.isfunction(func):
         raise _source_error(func, "it is not a Python function")
     if func.__code__.co_name == "<lambda>":

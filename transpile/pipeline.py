@@ -48,6 +48,7 @@ from transpile import (
     shapes,
     signs,
     snapshot,
+    stack_room,
     tidy,
     user_rules,
     zeros,
@@ -169,8 +170,11 @@ def transpile(
         classes=tuple(classes),
         fuse=bool(fuse),
     )
-    with gcpause.paused():
-        generated = run(ctx).generated
+    try:
+        with gcpause.paused(), stack_room.room():
+            generated = run(ctx).generated
+    except RecursionError:
+        raise stack_room.refusal(func) from None
     for built in recursion.close(stack, frame, generated):
         _CACHE.put(built.func, built.key, built.generated)
     return generated
