@@ -17,7 +17,7 @@ import threading
 
 from transpile.errors import TranspileError
 
-_DEEP = 30_000  # about 5,000 levels of nesting
+_DEEP = 30_000  # a few thousand levels of nesting
 _LOCK = threading.Lock()
 _STATE = {"depth": 0, "restore": None}
 
