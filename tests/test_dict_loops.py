@@ -88,6 +88,11 @@ def test_dict_parameter_iterated():
     assert tangent == pytest.approx(float(expected), rel=1e-6)
     hv = hvp(funcs.loop_over_dict_param, wrt=1)(p, X, V)
     fd.assert_close(hv, fd.numeric_jvp(grad(funcs.loop_over_dict_param, wrt=1), (p, X), (1,), (V,)))
+    # second order with respect to the dict itself
+    v = {"b": np.array([0.1, 0.2, 0.3]), "a": np.array([-0.3, 0.2, 0.5])}
+    g = grad(funcs.loop_over_dict_param)
+    expected = {k: fd.numeric_jvp(lambda q, x, k=k: g(q, x)[k], (p, X), (0,), (v,)) for k in p}
+    fd.assert_close(hvp(funcs.loop_over_dict_param)(p, X, v), expected, rtol=1e-5, atol=1e-8)
 
 
 @pytest.mark.parametrize("f", [funcs.nested_dict_param, funcs.values_of_dict_param])
