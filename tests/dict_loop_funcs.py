@@ -90,6 +90,26 @@ def values_of_dict_param(p, x):
     return sum(np.sum(v * x * x) for v in p.values())
 
 
+def sorted_keys(x):
+    d = {"b": x, "a": x * 2.0}
+    s = 0.0
+    w = 1.0
+    for k in sorted(d):  # "a" first
+        s = s + w * np.sum(d[k] ** 2)
+        w = w + 2.0
+    return s
+
+
+def stacked_values(x):
+    d = {"b": np.sin(x), "a": x * 2.0}
+    return np.sum(np.stack(list(d.values())) * np.array([[1.0], [3.0]]))
+
+
+def sum_of_values(x):
+    d = {"b": x * x, "a": np.cos(x)}
+    return np.sum(sum(d.values()) * x)
+
+
 ONE_ARGUMENT = (
     sum_over_keys,
     loop_over_items,
@@ -100,4 +120,7 @@ ONE_ARGUMENT = (
     enumerated_items,
     reversed_keys,
     helper_iterates_dict,
+    sorted_keys,
+    stacked_values,
+    sum_of_values,
 )

@@ -846,6 +846,11 @@ class _Normalizer:
         if self._is_map(node):
             return self.expr(desugar.mapped(node), pre, top=True)
         if self._is_sorted(node):
+            if self._may_be_dict(node.args[0]):  # sorted(d) sorts a dict's keys
+                iterated = gast.Call(func=self._ops("iterated"), args=node.args, keywords=[])
+                node = gast.copy_location(
+                    gast.Call(func=node.func, args=[iterated], keywords=node.keywords), node
+                )
             stmts, value = desugar.sorted_by_index(node, self.namer)
             pre.extend(self.block(stmts))
             return self.expr(value, pre, top=True)
