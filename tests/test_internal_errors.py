@@ -156,10 +156,20 @@ def test_default_is_the_value_at_the_def(tmp_path):
             return np.sum(x * s * w)
 
 
+        def h(x, scale=SCALE):
+            return x * scale
+
+
+        def calls_h(x):
+            return np.sum(h(x) ** 2)
+
+
         SCALE = 20.0
         """,
     )
     np.testing.assert_allclose(call_twice(grad(module.f), X), 3.0 * np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(call_twice(grad(module.calls_h), X), 2 * 9.0 * X)
+    assert jvp(module.calls_h)(X, np.ones(3))[1] == pytest.approx(2 * 9.0 * np.sum(X))
 
 
 # -- arguments the function itself refuses ----------------------------------------------
