@@ -26,19 +26,18 @@ After ``run``, a function body holds only these statement shapes, where an
     return atom                          exactly one, the last statement of the body
 
 Returns inside branches and loops are lowered to a single exit (``lower``); ``for`` over lists,
-arrays, ``enumerate`` and ``zip`` becomes ``for i in range(...)`` plus element reads;
+arrays, ``enumerate`` and ``zip`` becomes ``for i in range(...)`` plus element reads
+(over a dict, of its keys: ``dict_loops``);
 augmented assignment and tuple unpacking become plain assignments. Nodes keep the
 line number of the user's statement they came from.
 """
 
 import builtins
 import functools
-import types
 
 import gast
-import numpy as np
 
-from transpile import desugar, fence, lower, printer, rename
+from transpile import desugar, dict_loops, fence, lower, printer, rename
 from transpile.errors import at
 from transpile.ir import GRAD_HOOK, Annotation, annotation
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
@@ -46,20 +45,6 @@ from transpile.parse import MISSING
 from transpile_runtime import ops
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
-_DICT_VIEWS = ("keys", "values", "items")
-# what cannot be a dict when iterated
-_NOT_DICTS = (
-    gast.List,
-    gast.Tuple,
-    gast.ListComp,
-    gast.GeneratorExp,
-    gast.SetComp,
-    gast.Set,
-    gast.BinOp,
-    gast.UnaryOp,
-    gast.Compare,
-)
-_SEQUENCE_MAKERS = (list, tuple, range, sorted, reversed, enumerate, zip, map, set, str)
 
 
 def stage(fn, ctx):
@@ -84,17 +69,13 @@ class _Normalizer:
         self.namer = namer
         self.ops_name = ops_name
         self.bindings = {}
-        self.bound_to = {}  # name -> the values assigned to it (None: a parameter, a loop)
-        for n in descendants(parsed.tree):
+        walked = descendants(parsed.tree)
+        self.bound_to = dict_loops.bindings(walked)  # name -> the values assigned to it
+        for n in walked:
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                 self.bindings[n.id] = self.bindings.get(n.id, 0) + 1
-                self.bound_to.setdefault(n.id, [])
             elif isinstance(n, gast.FunctionDef) and n is not parsed.tree:
                 self.bindings[n.name] = self.bindings.get(n.name, 0) + 1
-            if isinstance(n, gast.Assign):
-                for t in n.targets:
-                    if isinstance(t, gast.Name):
-                        self.bound_to.setdefault(t.id, []).append(n.value)
         self.values = desugar.used_as_values(parsed.tree, self._is_map)
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
@@ -495,39 +476,12 @@ class _Normalizer:
         return gast.Attribute(value=name(self.ops_name), attr=helper, ctx=gast.Load())
 
     def _dict_iterated(self, it):
-        """``(dict expression, "keys" | "values" | "items")`` where ``it`` surely goes
-        over a dict (``d.items()``, or a name bound only to dicts), else None."""
-        view = self._dict_view(it)
-        if view is not None:
-            return view
-        if _is_call_to(self.parsed, it, ops.keys):
-            return it.args[0], "keys"
-        values = self.bound_to.get(it.id) if isinstance(it, gast.Name) else None
-        if values and all(self._is_dict(v) for v in values):
-            return it, "keys"
-        return None
-
-    def _is_dict(self, value):
-        return value is not None and (
-            isinstance(value, (gast.Dict, gast.DictComp)) or _is_call_to(self.parsed, value, dict)
-        )
+        """``(the dict, "keys" | "values" | "items")`` where a loop over ``it`` surely
+        goes over a dict, else None."""
+        return dict_loops.surely_dict(self.parsed, it, self.bound_to, ops.keys)
 
     def _may_be_dict(self, it):
-        """Whether ``it`` may hold a dict when the loop runs (a parameter, an item of a
-        container, what a function returned): not a display, comprehension or an array
-        or sequence a library call made, nor a name bound only to those."""
-        if isinstance(it, gast.Name):
-            values = self.bound_to.get(it.id)
-            if values is None:  # a global or closure variable: its value now
-                found = self.parsed.lookup(it.id)
-                return found is MISSING or isinstance(found, dict)
-            return not values or any(self._may_be_dict(v) for v in values)
-        if isinstance(it, _NOT_DICTS):
-            return False
-        if isinstance(it, gast.Call):
-            made = self.parsed.resolve(it.func)
-            return not (made in _SEQUENCE_MAKERS or _from_numpy(made))
-        return it is None or not isinstance(it, gast.Constant)
+        return dict_loops.may_be_dict(self.parsed, it, self.bound_to)
 
     def _dict_elements(self, base, kind, target, index, pre, origin, backwards=False):
         """``_elements`` of a loop over the keys, values or items of the dict ``base``,
@@ -651,24 +605,10 @@ class _Normalizer:
         return result
 
     def expr_Call(self, node, pre):
-        view = self._dict_view(node)
+        view = dict_loops.view(self.parsed, node)
         if view is not None and isinstance(view[0], gast.Name):
             return self.expr(self._view_list(*view, node, pre), pre, top=True)
         return self.call(node, pre)
-
-    def _dict_view(self, node):
-        """``(the dict, "keys" | "values" | "items")`` for ``d.values()`` and its
-        siblings (not a method of a builtin other than a dict's), else None."""
-        if (
-            isinstance(node, gast.Call)
-            and isinstance(node.func, gast.Attribute)
-            and node.func.attr in _DICT_VIEWS
-            and not node.args
-            and not node.keywords
-            and not isinstance(self.parsed.resolve(node.func), types.BuiltinFunctionType)
-        ):
-            return node.func.value, node.func.attr
-        return None
 
     def _view_list(self, base, kind, node, pre):
         """``d.values()`` read other than by a loop (``list(d.values())``,
@@ -992,12 +932,6 @@ def _is_name_chain(node):
     while isinstance(node, gast.Attribute):
         node = node.value
     return isinstance(node, gast.Name)
-
-
-def _from_numpy(obj):
-    """Whether ``obj`` is a numpy function (its result is an array, never a dict)."""
-    module = getattr(obj, "__module__", None) or ""
-    return isinstance(obj, np.ufunc) or module.startswith("numpy")
 
 
 def _is_call_to(parsed, node, obj):
