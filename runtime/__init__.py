@@ -12,6 +12,15 @@ def stop_gradient(x):
     return x
 
 
+def checkpoint(fn):
+    """Mark ``fn``, a function of yours that a differentiated function calls, to be
+    recomputed instead of remembered: its call runs as written (keeping none of its
+    intermediate values), and the backward sweep runs its forward function again where
+    its adjoint needs them. Returns ``fn`` itself; usable as ``@checkpoint``."""
+    fn.__transpile_checkpoint__ = True
+    return fn
+
+
 class insert_grad_of:  # a lowercase name: it reads as a statement, like `with open(...)`
     """``with insert_grad_of(x) as dx: ...``: in a gradient, the block runs in the
     backward sweep, on the adjoint of ``x`` as it stands there (it may read, print or
@@ -32,6 +41,7 @@ __all__ = [
     "GradReport",
     "assert_grad_close",
     "check_grad",
+    "checkpoint",
     "insert_grad_of",
     "numeric_grad",
     "stop_gradient",

@@ -52,8 +52,14 @@ def seed(out):
     """The cotangent 1.0 of a real scalar output; a clear error for anything else."""
     if isinstance(out, (list, tuple, dict)) or getattr(out, "ndim", 0) != 0:
         raise ValueError(
-            f"grad needs a function that returns a scalar, but it returned a value of shape "
-            f"{_shape(out)}; use transpile.vjp(f)(*args, dout) for non-scalar outputs"
+            "grad needs a function that returns a scalar, but it returned "
+            + (
+                f"a {type(out).__name__} of {len(out)}; for a function that returns "
+                "(value, auxiliary data), use grad(f, has_aux=True)"
+                if isinstance(out, (list, tuple))
+                else f"a value of shape {_shape(out)}; use transpile.vjp(f)(*args, dout) "
+                "for non-scalar outputs"
+            )
         )
     dtype = getattr(out, "dtype", None)
     if dtype is None:
@@ -70,6 +76,17 @@ def seed(out):
     if isinstance(out, np.generic):
         return out.dtype.type(1)
     return np.ones_like(out)  # a 0-d array, possibly of another array module
+
+
+@helper(passes=True, checks=True)
+def aux_pair(out):
+    """``out``, checked to be the ``(value, aux)`` pair a ``has_aux=True`` function returns."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(
+            f"has_aux=True needs a function that returns a pair (value, aux), but it "
+            f"returned {_describe(out)}"
+        )
+    return out
 
 
 @helper(passes=True, checks=True)

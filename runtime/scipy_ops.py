@@ -13,7 +13,9 @@ import weakref
 
 import numpy as np
 
-from .ops import helper, unreduce
+from . import forward_ops
+from .ops import helper, uncholesky, uneigvalsh, unreduce
+from .ops import uneigh as uneigh_pair
 from .structure import flatten, unflatten
 
 # the names read from scipy on first use: (module, names)
@@ -437,3 +439,316 @@ def _shaped(flat, like):
 def _scalar(tolerance):
     """odeint's tolerance for the augmented state: the smallest one given, or None."""
     return None if tolerance is None else float(np.min(tolerance))
+
+
+# scipy.linalg ----------------------------------------------------------------------
+# The solvers read only part of their matrix (one triangle for assume_a="sym" or "pos",
+# the band for "tridiagonal", the triangle for solve_triangular): the adjoint lies on
+# the part read, each entry read standing for every place it fills, so that it is the
+# derivative of what runs (central differences of the call agree entry by entry).
+
+_SYMMETRIC = ("sym", "symmetric", "her", "hermitian", "pos", "positive definite")
+_GENERAL = (None, "gen", "general")
+_TRIANGULAR = {"upper triangular": False, "lower triangular": True}
+
+
+def _mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _no_overwrite(name, *flags):
+    """A solver told to overwrite its inputs destroys what the adjoint reads."""
+    if any(flags):
+        raise ValueError(
+            f"scipy.linalg.{name} with overwrite_a or overwrite_b destroys the matrix its "
+            "gradient needs; drop the overwrite option in a differentiated call"
+        )
+
+
+def _band(n, width):
+    """The boolean band ``|i - j| <= width`` of an ``n`` by ``n`` matrix."""
+    rows = np.arange(n)
+    return np.abs(rows[:, None] - rows[None, :]) <= width
+
+
+def _read_part(a, assume_a, lower):
+    """The matrix the solver sees: ``a`` itself, or built from the part it reads."""
+    if assume_a in _GENERAL:
+        return a
+    if assume_a in _SYMMETRIC:
+        low = np.tril(a) if lower else np.triu(a)
+        return low + _mT(np.tril(a, -1) if lower else np.triu(a, 1))
+    if assume_a in _TRIANGULAR:
+        return np.tril(a) if _TRIANGULAR[assume_a] else np.triu(a)
+    if assume_a == "diagonal":
+        return a * np.eye(a.shape[-1], dtype=bool)
+    if assume_a == "tridiagonal":
+        return a * _band(a.shape[-1], 1)
+    raise NotImplementedError(f"scipy.linalg: assume_a={assume_a!r} has no derivative rule")
+
+
+def _onto_read_part(g, assume_a, lower):
+    """The adjoint ``g`` of the matrix the solver saw, as the adjoint of ``a``."""
+    if assume_a in _GENERAL:
+        return g
+    if assume_a in _SYMMETRIC:
+        both = g + _mT(g)
+        half = np.tril(both) if lower else np.triu(both)
+        return half - g * np.eye(g.shape[-1], dtype=bool)
+    return _read_part(g, assume_a, lower)  # a mask: the same part
+
+
+def _outer(u, x):
+    return np.outer(u, x) if np.ndim(x) == 1 else u @ _mT(x)
+
+
+@helper(fresh=True)
+def unsolve_b(g, a, lower=False, assume_a=None, transposed=False):
+    """The adjoint of ``b`` in ``x = scipy.linalg.solve(a, b, lower, ..., assume_a, transposed)``."""
+    m = _read_part(a, assume_a, lower)
+    return np.linalg.solve(m if transposed else _mT(m), g)
+
+
+@helper(fresh=True)
+def unsolve_a(g, a, x, lower=False, assume_a=None, transposed=False, overwrite=False):
+    """The adjoint of ``a`` in ``x = scipy.linalg.solve(a, b, ...)``: ``-gb x^T`` on the
+    part of ``a`` read, transposed for ``transposed=True``."""
+    _no_overwrite("solve", overwrite)
+    gm = -_outer(unsolve_b(g, a, lower, assume_a, transposed), x)
+    return _onto_read_part(_mT(gm) if transposed else gm, assume_a, lower)
+
+
+@helper(fresh=True)
+def solve_tangent(ta, tb, a, x, lower=False, assume_a=None, transposed=False):
+    """The tangent of ``x = scipy.linalg.solve(a, b, ...)``: the part read is linear in ``a``."""
+    m, tm = _read_part(a, assume_a, lower), _read_part(ta, assume_a, lower)
+    m, tm = (_mT(m), _mT(tm)) if transposed else (m, tm)
+    rhs = tb - (tm @ x)
+    return np.linalg.solve(m, rhs)
+
+
+@helper(fresh=True)
+def uninv(g, y, a, assume_a=None, lower=False, overwrite=False):
+    """The adjoint of ``y = scipy.linalg.inv(a, ..., assume_a, lower)``: ``-y^T g y^T``."""
+    _no_overwrite("inv", overwrite)
+    return _onto_read_part(-(_mT(y) @ g @ _mT(y)), assume_a, lower)
+
+
+@helper(fresh=True)
+def inv_tangent(ta, y, assume_a=None, lower=False):
+    return -(y @ _read_part(ta, assume_a, lower) @ y)
+
+
+def _trans(trans):
+    """``solve_triangular``'s ``trans`` (0, 1, 2 or "N", "T", "C") as a bool."""
+    return trans in (1, 2, "T", "C")
+
+
+def _triangle(a, lower, unit_diagonal):
+    """The triangular matrix ``solve_triangular`` reads: one triangle, and the identity's
+    diagonal for ``unit_diagonal``."""
+    if unit_diagonal:
+        strict = np.tril(a, -1) if lower else np.triu(a, 1)
+        return strict + np.eye(a.shape[-1], dtype=a.dtype)
+    return np.tril(a) if lower else np.triu(a)
+
+
+@helper(fresh=True)
+def unsolve_triangular_b(g, a, trans=0, lower=False, unit_diagonal=False):
+    """The adjoint of ``b`` in ``x = solve_triangular(a, b, trans, lower, unit_diagonal)``."""
+    m = _triangle(a, lower, unit_diagonal)
+    return np.linalg.solve(m if _trans(trans) else _mT(m), g)
+
+
+@helper(fresh=True)
+def unsolve_triangular_a(g, a, x, trans=0, lower=False, unit_diagonal=False):
+    """The adjoint of ``a`` in ``x = solve_triangular(a, b, ...)``, on the triangle read
+    (without the diagonal for ``unit_diagonal``)."""
+    gm = -_outer(unsolve_triangular_b(g, a, trans, lower, unit_diagonal), x)
+    gm = _mT(gm) if _trans(trans) else gm
+    k = 1 if unit_diagonal else 0
+    return np.tril(gm, -k) if lower else np.triu(gm, k)
+
+
+@helper(fresh=True)
+def solve_triangular_tangent(ta, tb, a, x, trans=0, lower=False, unit_diagonal=False):
+    m = _triangle(a, lower, unit_diagonal)
+    k = 1 if unit_diagonal else 0
+    tm = np.tril(ta, -k) if lower else np.triu(ta, k)
+    m, tm = (_mT(m), _mT(tm)) if _trans(trans) else (m, tm)
+    return np.linalg.solve(m, tb - tm @ x)
+
+
+def _factor_part(c, lower):
+    """The triangle of ``cho_factor``'s ``c`` that holds the factor."""
+    return np.tril(c) if lower else np.triu(c)
+
+
+def _other_part(c, lower):
+    """The triangle of ``c`` the factorization did not touch: ``a``'s own entries."""
+    return np.triu(c, 1) if lower else np.tril(c, -1)
+
+
+@helper(fresh=True)
+def uncho_factor(g, y, overwrite=False):
+    """The adjoint of ``a`` in ``c, lower = scipy.linalg.cho_factor(a, lower)``: the
+    factor's triangle through the Cholesky adjoint; ``c``'s other triangle holds ``a``'s
+    own entries, whose adjoint passes through."""
+    _no_overwrite("cho_factor", overwrite)
+    (c, lower), gc = y, g[0]
+    factor, g_factor = _factor_part(c, lower), _factor_part(gc, lower)
+    return uncholesky(g_factor, factor, upper=not lower) + _other_part(gc, lower)
+
+
+@helper(fresh=True)
+def cho_factor_tangent(y, ta):
+    """The tangent of ``(c, lower) = cho_factor(a, lower)``: ``(c', None)``."""
+    c, lower = y
+    factor = forward_ops.cholesky(_factor_part(c, lower), ta, upper=not lower)
+    return (_factor_part(factor, lower) + _other_part(ta, lower), None)
+
+
+def _lower_factor(c, lower):
+    return np.tril(c) if lower else _mT(np.triu(c))
+
+
+@helper(fresh=True)
+def uncho_solve_factor(g, c_and_lower, x):
+    """The adjoint of ``c`` in ``x = cho_solve((c, lower), b)``: with ``S = L L^T`` the
+    matrix solved, ``-(gb x^T + x gb^T) L`` on the factor's triangle."""
+    c, lower = c_and_lower
+    low = _lower_factor(c, lower)
+    gb = uncho_solve_b(g, c_and_lower)
+    gs = -_outer(gb, x)
+    g_low = np.tril((gs + _mT(gs)) @ low)
+    return (g_low if lower else _mT(g_low), None)
+
+
+@helper(fresh=True)
+def uncho_solve_b(g, c_and_lower):
+    """The adjoint of ``b`` in ``x = cho_solve((c, lower), b)``: the matrix is symmetric."""
+    c, lower = c_and_lower
+    low = _lower_factor(c, lower)
+    return np.linalg.solve(_mT(low), np.linalg.solve(low, g))
+
+
+@helper(fresh=True)
+def cho_solve_tangent(t_c_and_lower, tb, c_and_lower, x):
+    c, lower = c_and_lower
+    low = _lower_factor(c, lower)
+    t_low = _lower_factor(t_c_and_lower[0], lower)
+    ts = t_low @ _mT(low) + low @ _mT(t_low)
+    return uncho_solve_b(tb - ts @ x, c_and_lower)
+
+
+def _row_order(piv):
+    """The row order ``perm`` with ``a[perm] = L @ U`` for LAPACK's pivots ``piv`` (row
+    ``i`` interchanged with row ``piv[i]``, in turn)."""
+    perm = list(range(len(piv)))
+    for i, p in enumerate(int(p) for p in piv):
+        perm[i], perm[p] = perm[p], perm[i]
+    return np.asarray(perm)
+
+
+def _lu_parts(lu):
+    """The unit lower ``L`` and upper ``U`` packed in ``lu``."""
+    return np.tril(lu, -1) + np.eye(lu.shape[-1], dtype=lu.dtype), np.triu(lu)
+
+
+@helper(fresh=True)
+def unlu_factor(g, y, overwrite=False):
+    """The adjoint of ``a`` in ``lu, piv = scipy.linalg.lu_factor(a)``, for ``P^T a = L U``:
+    ``P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T``."""
+    _no_overwrite("lu_factor", overwrite)
+    (lu, piv), glu = y, g[0]
+    low, up = _lu_parts(lu)
+    inner = np.tril(_mT(low) @ np.tril(glu, -1), -1) + np.triu(np.triu(glu) @ _mT(up))
+    permuted = np.linalg.solve(_mT(low), _mT(np.linalg.solve(up, _mT(inner))))
+    out = np.zeros_like(permuted)
+    out[_row_order(piv)] = permuted
+    return out
+
+
+@helper(fresh=True)
+def lu_factor_tangent(y, ta):
+    """The tangent of ``(lu, piv) = lu_factor(a)``: ``(L tril(X, -1) + triu(X) U, None)``
+    with ``X = L^-1 P^T a' U^-1``."""
+    lu, piv = y
+    low, up = _lu_parts(lu)
+    x = _mT(np.linalg.solve(_mT(up), _mT(np.linalg.solve(low, ta[_row_order(piv)]))))
+    return (low @ np.tril(x, -1) + np.triu(x) @ up, None)
+
+
+def _lu_matrix(lu, piv):
+    low, up = _lu_parts(lu)
+    a = np.zeros_like(lu)
+    a[_row_order(piv)] = low @ up
+    return a
+
+
+@helper(fresh=True)
+def unlu_solve_b(g, lu_and_piv, trans=0):
+    """The adjoint of ``b`` in ``x = lu_solve((lu, piv), b, trans)``."""
+    a = _lu_matrix(*lu_and_piv)
+    return np.linalg.solve(a if _trans(trans) else _mT(a), g)
+
+
+@helper(fresh=True)
+def unlu_solve_factor(g, lu_and_piv, x, trans=0):
+    """The adjoint of ``lu`` in ``x = lu_solve((lu, piv), b, trans)``: the adjoint of the
+    matrix ``a = P L U`` solved, carried to ``L`` (below the diagonal) and ``U``."""
+    lu, piv = lu_and_piv
+    low, up = _lu_parts(lu)
+    ga = -_outer(unlu_solve_b(g, lu_and_piv, trans), x)
+    ga = (_mT(ga) if _trans(trans) else ga)[_row_order(piv)]
+    return (np.tril(ga @ _mT(up), -1) + np.triu(_mT(low) @ ga), None)
+
+
+@helper(fresh=True)
+def lu_solve_tangent(t_lu_and_piv, tb, lu_and_piv, x, trans=0):
+    lu, piv = lu_and_piv
+    low, up = _lu_parts(lu)
+    t_lu = t_lu_and_piv[0]
+    ta = np.zeros_like(lu)
+    ta[_row_order(piv)] = np.tril(t_lu, -1) @ up + low @ np.triu(t_lu)
+    a = _lu_matrix(lu, piv)
+    a, ta = (_mT(a), _mT(ta)) if _trans(trans) else (a, ta)
+    return np.linalg.solve(a, tb - ta @ x)
+
+
+@helper(fresh=True)
+def unexpm(g, a):
+    """The adjoint of ``expm(a)``: the Frechet derivative of ``expm`` at ``a^T`` along ``g``."""
+    return expm_frechet(_mT(a), g)
+
+
+@helper(fresh=True)
+def expm_frechet(a, e):
+    """The Frechet derivative of ``expm`` at ``a`` along ``e``, matrix by matrix."""
+    from scipy.linalg import expm_frechet as frechet  # scipy is optional: read on use
+
+    if np.ndim(a) == 2:
+        return frechet(a, e, compute_expm=False)
+    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(e)), dtype=np.result_type(a, e))
+    for index in np.ndindex(out.shape[:-2]):
+        out[index] = frechet(a[index], e[index], compute_expm=False)
+    return out
+
+
+@helper(fresh=True)
+def uneigh(g, y, a, lower=True, eigvals_only=False, overwrite=False):
+    """The adjoint of ``a`` in ``scipy.linalg.eigh(a, lower=lower, eigvals_only=...)``
+    (distinct eigenvalues), on the triangle read."""
+    _no_overwrite("eigh", overwrite)
+    uplo = "L" if lower else "U"
+    if eigvals_only:
+        return uneigvalsh(g, a, uplo)
+    return uneigh_pair(g, y, uplo)
+
+
+@helper(fresh=True)
+def eigh_tangent(y, a, ta, lower=True, eigvals_only=False):
+    uplo = "L" if lower else "U"
+    if eigvals_only:
+        return forward_ops.eigvalsh(a, ta, uplo)
+    return forward_ops.eigh(y, ta, uplo)

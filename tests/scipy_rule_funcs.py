@@ -356,3 +356,93 @@ def s_special(s):
 
 def s_mvn(s):
     return np.sum(multivariate_normal.logpdf(s * A34[:, :3], B34[:3], np.diag(B34[1:])))
+
+
+# scipy.linalg -------------------------------------------------------------------------
+
+from scipy import linalg
+
+
+def la_inv(a, c):
+    return np.sum(linalg.inv(a) * c)
+
+
+def la_inv_pos(a, c):
+    return np.sum(linalg.inv(a, assume_a="pos") * c)
+
+
+def la_inv_sym_lower(a, c):
+    return np.sum(linalg.inv(a, assume_a="sym", lower=True) * c)
+
+
+def la_det(a, c):
+    return np.sum(linalg.det(a) * c)
+
+
+def la_solve(a, b, c):
+    return np.sum(linalg.solve(a, b) * c)
+
+
+def la_solve_assume(a, b, assume_a, lower, transposed, c):
+    return np.sum(linalg.solve(a, b, lower=lower, assume_a=assume_a, transposed=transposed) * c)
+
+
+def la_solve_triangular(a, b, trans, lower, unit_diagonal, c):
+    x = linalg.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+    return np.sum(x * c)
+
+
+def la_cholesky(a, lower, c):
+    return np.sum(linalg.cholesky(a, lower=lower) * c)
+
+
+def la_cho_solve(a, b, lower, c):
+    factor = linalg.cho_factor(a, lower=lower)
+    return np.sum(linalg.cho_solve(factor, b) * c)
+
+
+def la_cho_factor(a, lower, c):
+    factor, low = linalg.cho_factor(a, lower=lower)
+    return np.sum(factor * c)
+
+
+def la_lu_solve(a, b, trans, c):
+    return np.sum(linalg.lu_solve(linalg.lu_factor(a), b, trans=trans) * c)
+
+
+def la_lu_factor(a, c):
+    lu, piv = linalg.lu_factor(a)
+    return np.sum(lu * c)
+
+
+def la_expm(a, c):
+    return np.sum(linalg.expm(a) * c)
+
+
+def la_eigh(a, lower, c):
+    w, v = linalg.eigh(a, lower=lower)
+    return np.sum((w + v * v[:1]) * c)  # v * v[:1]: each eigenvector's sign cancels
+
+
+def la_eigvalsh(a, lower, c):
+    return np.sum(linalg.eigh(a, lower=lower, eigvals_only=True) * c)
+
+
+def la_pinv(a, c):
+    return np.sum(linalg.pinv(a) * c)
+
+
+def v_la_solve(a, b):
+    return linalg.solve(a, b)
+
+
+def v_la_cho(a, b):
+    return linalg.cho_solve(linalg.cho_factor(a), b)
+
+
+def v_la_lu(a, b):
+    return linalg.lu_solve(linalg.lu_factor(a), b)
+
+
+def la_eigh_generalized(a, c):
+    return np.sum(linalg.eigh(a, np.eye(3))[0] * c)

@@ -301,3 +301,8 @@ def loop_copy(x):
         v = np.sin(h)
         h = 0.5 * (v + h)
     return np.sum(h)
+
+
+def value_and_aux(x):
+    h = np.tanh(x)
+    return np.sum(h), h

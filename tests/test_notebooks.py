@@ -4,6 +4,10 @@ Each notebook ends with an assertion cell comparing generated and numeric
 gradients, so running it is the check. The kernel is the interpreter running
 the tests (the ``python3`` kernelspec resolves to it), with the repository root
 on ``PYTHONPATH`` so ``transpile`` imports whether or not it is installed.
+
+The committed outputs must be today's: every ``.ipynb`` holds the cells of its
+jupytext ``.py``, and every generated source it prints is what a fresh run prints
+(``python notebooks/build.py`` rewrites them all).
 """
 
 import os
@@ -19,6 +23,7 @@ pytest.importorskip("matplotlib")
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+REBUILD = "run `python notebooks/build.py` to rewrite the notebooks from their .py files"
 
 
 @pytest.fixture
@@ -53,9 +58,43 @@ def test_there_are_notebooks():
     ]
 
 
+def printed_sources(nb):
+    """Per code cell, the generated sources it printed or displayed: the outputs with a
+    line starting ``def`` (timings and other run-dependent text are left out)."""
+    cells = []
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        texts = []
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            text = "".join(text)
+            if text.startswith("def ") or "\ndef " in text:
+                texts.append(text)
+        cells.append(texts)
+    return cells
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, kernel_env):
+    committed = nbformat.read(path, as_version=4)
     nb = nbformat.read(path, as_version=4)
     execute(nb, path.parent)
     last_code = [c for c in nb.cells if c.cell_type == "code"][-1]
     assert "assert" in last_code.source, f"{path.name} must end with an assertion cell"
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    assert any(c.get("outputs") for c in code), (
+        f"{path.name} is committed without outputs; {REBUILD}"
+    )
+    assert printed_sources(nb) == printed_sources(committed), (
+        f"{path.name}: the generated source it shows is not what a fresh run prints; {REBUILD}"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_matches_its_py(path):
+    jupytext = pytest.importorskip("jupytext")
+    committed = nbformat.read(path, as_version=4)
+    expected = jupytext.read(path.with_suffix(".py"))
+    pairs = [(c.cell_type, c.source) for c in committed.cells]
+    assert pairs == [(c.cell_type, c.source) for c in expected.cells], (
+        f"{path.name} does not hold the cells of {path.with_suffix('.py').name}; {REBUILD}"
+    )

@@ -33,6 +33,7 @@ from transpile.rules import (
     optional_families,
     registry,
     scipy_integrate,
+    scipy_linalg,
     scipy_special,
     scipy_stats,
 )
@@ -294,6 +295,106 @@ row(
 )
 
 
+# scipy.linalg: matrices kept well conditioned (the solvers, spd for those reading one
+# triangle); each rule's adjoint lies on the part of the matrix the call reads -----------
+
+L = scipy.linalg
+
+
+def wellcond(n, m=None):
+    """A square matrix near ``n`` times the identity (or, with ``m``, an n x m one)."""
+
+    def draw(rng):
+        if m is not None:
+            return rng.standard_normal((n, m))
+        return rng.standard_normal((n, n)) + n * np.eye(n)
+
+    draw.label = f"wellcond[{n}]" if m is None else f"normal[{n},{m}]"
+    return draw
+
+
+row(sf.la_inv, wellcond(3), targets=[L.inv])
+row(sf.la_inv_pos, spd(3), targets=[L.inv])
+row(sf.la_inv_sym_lower, spd(3), targets=[L.inv])
+row(sf.la_det, wellcond(3), targets=[L.det])
+row(sf.la_solve, wellcond(3), normal((3,)), targets=[L.solve], wrt=every(2))
+row(sf.la_solve, wellcond(3), normal((3, 2)), targets=[L.solve], wrt=every(2))
+for assume_a, lower, transposed in [
+    ("gen", False, True),
+    ("sym", False, False),
+    ("sym", True, True),
+    ("pos", True, False),
+    ("pos", False, False),
+    ("upper triangular", False, False),
+    ("lower triangular", False, True),
+    ("diagonal", False, False),
+    ("tridiagonal", False, False),
+]:
+    matrix = spd(3) if assume_a in ("sym", "pos") else wellcond(3)
+    row(
+        sf.la_solve_assume,
+        matrix,
+        normal((3, 2)),
+        assume_a,
+        lower,
+        transposed,
+        targets=[L.solve],
+        wrt=every(2),
+    )
+for trans, lower, unit in [
+    (0, False, False),
+    (1, True, False),
+    ("T", False, True),
+    (0, True, True),
+]:
+    row(
+        sf.la_solve_triangular,
+        wellcond(3),
+        normal((3, 2)),
+        trans,
+        lower,
+        unit,
+        targets=[L.solve_triangular],
+        wrt=every(2),
+    )
+row(
+    sf.la_solve_triangular,
+    wellcond(3),
+    normal((3,)),
+    0,
+    True,
+    False,
+    targets=[L.solve_triangular],
+    wrt=every(2),
+)
+for lower in (False, True):
+    row(sf.la_cholesky, spd(3), lower, targets=[L.cholesky])
+    row(
+        sf.la_cho_solve,
+        spd(3),
+        normal((3, 2)),
+        lower,
+        targets=[L.cho_factor, L.cho_solve],
+        wrt=every(2),
+    )
+    row(sf.la_cho_factor, spd(3), lower, targets=[L.cho_factor])
+    row(sf.la_eigh, spd(3), lower, targets=[L.eigh])
+    row(sf.la_eigvalsh, spd(3), lower, targets=[L.eigh])
+for trans in (0, 1):
+    row(
+        sf.la_lu_solve,
+        normal((3, 3)),
+        normal((3, 2)),
+        trans,
+        targets=[L.lu_factor, L.lu_solve],
+        wrt=every(2),
+    )
+row(sf.la_lu_solve, normal((4, 4)), normal((4,)), 0, targets=[L.lu_solve], wrt=every(2))
+row(sf.la_lu_factor, normal((3, 3)), targets=[L.lu_factor])
+row(sf.la_expm, normal((3, 3)), targets=[L.expm])
+row(sf.la_pinv, normal((3, 2)), targets=[L.pinv])
+
+
 # --------------------------------------------------------------------------
 # Cases
 
@@ -366,6 +467,9 @@ VJP_ROWS = [
     (sf.v_softmax, (normal((3, 4)),), 0),
     (sf.v_log_softmax, (normal((3, 4)),), 0),
     (sf.v_mvn_logpdf, (normal((5, 3)), normal((3,)), spd(3)), (0, 1, 2)),
+    (sf.v_la_solve, (wellcond(3), normal((3, 2))), (0, 1)),
+    (sf.v_la_cho, (spd(3), normal((3,))), (0, 1)),
+    (sf.v_la_lu, (wellcond(4), normal((4, 2))), (0, 1)),
 ]
 
 
@@ -383,6 +487,8 @@ def test_vjp_inner_product(func, specs, wrt):
     tangents = [rng.standard_normal(np.shape(args[i])) for i in indices]
     if func is sf.v_mvn_logpdf:  # a symmetric direction for the covariance
         tangents[2] = tangents[2] + tangents[2].T
+    if func is sf.v_la_cho:  # cho_factor reads the upper triangle only
+        tangents[0] = np.triu(tangents[0])
     h = vjp(func, wrt=wrt)
     jv = fd.numeric_jvp(func, args, indices, tangents)
     lhs = fd.inner(dout, jv)
@@ -403,7 +509,7 @@ def _declared(family):
 
 def test_the_scipy_families_are_loaded():
     # importing scipy.stats imports scipy.integrate, whose odeint rule loads with it
-    assert optional_families() == (scipy_special, scipy_stats, scipy_integrate)
+    assert optional_families() == (scipy_special, scipy_stats, scipy_integrate, scipy_linalg)
     assert registry().declaration(special.logsumexp) is not None
     # a bound method is found although each attribute access makes a new one
     assert stats.norm.logpdf is not stats.norm.logpdf
@@ -458,8 +564,9 @@ def test_scipy_ops_reads_scipy_lazily():
         (sf.t_cdf_df, (3.0,), "df"),
         (sf.frozen_norm, (0.5,), "logpdf"),
         (sf.mvn_cdf, (np.ones(2),), "cdf"),
+        (sf.la_eigh_generalized, (np.eye(3) * 2.0,), "eigh"),
     ],
-    ids=["logsumexp-return_sign", "t.cdf-in-df", "frozen-distribution", "mvn.cdf"],
+    ids=["logsumexp-return_sign", "t.cdf-in-df", "frozen-distribution", "mvn.cdf", "eigh-b"],
 )
 def test_no_rule_is_refused(func, args, match):
     with pytest.raises(TranspileError, match=match):

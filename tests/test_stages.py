@@ -325,6 +325,27 @@ def test_snapshot_leaves_a_list_read_after_its_appends():
 
 
 # --------------------------------------------------------------------------
+# auxiliary
+
+
+def test_auxiliary_differentiates_the_first_entry_of_the_pair():
+    ctx = Context(
+        S.value_and_aux, (0,), "value_and_grad", transpile=pipeline.transpile, has_aux=True
+    )
+    fn = pipeline.run(ctx, until="auxiliary")
+    assert [line(s) for s in fn.tree.body][-3:] == [
+        "_t1 = np.sum(h)",
+        "_t2 = (_t1, h)",
+        "return _t1",
+    ]
+    assert fn.whole_result == "_t2"
+
+
+def test_auxiliary_leaves_other_functions_alone():
+    assert dump(S.value_and_aux, "auxiliary") == dump(S.value_and_aux, "snapshot")
+
+
+# --------------------------------------------------------------------------
 # kinds
 
 

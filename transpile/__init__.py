@@ -14,13 +14,14 @@ from transpile.jacobians import jacobian
 from transpile.second_order import hessian, hvp
 from transpile.template import d
 from transpile.user_rules import defvjp, nondifferentiable, rule
-from transpile_runtime import insert_grad_of, stop_gradient
+from transpile_runtime import checkpoint, insert_grad_of, stop_gradient
 
 __all__ = [
     "GradReport",
     "TranspileError",
     "assert_grad_close",
     "check_grad",
+    "checkpoint",
     "d",
     "defvjp",
     "grad",

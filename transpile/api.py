@@ -44,34 +44,88 @@ class Source(str):
 
 def _decorator_or_call(make):
     @functools.wraps(make)
-    def wrapper(f=None, wrt=0, verbose=False, fuse=False):
+    def wrapper(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
+        wrt = _wrt_or_argnums(wrt, argnums)
+        options = {"wrt": wrt, "verbose": verbose, "fuse": fuse, "has_aux": has_aux}
         if f is None:
-            return lambda g: make(g, wrt=wrt, verbose=verbose, fuse=fuse)
-        return make(f, wrt=wrt, verbose=verbose, fuse=fuse)
+            return lambda g: make(g, **options)
+        return make(f, **options)
 
     return wrapper
 
 
-def _build(f, wrt, mode, verbose, fuse=False):
+def _wrt_or_argnums(wrt, argnums):
+    """``argnums=`` as JAX spells it: the same as ``wrt=`` (indices), one or the other."""
+    if argnums is None:
+        return wrt
+    if wrt != 0:
+        raise TypeError("give wrt= or argnums=, not both")
+    return argnums
+
+
+def _build(f, wrt, mode, verbose, fuse=False, has_aux=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
+    made = _generated(f, wrt, "value_and_grad" if has_aux else mode, fuse, has_aux, verbose)
+    if has_aux:
+        made = _with_aux(made, mode)
+    if verbose == 1 or verbose is True:
+        print(source(made))
+    return made
+
+
+def _generated(f, wrt, mode, fuse, has_aux, verbose):
+    """The generated function of ``mode`` for ``f``, or one deferred to its first call."""
+    transpile = functools.partial(pipeline.transpile, has_aux=has_aux, verbose=int(verbose))
     if _takes_varargs(f):
-        return _deferred(f, wrt, mode, waiting=("*" + _takes_varargs(f),))
+        return _deferred(f, wrt, mode, ("*" + _takes_varargs(f),), transpile)
     indices, as_tuple = resolve_wrt(f, wrt)
     try:
-        generated = pipeline.transpile(f, indices, mode, as_tuple=as_tuple, fuse=fuse)
+        return transpile(f, indices, mode, as_tuple=as_tuple, fuse=fuse).function
     except TranspileError:
         if object_args.receivers(f):  # user objects may be passed: wait for their classes
-            return object_args.deferred(f, indices, mode, as_tuple, pipeline.transpile)
+            return object_args.deferred(f, indices, mode, as_tuple, transpile)
         waiting = bound_functions.called_without_default(f)
         if not waiting:
             raise
-        return _deferred(f, wrt, mode, waiting)
-    fn = generated.function
-    if verbose:
-        print(source(fn))
-    return fn
+        return _deferred(f, wrt, mode, waiting, transpile)
+
+
+_SOURCE_ATTRIBUTES = (
+    "__transpile_source__",
+    "__transpile_dispatch__",
+    "__transpile_generated__",
+    "__transpile_deferred__",
+    "__transpile_waiting__",
+)
+
+
+def _with_aux(value_and_grad_fn, mode):
+    """``has_aux=True``: the function made returns ``((value, aux), gradient)``; ``grad``
+    returns ``(gradient, aux)`` and ``value_and_grad`` ``((value, aux), gradient)``, as
+    JAX's do."""
+    if mode == "grad":
+
+        @functools.wraps(value_and_grad_fn)
+        def entry(*args, **kwargs):
+            pair, gradient = value_and_grad_fn(*args, **kwargs)
+            return gradient, pair[1]
+
+    elif mode == "value_and_grad":
+
+        @functools.wraps(value_and_grad_fn)
+        def entry(*args, **kwargs):
+            pair, gradient = value_and_grad_fn(*args, **kwargs)
+            return tuple(pair), gradient
+
+    else:
+        raise TypeError(f"has_aux=True is for grad and value_and_grad, not {mode}")
+    for attribute in _SOURCE_ATTRIBUTES:  # source(entry) shows the function made
+        if hasattr(value_and_grad_fn, attribute):
+            setattr(entry, attribute, getattr(value_and_grad_fn, attribute))
+    entry.__dict__.pop("__wrapped__", None)
+    return entry
 
 
 def _takes_varargs(f):
@@ -83,7 +137,7 @@ def _takes_varargs(f):
     return next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
 
 
-def _deferred(f, wrt, mode, waiting):
+def _deferred(f, wrt, mode, waiting, transpile=pipeline.transpile):
     """The gradient of ``f``, transpiled at each call for what the call passes (a
     dictionary lookup once made): ``waiting`` are the parameters it depends on, those
     called as functions without a function default, or ``*args`` (made per number of
@@ -105,7 +159,7 @@ def _deferred(f, wrt, mode, waiting):
             params = fixed + varargs.spread_names(parse.run(f).tree, count)
         indices, as_tuple = resolve_wrt(f, wrt, params)
         functions = bound_functions.of_arguments(params, bound.args)
-        generated = pipeline.transpile(
+        generated = transpile(
             f, indices, mode, as_tuple=as_tuple, functions=functions, varargs=count
         )
         return generated.function, bound.args
@@ -122,32 +176,35 @@ def _deferred(f, wrt, mode, waiting):
 
 
 @_decorator_or_call
-def grad(f=None, wrt=0, verbose=False, fuse=False):
+def grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple gives
-    a tuple of gradients). The result is a plain Python function with ``f``'s
-    parameters; ``source(result)`` shows its code. Usable as ``@grad`` and
-    ``@grad(wrt=...)``; ``verbose=True`` prints the generated source. ``fuse=True``
+    a tuple of gradients); ``argnums`` is the same, spelled as JAX spells it. The result
+    is a plain Python function with ``f``'s parameters; ``source(result)`` shows its
+    code. Usable as ``@grad`` and ``@grad(wrt=...)``; ``verbose=True`` prints the
+    generated source, ``verbose=2`` each compiler stage's time instead. ``has_aux=True``: ``f`` returns ``(value, aux)``, the gradient is
+    that of ``value``, and the result returns ``(gradient, aux)``. ``fuse=True``
     has each shape variant evaluate its regions of elementwise lines over one large
     array a block of entries at a time (``blocks.py``, on two threads where two CPUs
     are free), and chains of elementwise operations left outside them with one
     ``numexpr.evaluate`` call each where numexpr is installed (``fuse.py``).
     """
-    return _build(f, wrt, "grad", verbose, fuse)
+    return _build(f, wrt, "grad", verbose, fuse, has_aux)
 
 
 @_decorator_or_call
-def value_and_grad(f=None, wrt=0, verbose=False, fuse=False):
-    """Like ``grad``, but the function returns ``(f(*args), gradient)``."""
-    return _build(f, wrt, "value_and_grad", verbose, fuse)
+def value_and_grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
+    """Like ``grad``, but the function returns ``(f(*args), gradient)``; with
+    ``has_aux=True``, ``((value, aux), gradient)``."""
+    return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux)
 
 
 @_decorator_or_call
-def vjp(f=None, wrt=0, verbose=False, fuse=False):
+def vjp(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
-    return _build(f, wrt, "vjp", verbose, fuse)
+    return _build(f, wrt, "vjp", verbose, fuse, has_aux)
 
 
 def jvp(f=None, wrt=0, verbose=False):

@@ -22,12 +22,13 @@ def stage(fn, ctx):
     primal = fn.primal
     result = fn.emitted.result
     if ctx.mode == "value_and_grad":
-        value = clone(result)
-        if isinstance(result, gast.Name) and any(
-            result.id in stores(s) for s in all_stmts(adjoint)
+        value = clone(result) if fn.whole_result is None else name(fn.whole_result)
+        if isinstance(value, gast.Name) and any(
+            value.id in stores(s) for s in all_stmts(adjoint)
         ):  # the adjoint sweep restores older values of it: keep the one returned
-            value = name(fn.namer.fresh("value"))
-            primal = primal + [assign(value.id, clone(result), gast.Pass())]
+            kept = name(fn.namer.fresh("value"))
+            primal = primal + [assign(kept.id, value, gast.Pass())]
+            value = kept
         ret = gast.Return(value=gast.Tuple(elts=[value, ret.value], ctx=gast.Load()))
     if ctx.mode == "split":
         fn.outputs = _split(fn, ctx, primal, adjoint, ret, result)

@@ -43,6 +43,7 @@ from transpile import (
     inline,
     ownership,
     probe,
+    progress,
     record,
     specialize,
     stack_room,
@@ -445,9 +446,12 @@ class Dispatcher:
         observed = self.pending.get(key)
         if observed is None:
             return None
+        steps = progress.Progress(f"the shape variant of {self.fname}", 1)
+        steps.step(_describe_key(key))
         try:
             with gcpause.paused(), stack_room.room():
                 variant = self.build(key, *observed)
+            steps.done()
         except specialize.Unspecializable:
             variant = (self.generic, None)
         except Exception as error:  # noqa: BLE001  (a bug here must not cost a result)

@@ -12,48 +12,54 @@ none. An object whose attributes cannot be set keeps its entries in a
 ``WeakKeyDictionary`` instead (a builtin has no module globals to refer back).
 """
 
-import threading
+import itertools
 import weakref
 
 _ATTRIBUTE = "__transpile_cache__"
-_LOCK = threading.Lock()
+_GENERATIONS = itertools.count(1)
 
 
 class FunctionCache:
-    """``func -> {key: value}``, each function's entries freed with it."""
+    """``func -> {key: value}`` with ``WeakKeyDictionary``'s ``get``, ``setdefault``,
+    ``pop`` and ``clear``, each function's entries kept on it and freed with it."""
 
     def __init__(self, name):
         self._attribute = f"{_ATTRIBUTE}{name}"
         self._others = weakref.WeakKeyDictionary()
+        self._generation = next(_GENERATIONS)  # entries of an older one were cleared
 
-    def get(self, func, key):
-        """The value cached for ``(func, key)``, or None."""
-        return self._entries(func, create=False).get(key)
-
-    def setdefault(self, func, key, value):
-        """The value cached for ``(func, key)``, ``value`` stored there if none was."""
-        with _LOCK:
-            return self._entries(func, create=True).setdefault(key, value)
-
-    def put(self, func, key, value):
-        """Cache ``value`` for ``(func, key)``, replacing what was there."""
-        with _LOCK:
-            self._entries(func, create=True)[key] = value
-
-    def _entries(self, func, create):
+    def get(self, func, default=None):
+        """The entries of ``func``, or ``default``."""
         holder = getattr(func, "__dict__", None)
         if holder is None:
-            if create:
-                return self._others.setdefault(func, {})
-            return self._others.get(func, {})
+            return self._others.get(func, default)
         found = holder.get(self._attribute)
-        if found is not None and found[0]() is func:
-            return found[1]
-        if not create:
-            return {}
-        entries = {}
+        if found is not None and found[0]() is func and found[1] == self._generation:
+            return found[2]
+        return default
+
+    def setdefault(self, func, default):
+        """The entries of ``func``, ``default`` stored as them if there were none."""
+        found = self.get(func)
+        if found is not None:
+            return found
         try:
-            setattr(func, self._attribute, (weakref.ref(func), entries))
+            setattr(func, self._attribute, (weakref.ref(func), self._generation, default))
         except (AttributeError, TypeError):
-            return self._others.setdefault(func, entries)
-        return entries
+            return self._others.setdefault(func, default)
+        return default
+
+    def pop(self, func, default=None):
+        """Forget the entries of ``func``; they, or ``default``."""
+        found = self.get(func)
+        if found is None:
+            return default
+        if getattr(func, "__dict__", None) is None or self._attribute not in func.__dict__:
+            return self._others.pop(func, default)
+        del func.__dict__[self._attribute]
+        return found
+
+    def clear(self):
+        """Forget every function's entries."""
+        self._generation = next(_GENERATIONS)
+        self._others.clear()

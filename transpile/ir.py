@@ -68,6 +68,7 @@ class Context:
     transpile: object = None  # pipeline.transpile, for the user functions it calls
     classes: tuple = ()  # (parameter, object_args.Layout): user objects passed (objects)
     fuse: bool = False  # shape variants evaluate elementwise chains with numexpr (fuse)
+    has_aux: bool = False  # the function returns (value, aux): value is differentiated
 
 
 @dataclass
@@ -109,6 +110,7 @@ class Function:
     adjoint_names: set = field(default_factory=set)  # names of adjoints
     containers: set = field(default_factory=set)  # adjoints that may hold lists or dicts
     d_result: str = None  # the adjoint of the returned value
+    whole_result: str = None  # has_aux: the (value, aux) pair returned (auxiliary)
     extra_args: list = field(default_factory=list)  # dout, for vjp
     primal: list = field(default_factory=list)  # the primal sweep
     adjoint: list = field(default_factory=list)  # the adjoint sweep, ending in its return

@@ -15,6 +15,7 @@ what its adjoint needs, and that adjoint); or, in forward mode (``FORWARD_STAGES
 """
 
 import inspect
+import threading
 from typing import NamedTuple
 
 import gast
@@ -24,6 +25,7 @@ from transpile import (
     aliasing,
     assemble,
     assumptions,
+    auxiliary,
     bound_functions,
     copies,
     deadcode,
@@ -41,6 +43,7 @@ from transpile import (
     objects,
     ownership,
     parse,
+    progress,
     record,
     recursion,
     reverse,
@@ -71,6 +74,9 @@ STAGES = (
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
     Stage("anf", normalize.stage, "single exit, one operation per line, jumps lowered, renames"),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
+    Stage(
+        "auxiliary", auxiliary.stage, "has_aux: the value of a (value, aux) pair is differentiated"
+    ),
     # analyses
     Stage("kinds", kinds.stage, "which names hold lists or tuples"),
     Stage("activity", activity.stage, "which values are varied and useful: what gets an adjoint"),
@@ -113,6 +119,7 @@ def stages_for(mode):
 # function -> {(wrt, mode, as_tuple, sequences, ...): Generated}; a dropped function (and
 # what it closes over) is freed with its entries
 _CACHE = function_cache.FunctionCache("generated")
+_LOCK = threading.Lock()
 
 
 def transpile(
@@ -126,6 +133,8 @@ def transpile(
     varargs=None,
     classes=(),
     fuse=False,
+    has_aux=False,
+    verbose=0,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -134,7 +143,10 @@ def transpile(
     of each transpilation in progress around this one; a call of one of them for the
     same key gets forward references to its pair (``recursion``). ``classes``: the
     ``object_args.Layout`` of each parameter holding a user object (``objects``).
-    ``fuse``: shape variants evaluate chains of elementwise operations with numexpr."""
+    ``fuse``: shape variants evaluate chains of elementwise operations with numexpr.
+    ``has_aux``: ``func`` returns ``(value, aux)``; ``value`` is differentiated, and a
+    ``value_and_grad`` returns the pair (``auxiliary``). ``verbose=2``: print each stage's
+    time (work over a second says what it is doing anyway: ``progress``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
@@ -148,12 +160,14 @@ def transpile(
         varargs,
         classes,
         bool(fuse),
+        bool(has_aux),
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
     if in_progress is not None:
         return in_progress
-    found = _CACHE.get(func, key)
+    with _LOCK:
+        found = _CACHE.get(func, {}).get(key)
     if found is not None and assumptions.hold(found.code_reads):
         return found
     frame = recursion.Frame(func, key, len(stack))
@@ -169,14 +183,22 @@ def transpile(
         transpile,
         classes=tuple(classes),
         fuse=bool(fuse),
+        has_aux=bool(has_aux),
+    )
+    steps = progress.Progress(
+        f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))
     )
     try:
         with gcpause.paused(), stack_room.room():
-            generated = run(ctx).generated
+            generated = run(ctx, steps=steps).generated
     except RecursionError:
         raise stack_room.refusal(func) from None
+    steps.done()
+    if verbose >= 2:
+        print(steps.report())
     for built in recursion.close(stack, frame, generated):
-        _CACHE.put(built.func, built.key, built.generated)
+        with _LOCK:
+            _CACHE.setdefault(built.func, {})[built.key] = built.generated
     return generated
 
 
@@ -190,11 +212,13 @@ class _FunctionsKey(tuple):
         return hash(tuple((p, id(f)) for p, f in self))
 
 
-def run(ctx, until=None):
+def run(ctx, until=None, steps=None):
     """Run the stages in order (through ``until``, a stage name) and return the
-    ``ir.Function`` they built."""
+    ``ir.Function`` they built; ``steps``: a ``progress.Progress`` told of each stage."""
     fn = Function()
     for stage in stages_for(ctx.mode):
+        if steps is not None:
+            steps.step(stage.name)
         fn = stage.run(fn, ctx)
         if stage.name == until:
             break

@@ -434,19 +434,22 @@ class _Reverse:
         base = match.callee.__name__
         saved = self.namer.fresh(f"{base if base.isidentifier() else 'lambda_'}_saved")
         new_call = gast.Call(func=name(fwd), args=clone(call.args), keywords=clone(call.keywords))
-        primal = gast.copy_location(
-            gast.Assign(
-                targets=[
-                    gast.Tuple(
-                        elts=[name(target, gast.Store()), name(saved, gast.Store())],
-                        ctx=gast.Store(),
-                    )
-                ],
-                value=new_call,
-                type_comment=None,
-            ),
-            s,
-        )
+        checkpointed = getattr(match.callee, "__transpile_checkpoint__", False)
+        if checkpointed:
+            # the call runs as written in the primal sweep, keeping nothing; the adjoint
+            # sweep runs the forward function again for what its adjoint reads
+            again = gast.Subscript(value=new_call, slice=const(1), ctx=gast.Load())
+            primal = gast.copy_location(assign(saved, again, s), s)
+        else:
+            pair = [name(target, gast.Store()), name(saved, gast.Store())]
+            primal = gast.copy_location(
+                gast.Assign(
+                    targets=[gast.Tuple(elts=pair, ctx=gast.Store())],
+                    value=new_call,
+                    type_comment=None,
+                ),
+                s,
+            )
         temps = [self.namer.temp() for _ in wrt_params]
         for t, node in zip(temps, arg_nodes):
             self.primal_of[t] = node.id
@@ -460,6 +463,8 @@ class _Reverse:
         adjoint_of = self.adjoint_of(s)
         for t, node in zip(temps, arg_nodes):
             adjoint.append(_accumulate(adjoint_of(node), name(t)))
+        if checkpointed:
+            return [clone(s)], [primal, *adjoint]
         return [primal], adjoint
 
     def track_fresh(self, s):

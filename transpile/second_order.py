@@ -10,6 +10,7 @@ constant times one gradient and never forms the Hessian.
 """
 
 import functools
+import threading
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from transpile_runtime import ops
 from transpile_runtime.structure import flatten, resolve_wrt
 
 _CACHE = function_cache.FunctionCache("second_order")  # f -> {wrt key: hvp function}
+_LOCK = threading.Lock()
 
 
 def _positional(f):
@@ -61,13 +63,15 @@ def _hvp_of(f, wrt):
         raise TypeError(f"expected a Python function, got {f!r}")
     indices, as_tuple = resolve_wrt(f, wrt)
     key = (indices, as_tuple)
-    found = _CACHE.get(f, key)
+    with _LOCK:
+        found = _CACHE.get(f, {}).get(key)
     if found is not None:
         return found
     inner = _inner_product(f, indices, as_tuple)
     made = api.grad(inner, wrt=tuple(indices) if as_tuple else indices[0])
     made.__transpile_inner__ = inner  # the inner product: what the products differentiate
-    return _CACHE.setdefault(f, key, made)
+    with _LOCK:
+        return _CACHE.setdefault(f, {}).setdefault(key, made)
 
 
 def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
@@ -98,13 +102,15 @@ def _grad_and_hvp(f, wrt):
     target = higher.differentiable(f)
     indices, as_tuple = resolve_wrt(target, wrt)
     key = ("with gradient", indices, as_tuple)
-    found = _CACHE.get(target, key)
+    with _LOCK:
+        found = _CACHE.get(target, {}).get(key)
     if found is not None:
         return found
     wrt = tuple(indices) if as_tuple else indices[0]
     made = api.jvp(api.grad(f, wrt=wrt), wrt=wrt)
     made.__transpile_product__ = _second_of(made, f)
-    return _CACHE.setdefault(target, key, made)
+    with _LOCK:
+        return _CACHE.setdefault(target, {}).setdefault(key, made)
 
 
 def _second_of(pair, f):

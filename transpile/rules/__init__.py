@@ -40,6 +40,7 @@ _OPTIONAL = (
     ("scipy.special", "transpile.rules.scipy_special"),
     ("scipy.stats", "transpile.rules.scipy_stats"),
     ("scipy.integrate", "transpile.rules.scipy_integrate"),
+    ("scipy.linalg", "transpile.rules.scipy_linalg"),
 )
 
 
