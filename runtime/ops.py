@@ -113,6 +113,35 @@ def cotangent(dout, out):
     return dout
 
 
+@helper(passes=True, checks=True)
+def contribution(value, arg, rule, param):
+    """``value``, what the adjoint a user's ``defvjp`` rule gave for the argument
+    ``arg`` (the parameter ``param`` of ``rule``) returned, checked to be real and shaped
+    like ``arg``: one of another shape would broadcast into a wrong gradient (JAX's
+    custom_vjp checks the same). A dict, list or tuple argument is not checked here."""
+    if isinstance(arg, (list, tuple, dict)):
+        return value
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    real = kind in ("f", "i", "u") if kind is not None else _is_real_number(value)
+    if real and getattr(value, "shape", ()) == getattr(arg, "shape", ()):
+        return value
+    what = (
+        f"has shape {getattr(value, 'shape', ())}"
+        if real
+        else f"is {_describe(value) if value is not None else 'None'}"
+    )
+    raise ValueError(
+        f"the adjoint that defvjp was given for argument {param!r} of {rule}() returned a "
+        f"contribution that {what}, but the argument has shape {getattr(arg, 'shape', ())}: "
+        f"an adjoint returns one real value shaped like its argument (sum a broadcast "
+        f"contribution over the broadcast axes)"
+    )
+
+
+def _is_real_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 @helper(passes=True)
 def owned(value, *args):
     """``value`` (a gradient, or a tuple, list or dict of them) with every array that
@@ -359,7 +388,10 @@ class _BroadcastLike:
 
     def __init__(self, arrays):
         arrays = [a for a in arrays if hasattr(a, "shape")]  # Python numbers add nothing
-        self.first = arrays[0] if arrays else None
+        # what an array made like the broadcast belongs to: another library's array
+        # before a numpy one (a numpy scalar read from a numpy buffer, times a cupy array)
+        like = _like(*arrays)
+        self.first = like if like is not None else arrays[0] if arrays else None
         shapes = {a.shape for a in arrays}
         self.shape = shapes.pop() if len(shapes) == 1 else _broadcast_shapes(shapes)
         dtypes = {a.dtype for a in arrays}

@@ -212,6 +212,10 @@ def h_cotangent(dout, out):
     return np.sum(ops.cotangent(dout, out) ** 3)
 
 
+def h_contribution(g, x):
+    return np.sum(ops.contribution(g * x, x, "rule", "x") ** 3)
+
+
 def h_copy(a):
     return np.sum(np.sin(ops.copy(a)))
 

@@ -246,6 +246,7 @@ RULE_ROWS = [
     (hf.h_owned, (_V3, _V3 + 1.0), (0, 1), [ops.owned]),
     (hf.h_real_only, (_V3,), 0, [ops.real_only]),
     (hf.h_cotangent, (_V3, _V3), 0, [ops.cotangent]),
+    (hf.h_contribution, (_V3, _V3), 0, [ops.contribution]),
     (hf.h_like, (_V3,), 0, [ops.like]),
     (hf.h_copy, (_V3,), 0, [ops.copy]),
     (hf.h_cast_like, (_V3, _V3), 0, [ops.cast_like]),

@@ -595,7 +595,9 @@ def test_a_bound_method_is_transpiled_once(monkeypatch):
     read still denote what they did must not take that for a rebinding."""
     runs = []
     real = transpile.pipeline.run
-    monkeypatch.setattr(transpile.pipeline, "run", lambda ctx: runs.append(1) or real(ctx))
+    monkeypatch.setattr(
+        transpile.pipeline, "run", lambda ctx, *a, **k: runs.append(1) or real(ctx, *a, **k)
+    )
 
     def f(w, x):
         return np.sum(stats.norm.logpdf(x, loc=w, scale=2.0))

@@ -20,7 +20,7 @@ from transpile import (
     user_rules,
     varargs,
 )
-from transpile.errors import TranspileError
+from transpile.errors import TranspileError, UndefinedName
 from transpile_runtime.structure import resolve_wrt
 
 
@@ -66,7 +66,52 @@ def _wrt_or_argnums(wrt, argnums):
 def _build(f, wrt, mode, verbose, fuse=False, has_aux=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
-    f = higher.differentiable(f)  # grad(grad(f)): the code the gradient runs
+    try:
+        return _made(f, wrt, mode, verbose, fuse, has_aux)
+    except UndefinedName as exc:
+        build = functools.partial(_made, f, wrt, mode, verbose, fuse, has_aux)
+        return until_defined(f, build, mode == "vjp", exc)
+
+
+def until_defined(f, build, takes_extra, exc):
+    """The entry while a name that ``f`` (or a helper it calls) reads is not defined
+    (``exc``): each call tries ``build`` again, and while the name is still missing runs
+    ``f`` itself (without the last argument where ``takes_extra``: a vjp's ``dout``, a
+    tangent), which raises Python's own ``NameError`` where it reads the name; where it
+    does not reach that line, ``exc`` (a ``NameError`` too) is raised: the gradient needs
+    every line. ``strict`` of the entry builds or raises."""
+    made = []
+
+    def strict():
+        if not made:
+            made.append(build())
+        return made[0]
+
+    @functools.wraps(f)
+    def entry(*args, **kwargs):
+        if not made:
+            try:
+                strict()
+            except UndefinedName as again:
+                f(*(args[:-1] if takes_extra else args), **kwargs)
+                raise again from None
+        return made[0](*args, **kwargs)
+
+    entry.__transpile_undefined__ = exc
+    entry.__transpile_build__ = strict
+    del entry.__wrapped__  # not the function itself: what inspect.unwrap must not find
+    return entry
+
+
+def strict(entry):
+    """``entry``, or for one waiting for an undefined name (``until_defined``), the
+    entry made now: ``UndefinedName`` while the name is still missing."""
+    build = getattr(entry, "__transpile_build__", None)
+    return entry if build is None else build()
+
+
+def _made(f, wrt, mode, verbose, fuse, has_aux):
+    f = higher.differentiable(strict(f))  # grad(grad(f)): the code the gradient runs
     made = _generated(f, wrt, "value_and_grad" if has_aux else mode, fuse, has_aux, verbose)
     if has_aux:
         made = _with_aux(made, mode)
@@ -83,6 +128,8 @@ def _generated(f, wrt, mode, fuse, has_aux, verbose):
     indices, as_tuple = resolve_wrt(f, wrt)
     try:
         return transpile(f, indices, mode, as_tuple=as_tuple, fuse=fuse).function
+    except UndefinedName:
+        raise  # waits for the name (until_defined), not for what a call passes
     except TranspileError:
         if object_args.receivers(f):  # user objects may be passed: wait for their classes
             return object_args.deferred(f, indices, mode, as_tuple, transpile)
@@ -166,7 +213,11 @@ def _deferred(f, wrt, mode, waiting, transpile=pipeline.transpile):
 
     @functools.wraps(f)
     def gradient(*args, **kwargs):
-        entry, args = entry_for(args, kwargs)
+        try:
+            entry, args = entry_for(args, kwargs)
+        except UndefinedName:  # the function's own NameError first, where it raises one
+            f(*(args[:-1] if mode == "vjp" else args), **kwargs)
+            raise
         return entry(*args)
 
     gradient.__transpile_deferred__ = lambda args: entry_for(args, {})[0]
@@ -217,7 +268,14 @@ def jvp(f=None, wrt=0, verbose=False):
         return lambda g: jvp(g, wrt=wrt, verbose=verbose)
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
-    f = higher.differentiable(f)
+    try:
+        return _jvp_made(f, wrt, verbose)
+    except UndefinedName as exc:
+        return until_defined(f, lambda: _jvp_made(f, wrt, verbose), True, exc)
+
+
+def _jvp_made(f, wrt, verbose):
+    f = higher.differentiable(strict(f))
     if _takes_varargs(f):
         raise TypeError(f"jvp needs a function with plain parameters; {f.__name__} takes *args")
     indices, as_tuple = resolve_wrt(f, wrt)
@@ -226,14 +284,16 @@ def jvp(f=None, wrt=0, verbose=False):
     # per set of parameters passed lists or tuples: what was generated, used while the
     # names it relied on denote the same objects and no rule was registered since
     by_sequences = {frozenset(): (user_rules.version(), generated)}
+    fname = generated.name  # (not entry.__name__: entry referring to itself is a cycle)
 
     def entry(*args):
         if len(args) != len(params) + 1:
             raise TypeError(
-                f"{entry.__name__}() takes the {len(params)} arguments of {f.__name__} and "
+                f"{fname}() takes the {len(params)} arguments of {f.__name__} and "
                 f"the tangent, {len(params) + 1} in all; {len(args)} were given"
             )
         arguments.check(args[:-1], params, indices, entry.__name__)
+        check_tangent(args, indices, as_tuple, fname)
         sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
         version, made = by_sequences.get(sequences, (None, None))
         if version != user_rules.version() or not assumptions.hold(made.code_reads):
@@ -255,6 +315,23 @@ def jvp(f=None, wrt=0, verbose=False):
     return entry
 
 
+def check_tangent(args, indices, as_tuple, fname, what="the tangent"):
+    """Raise ``ValueError`` where the last of ``args`` (a tangent, or hvp's ``v``) is not
+    shaped like the arguments ``indices`` it goes with (a tuple of them for a tuple
+    ``wrt``)."""
+    tangent = args[-1]
+    if not as_tuple:
+        arguments.check_like(tangent, args[indices[0]], what, fname)
+        return
+    if not isinstance(tangent, (list, tuple)) or len(tangent) != len(indices):
+        raise ValueError(
+            f"{fname}: wrt is a tuple of {len(indices)}, so {what} must be a tuple of "
+            f"{len(indices)}, one for each argument, not {type(tangent).__name__}"
+        )
+    for k, (i, t) in enumerate(zip(indices, tangent)):
+        arguments.check_like(t, args[i], f"{what}[{k}]", fname)
+
+
 def source(g, *example_args) -> Source:
     """The generated source of ``g`` (and of the user functions it calls), as ``str``.
 
@@ -262,6 +339,8 @@ def source(g, *example_args) -> Source:
     a gradient without control flow is specialized per signature (see the README's
     "Shape specialization"); for other gradients that is the same generic source.
     """
+    if getattr(g, "__transpile_build__", None) is not None:
+        g = strict(g)  # UndefinedName while a name it reads is missing
     deferred = getattr(g, "__transpile_deferred__", None)
     if deferred is not None:
         if not example_args:

@@ -82,3 +82,45 @@ def _kind(value):
     if dtype is not None:
         return f"{type(value).__name__} of dtype {dtype}"
     return f"a {type(value).__name__} ({value!r:.40})"
+
+
+def check_like(value, primal, what, fname):
+    """Raise ``ValueError`` where ``value`` (a tangent, or hvp's ``v``) does not have the
+    structure and shapes of the argument ``primal``: a tangent of shape (1,) for a (3,)
+    argument would broadcast into a wrong product, as a wrong ``dout`` would (which the
+    vjp's own code refuses)."""
+    if isinstance(primal, (dict, list, tuple)):
+        keys = list(primal) if isinstance(primal, dict) else range(len(primal))
+        same = (
+            isinstance(value, dict) and set(value) == set(primal)
+            if isinstance(primal, dict)
+            else isinstance(value, (list, tuple)) and len(value) == len(primal)
+        )
+        if not same:
+            raise ValueError(
+                f"{fname}: {what} must have the structure of the argument, "
+                f"{_structure(primal)}, but it is {_structure(value)}"
+            )
+        for k in keys:
+            check_like(value[k], primal[k], f"{what}[{k!r}]", fname)
+        return
+    if not _is_leaf(primal):
+        return  # an object of the user's class: its fields are checked where they are read
+    if not _is_leaf(value) or np.shape(value) != np.shape(primal):
+        found = f"has shape {np.shape(value)}" if _is_leaf(value) else f"is {_structure(value)}"
+        raise ValueError(
+            f"{fname}: {what} {found}, but the argument it goes with has shape "
+            f"{np.shape(primal)}; pass one shaped like the argument"
+        )
+
+
+def _is_leaf(value):
+    return isinstance(value, numbers.Number) or hasattr(value, "shape")
+
+
+def _structure(value):
+    if isinstance(value, dict):
+        return f"a dict with keys {', '.join(sorted(map(repr, value)))}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return str(np.shape(value)) if _is_leaf(value) else _kind(value)

@@ -43,8 +43,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
     why = higher.refusal(callee)  # a gradient called: located at the user's call
     if why is not None:
         raise at(fn.parsed, stmt, why, higher.LOOP_HINT)
-    arguments, count = _spread_arguments(fn, stmt, callee, sig, bound, tree)
-    params = list(arguments)
+    params, arguments, count = _spread_arguments(sig, bound, tree)
     wrt, nodes = [], []
     for pname, node in arguments.items():
         if isinstance(node, gast.Name) and act.is_varied(stmt, node.id):
@@ -120,22 +119,31 @@ def _function_named(fn, node):
     return fn.parsed.resolve(node)
 
 
-def _spread_arguments(fn, stmt, callee, sig, bound, tree):
-    """``(parameter -> argument node, how *args and **kwargs are spread)``: the callee's
-    parameters as ``varargs.spread`` makes them for this call (``*rest`` as ``rest0,
-    rest1``, ``**options`` as one parameter per keyword)."""
-    arguments, count, keys = {}, None, ()
-    for pname, value in bound.arguments.items():
-        kind = sig.parameters[pname].kind
-        if kind is inspect.Parameter.VAR_POSITIONAL:
+def _spread_arguments(sig, bound, tree):
+    """``(parameters, parameter -> argument node, how *args and **kwargs are spread)``:
+    the callee's parameters as ``varargs.spread`` makes them for this call (``*rest`` as
+    ``rest0, rest1``, ``**options`` as one parameter per keyword), every one in its
+    place, and the arguments this call passes. A parameter left at its default has a
+    place but no argument: the differentiated parameters are counted by place, so
+    ``h(x, off=y)`` differentiates ``off``, not the ``scale`` between them."""
+    params, arguments, count, keys = [], {}, None, ()
+    for pname, param in sig.parameters.items():
+        value = bound.arguments.get(pname, MISSING)
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            value = () if value is MISSING else value
             names = varargs.spread_names(tree, len(value))
             arguments.update(zip(names, value))
+            params.extend(names)
             count = len(value)
-        elif kind is inspect.Parameter.VAR_KEYWORD:
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            value = {} if value is MISSING else value
             keys = tuple(value)
             arguments.update(value)  # each keyword becomes a parameter of its own name
+            params.extend(keys)
         else:
-            arguments[pname] = value
+            params.append(pname)
+            if value is not MISSING:
+                arguments[pname] = value
     if keys:
-        return arguments, varargs.Spread(count, keys)
-    return arguments, count
+        return params, arguments, varargs.Spread(count, keys)
+    return params, arguments, count

@@ -361,9 +361,9 @@ class Dispatcher:
         single = len(self.spec.wrt) == 1 and not self.spec.as_tuple
         given = [args[i] for i in self.spec.wrt]
         fixed = (
-            _like_arrays(grads, given[0])
+            like_arrays(grads, given[0])
             if single
-            else tuple(_like_arrays(g, a) for g, a in zip(grads, given))
+            else tuple(like_arrays(g, a) for g, a in zip(grads, given))
         )
         return (result[0], fixed) if self.spec.mode == "value_and_grad" else fixed
 
@@ -624,18 +624,18 @@ def _is_array_type(t):
     )
 
 
-def _like_arrays(grad, arg):
+def like_arrays(grad, arg):
     """``grad`` with a 0-d array wherever ``arg`` has one (and ``grad`` a number), and
     in the precision of each float32 (float16) array of ``arg``."""
     if isinstance(arg, dict):
-        return {k: _like_arrays(grad[k], v) for k, v in arg.items()}
+        return {k: like_arrays(grad[k], v) for k, v in arg.items()}
     if isinstance(arg, (list, tuple)):
-        items = [_like_arrays(g, a) for g, a in zip(grad, arg)]
+        items = [like_arrays(g, a) for g, a in zip(grad, arg)]
         return tuple(items) if isinstance(grad, tuple) else items
     if type(arg) is np.ndarray and arg.ndim == 0 and not isinstance(grad, np.ndarray):
-        return np.array(grad, dtype=getattr(grad, "dtype", None) or arg.dtype)
-    if _has_zero_d(arg) and type(grad) is not type(arg):  # another library's 0-d array
-        return np.asarray(grad, dtype=getattr(grad, "dtype", None) or arg.dtype, like=arg)
+        grad = np.array(grad, dtype=getattr(grad, "dtype", None) or arg.dtype)
+    elif _has_zero_d(arg) and type(grad) is not type(arg):  # another library's 0-d array
+        grad = np.asarray(grad, dtype=getattr(grad, "dtype", None) or arg.dtype, like=arg)
     return _in_precision_of(grad, arg)
 
 
@@ -645,6 +645,8 @@ def _in_precision_of(grad, arg):
     dtype = getattr(arg, "dtype", None)
     if dtype in _LOW_FLOATS and getattr(grad, "dtype", dtype) != dtype and hasattr(grad, "astype"):
         return grad.astype(dtype)
+    if dtype in _LOW_FLOATS and isinstance(arg, np.generic) and type(grad) in (int, float):
+        return dtype.type(grad)  # a zero of a float32 scalar: np.float32(0.0)
     return grad
 
 

@@ -27,3 +27,20 @@ def at(ctx, node, what: str, hint: str = "") -> TranspileError:
     """Build a TranspileError located at ``node`` of the function described by ``ctx``."""
     lineno = getattr(node, "lineno", None) or 1
     return TranspileError(what, filename=ctx.filename, lineno=lineno + ctx.line_offset, hint=hint)
+
+
+class UndefinedName(TranspileError, NameError):
+    """A free name the function reads denotes nothing (no local, global, closure variable
+    or builtin): the function itself raises ``NameError`` where it reads it, so no
+    gradient can be made until the name is defined."""
+
+    def __init__(self, name: str, *, filename: str, lineno: int, function: str):
+        super().__init__(
+            f"name {name!r} is not defined: {function} reads it, and no global, closure "
+            "variable or builtin has that name",
+            filename=filename,
+            lineno=lineno,
+            hint=f"define {name!r} (an import missing?) before the gradient is called; "
+            "it is made at the first call where every name the function reads is defined",
+        )
+        self.name = name

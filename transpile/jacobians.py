@@ -66,7 +66,7 @@ def basis(leaves, treedef, j, k):
     parts = []
     for i, leaf in enumerate(leaves):
         shape = np.shape(leaf)
-        e = np.zeros(int(np.prod(shape)))
+        e = np.zeros(int(np.prod(shape)), dtype=precision(leaf))
         if i == j:
             e[k] = 1.0
         parts.append(e.reshape(shape) if shape else float(e[0]) if e.size else 0.0)
@@ -81,9 +81,9 @@ def _forward(product, x_leaves, x_def, out_leaves):
         for k in range(int(np.size(leaf))):
             tangent, _ = flatten(product(basis(x_leaves, x_def, j, k)))
             for i, t in enumerate(tangent):
-                columns[i][j].append(np.asarray(t, dtype=float))
+                columns[i][j].append(np.asarray(t, dtype=precision(out_leaves[i], leaf)))
     return [
-        [_stacked(columns[i][j], np.shape(o), np.shape(x), -1) for j, x in enumerate(x_leaves)]
+        [_stacked(columns[i][j], o, x, -1) for j, x in enumerate(x_leaves)]
         for i, o in enumerate(out_leaves)
     ]
 
@@ -98,16 +98,26 @@ def _reverse(product, x_leaves, x_def, out_leaves, out_def):
             dout = basis(out_leaves, out_def, i, k)
             grads, _ = flatten(product(dout))
             for j, g in enumerate(grads):
-                rows[j].append(np.asarray(g, dtype=float))
-        blocks.append(
-            [_stacked(rows[j], np.shape(leaf), np.shape(x), 0) for j, x in enumerate(x_leaves)]
-        )
+                rows[j].append(np.asarray(g, dtype=precision(leaf, x_leaves[j])))
+        blocks.append([_stacked(rows[j], leaf, x, 0) for j, x in enumerate(x_leaves)])
     return blocks
 
 
-def _stacked(parts, out_shape, x_shape, axis):
-    """One block of shape ``out_shape + x_shape``: ``parts`` (one per entry of the
+def precision(*leaves):
+    """The float dtype of a block between ``leaves``: float32 where they are all float32
+    (float32 in, float32 out), float64 where any is a Python number, an integer or
+    float64."""
+    kinds = [
+        leaf.dtype if getattr(leaf, "dtype", None) is not None and leaf.dtype.kind == "f" else float
+        for leaf in leaves
+    ]
+    return np.result_type(*kinds)
+
+
+def _stacked(parts, out_leaf, x_leaf, axis):
+    """One block of shape ``out.shape + x.shape``: ``parts`` (one per entry of the
     argument, ``axis=-1``, or of the output, ``axis=0``) stacked."""
+    shape = np.shape(out_leaf) + np.shape(x_leaf)
     if not parts:
-        return np.zeros(out_shape + x_shape)
-    return np.stack(parts, axis=axis).reshape(out_shape + x_shape)
+        return np.zeros(shape, dtype=precision(out_leaf, x_leaf))
+    return np.stack(parts, axis=axis).reshape(shape)

@@ -9,7 +9,7 @@ import gast
 import numpy as np
 
 from transpile import recursion
-from transpile.nodes import descendants
+from transpile.nodes import const, descendants, name
 from transpile.parse import MISSING
 from transpile_runtime import forward_ops, ops, scipy_ops
 from transpile_runtime.tape import Tape
@@ -35,12 +35,45 @@ def stage(fn, ctx):
         fn.names[key] = fn.namer.reserve(key) if usual else fn.namer.fresh(key + "_")
         fn.namespace[fn.names[key]] = obj
     fn.names["tape"] = fn.namer.fresh("tape")
+    _defaults_as_evaluated(fn, ctx.func)
     if ctx.mode == "split":  # a recursive call calls the pair by these names
         pair = (f"{parsed.name}_fwd", f"{parsed.name}_bwd")
         if ctx.stack:
             pair = recursion.pair_names(ctx.stack, len(ctx.stack) - 1, parsed.name)
         fn.names["fwd"], fn.names["bwd"] = (fn.namer.reserve(n) for n in pair)
     return fn
+
+
+def _defaults_as_evaluated(fn, func):
+    """Each default that the ``def`` computed (``scale=K * 2.0``) becomes the value
+    Python evaluated then: printed again in the generated ``def``, the expression would
+    read ``K`` as it is now, or a local of an enclosing function that the generated code
+    cannot see. A number stays a literal; any other value is bound to a name of its own
+    (``scale_default``). A literal or a name of the same object is left as written."""
+    args = fn.parsed.tree.args
+    values = getattr(func, "__defaults__", None) or ()
+    if len(args.defaults) < len(values):
+        return  # *args spread: the call fills every parameter, and no default is left
+    params = args.args[len(args.args) - len(args.defaults) :]
+    for k, (param, node, value) in enumerate(zip(params, args.defaults, values)):
+        if _written_as(fn.parsed, node, value):
+            continue
+        if type(value) in (bool, int, float) and np.isfinite(value) or value is None:
+            args.defaults[k] = const(value)
+        else:
+            bound = fn.namer.fresh(f"{param.id}_default")
+            fn.namespace[bound] = value
+            args.defaults[k] = name(bound)
+
+
+def _written_as(parsed, node, value):
+    """Whether the default expression ``node`` is a literal, or a name or attribute
+    chain that denotes ``value`` itself."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    if isinstance(node, gast.Constant):
+        return True
+    return isinstance(node, (gast.Name, gast.Attribute)) and parsed.resolve(node) is value
 
 
 class Namer:

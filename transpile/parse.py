@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import defaults, higher, lambda_source, stack_room, varargs
-from transpile.errors import TranspileError
-from transpile.nodes import descendants, function_def
+from transpile import higher, lambda_source, stack_room, varargs
+from transpile.errors import TranspileError, UndefinedName
+from transpile.nodes import descendants, function_def, name_nodes
 
 MISSING = object()
 
@@ -133,12 +133,40 @@ def assigned_names(tree) -> set:
 def stage(fn, ctx):
     """Read the source of ``ctx.func``."""
     fn.parsed = run(ctx.func)
-    defaults.run(fn, ctx.func)
     if ctx.varargs is not None:
         fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
     fn.parsed.bound.update(ctx.functions)
     higher.prepare(fn.parsed, ctx.func)  # a gradient differentiated again
+    refuse_undefined(fn.parsed)
     return fn
+
+
+def refuse_undefined(parsed) -> None:
+    """Raise ``UndefinedName`` for the first free name the body reads that denotes
+    nothing: the generated code must not give it a meaning of its own (its ``np`` is
+    numpy), nor differentiate around it as if it were a constant."""
+    local, lookup = parsed.local_names, parsed.lookup
+    for stmt in parsed.tree.body:
+        for node in name_nodes(stmt):
+            if node.id in local or not isinstance(node.ctx, gast.Load):
+                continue
+            if lookup(node.id) is MISSING and node not in _annotations(stmt):
+                raise UndefinedName(
+                    node.id,
+                    filename=parsed.filename,
+                    lineno=getattr(node, "lineno", 1) + parsed.line_offset,
+                    function=parsed.name,
+                )
+
+
+def _annotations(stmt) -> list:
+    """The names inside annotations in ``stmt``: a local's is never evaluated."""
+    found = []
+    for node in descendants(stmt):
+        for value in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if isinstance(value, gast.AST):
+                found.extend(name_nodes(value))
+    return found
 
 
 def run(func) -> Parsed:

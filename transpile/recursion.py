@@ -32,7 +32,16 @@ class Frame:
         self.root = depth  # the lowest frame its functions refer to before it is built
         self.generated = None  # once built
         self.members = []  # frames built that refer to this one: closed with it
-        self.stand_in = StandIn(self)
+        self._stand_in = None
+
+    @property
+    def stand_in(self):
+        """The ``StandIn`` a recursive call gets, made when one asks: it and the frame
+        refer to each other, a cycle no transpilation without recursion should leave
+        for the collector (``close`` breaks it once the placeholders are filled)."""
+        if self._stand_in is None:
+            self._stand_in = StandIn(self)
+        return self._stand_in
 
     def matches(self, func, key):
         return self.func is func and self.key == key
@@ -118,6 +127,8 @@ def close(stack, frame, generated):
         for gen in (member.generated, member.generated.extra):
             if gen is not None:
                 _link(gen, reads)
+    for member in group:
+        member._stand_in = None  # its placeholders are filled: the cycle goes
     return group
 
 

@@ -14,7 +14,8 @@ import threading
 
 import numpy as np
 
-from transpile import api, emit, function_cache, higher, jacobians
+from transpile import api, dispatch, emit, function_cache, higher, jacobians
+from transpile.errors import UndefinedName
 from transpile_runtime import ops
 from transpile_runtime.structure import flatten, resolve_wrt
 
@@ -44,13 +45,14 @@ def _inner_product(f, indices, as_tuple):
     ``<grad f(*args), v>``; its source is readable like any generated code."""
     params = _positional(f)
     taken = set(params)
-    v, g, grad_name, ops_name = (_fresh(n, taken) for n in ("v", "g", f"d{f.__name__}", "ops"))
+    base = f.__name__ if f.__name__.isidentifier() else "f"  # a lambda's is "<lambda>"
+    v, g, grad_name, ops_name = (_fresh(n, taken) for n in ("v", "g", f"d{base}", "ops"))
     # ops.inner: the sum of g * v over arrays, and over dicts and lists of them
     terms = f"{ops_name}.inner({g}, {v})"
-    name = f"{f.__name__}_grad_dot"
+    name = f"{base}_grad_dot"
     args = ", ".join(params)
     source = f"def {name}({args}, {v}):\n    {g} = {grad_name}({args})\n    return {terms}\n"
-    gradient = api.grad(f, wrt=tuple(indices) if as_tuple else indices[0])
+    gradient = api.strict(api.grad(f, wrt=tuple(indices) if as_tuple else indices[0]))
     bound = {grad_name: gradient, ops_name: ops}
     fn = emit.compile_function(source, name, {}, bound, f"{name}, for hvp of {f.__name__}")
     fn.__transpile_keep__ = gradient
@@ -68,10 +70,27 @@ def _hvp_of(f, wrt):
     if found is not None:
         return found
     inner = _inner_product(f, indices, as_tuple)
-    made = api.grad(inner, wrt=tuple(indices) if as_tuple else indices[0])
+    made = _v_checked(api.grad(inner, wrt=tuple(indices) if as_tuple else indices[0]), key)
     made.__transpile_inner__ = inner  # the inner product: what the products differentiate
     with _LOCK:
         return _CACHE.setdefault(f, {}).setdefault(key, made)
+
+
+def _v_checked(gradient, key):
+    """``gradient`` (of the inner product), refusing a ``v`` not shaped like the
+    arguments it goes with: it would broadcast into a wrong product. The gradient's
+    attributes come along, so that ``source`` shows it and ``grad`` differentiates it."""
+    indices, as_tuple = key
+    fname = gradient.__name__  # (not checked.__name__: a function referring to itself)
+
+    @functools.wraps(gradient)
+    def checked(*args):
+        if args:
+            api.check_tangent(args, indices, as_tuple, fname, what="v")
+        return gradient(*args)
+
+    del checked.__wrapped__  # not the function itself: what inspect.unwrap must not find
+    return checked
 
 
 def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
@@ -90,6 +109,15 @@ def hvp(f=None, wrt=0, has_grad=False, mode="forward"):
         return lambda g: hvp(g, wrt=wrt, has_grad=has_grad, mode=mode)
     if mode not in ("forward", "reverse"):
         raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
+    try:
+        return _hvp_made(f, wrt, has_grad, mode)
+    except UndefinedName as exc:  # a name f reads is not defined yet: wait for it
+        build = functools.partial(_hvp_made, f, wrt, has_grad, mode)
+        return api.until_defined(f, build, True, exc)
+
+
+def _hvp_made(f, wrt, has_grad, mode):
+    f = api.strict(f)  # hvp(grad(g)) of a g waiting for a name: made once it is defined
     if mode == "reverse":
         if has_grad:
             raise ValueError("has_grad=True is forward over reverse: use mode='forward'")
@@ -107,10 +135,32 @@ def _grad_and_hvp(f, wrt):
     if found is not None:
         return found
     wrt = tuple(indices) if as_tuple else indices[0]
-    made = api.jvp(api.grad(f, wrt=wrt), wrt=wrt)
+    gradient = api.strict(api.grad(f, wrt=wrt))
+    made = _like_arguments(api.strict(api.jvp(gradient, wrt=wrt)), indices, as_tuple)
     made.__transpile_product__ = _second_of(made, f)
     with _LOCK:
         return _CACHE.setdefault(target, {}).setdefault(key, made)
+
+
+def _like_arguments(pair, indices, as_tuple):
+    """``pair`` (the tangent of the gradient), returning the gradient and ``H v`` as a
+    gradient is returned: a 0-d array for a 0-d array argument, float32 for float32
+    (the tangent code computes in whatever precision the function's constants have)."""
+
+    @functools.wraps(pair)
+    def in_kind(*args):
+        gradient, product = pair(*args)
+        if not as_tuple:
+            given = args[indices[0]]
+            return dispatch.like_arrays(gradient, given), dispatch.like_arrays(product, given)
+        given = [args[i] for i in indices]
+        return (
+            tuple(dispatch.like_arrays(g, a) for g, a in zip(gradient, given)),
+            tuple(dispatch.like_arrays(p, a) for p, a in zip(product, given)),
+        )
+
+    del in_kind.__wrapped__  # not the function itself: what inspect.unwrap must not find
+    return in_kind
 
 
 def _second_of(pair, f):
@@ -159,10 +209,12 @@ def _columns(product, args, leaves, treedef, j):
     for k in range(int(np.prod(shape_j))):
         out, _ = flatten(product(*args, jacobians.basis(leaves, treedef, j, k)))
         for i, part in enumerate(out):
-            parts[i].append(np.asarray(part, dtype=float))
+            parts[i].append(np.asarray(part, dtype=jacobians.precision(leaves[i], leaves[j])))
     return [
         np.stack(col, axis=-1).reshape(np.shape(leaves[i]) + shape_j)
         if col
-        else np.zeros(np.shape(leaves[i]) + shape_j)
+        else np.zeros(
+            np.shape(leaves[i]) + shape_j, dtype=jacobians.precision(leaves[i], leaves[j])
+        )
         for i, col in enumerate(parts)
     ]

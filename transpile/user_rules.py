@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile.nodes import clone, name
+from transpile.nodes import clone, const, name
 from transpile.parse import MISSING
 from transpile.template import Template
 
@@ -95,8 +95,47 @@ def defvjp(fn, *adjoints):
         if a is not None and not callable(a):
             raise TypeError(f"defvjp: an adjoint must be a function or None, got {a!r}")
     _check_arity(fn, len(adjoints))
+    for i, a in enumerate(adjoints):
+        if a is not None:
+            _check_adjoint_signature(fn, a, i)
     _register(UserRule(fn, "vjp", tuple(adjoints)))
     return fn
+
+
+def _check_adjoint_signature(fn, adjoint, index):
+    """Refuse an adjoint that cannot take ``(g, ans, *args)``: an autograd-style curried
+    rule ``lambda ans, x: lambda g: ...`` takes one argument too few."""
+    needed = _required_positional(fn)
+    try:
+        params = inspect.signature(adjoint).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if needed is None or any(p.kind is p.VAR_POSITIONAL for p in params):
+        return
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    taken = [p.name for p in params if p.kind in kinds]
+    if len(taken) >= 2 + needed:
+        return
+    fname = getattr(fn, "__name__", repr(fn))
+    args = ", ".join(_positional(fn)[: max(needed, 1)]) or "x"
+    raise TypeError(
+        f"defvjp: the adjoint for argument {index} of {fname} takes ({', '.join(taken)}), but "
+        f"it is called as adjoint(g, ans, {args}): g the adjoint of the result ans = "
+        f"{fname}({args}), then the arguments; write `lambda g, ans, {args}: ...` (an "
+        f"autograd-style `lambda ans, {args}: lambda g: ...` becomes that)"
+    )
+
+
+def _required_positional(fn):
+    """How many positional arguments every call of ``fn`` passes, or None if unknown."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return sum(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        for p in params
+    )
 
 
 def _check_arity(fn, count):
@@ -300,13 +339,16 @@ def adjoint_lines(found, call, target, d_target, adjoint_of, bind, ops_name):
             )
         value = _call(found, adjoint, (index, pname, "vjp"), (d_target, target), call, bind)
         if data > 1:
-            value = gast.Call(
-                func=gast.Attribute(value=name(ops_name), attr="unbroadcast", ctx=gast.Load()),
-                args=[value, clone(node)],
-                keywords=[],
-            )
+            value = _ops_call(ops_name, "unbroadcast", [value, clone(node)])
+        checked = [value, clone(node), const(found.name), const(pname)]
+        value = _ops_call(ops_name, "contribution", checked)  # shaped like the argument
         out.append(gast.AugAssign(target=name(adj, gast.Store()), op=gast.Add(), value=value))
     return out
+
+
+def _ops_call(ops_name, helper, args):
+    func = gast.Attribute(value=name(ops_name), attr=helper, ctx=gast.Load())
+    return gast.Call(func=func, args=args, keywords=[])
 
 
 def tangent_terms(found, call, target, tangent_of, bind):

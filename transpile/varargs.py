@@ -40,15 +40,22 @@ def spread(parsed, how):
     """``parsed`` with its ``*args`` parameter made ``how`` plain ones (``how`` a count,
     or a ``Spread``, which may also name the keywords of its ``**kwargs``)."""
     count, keys = (how.count, how.keys) if isinstance(how, Spread) else (how, ())
+    if count is not None and parsed.tree.args.vararg is not None:
+        parsed = _spread_positional(parsed, count)
     if keys and parsed.tree.args.kwarg is not None:
-        parsed = _spread_keywords(parsed, keys)
-    if count is None or parsed.tree.args.vararg is None:
-        return parsed
+        parsed = _spread_keywords(parsed, keys)  # after them, as Python binds keywords
+    return parsed
+
+
+def _spread_positional(parsed, count):
+    """``*args`` made ``count`` parameters, and ``args = (args0, ...)`` first."""
     tree = parsed.tree
     names = spread_names(tree, count)
     vararg = tree.args.vararg.id
     tree.args.args = tree.args.args + [name(n, gast.Param()) for n in names]
     tree.args.vararg = None
+    if names:  # the call fills every parameter before them: their defaults never apply
+        tree.args.defaults = []
     packed = assign(vararg, gast.Tuple(elts=[name(n) for n in names], ctx=gast.Load()), tree)
     tree.body.insert(0, packed)
     return dataclasses.replace(parsed, local_names=parsed.local_names | set(names))
@@ -70,6 +77,8 @@ def _spread_keywords(parsed, keys):
         )
     tree.args.args = tree.args.args + [name(k, gast.Param()) for k in keys]
     tree.args.kwarg = None
+    if tree.args.defaults:  # passed by keyword, always: a default only keeps the def valid
+        tree.args.defaults = tree.args.defaults + [const(None) for _ in keys]
     packed = gast.Dict(keys=[const(k) for k in keys], values=[name(k) for k in keys])
     tree.body.insert(0, assign(kwarg, packed, tree))
     return dataclasses.replace(parsed, local_names=parsed.local_names | set(keys))

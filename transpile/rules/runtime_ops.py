@@ -79,6 +79,12 @@ def cotangent(y, dout, _out):
     t[y] += t[dout]
 
 
+@rule(ops.contribution, shape=VARIES, passes=True)
+def contribution(y, value, _arg, _rule, _param):
+    d[value] += d[y]
+    t[y] += t[value]
+
+
 @rule(ops.like, shape=VARIES, passes=True)
 def like(y, g, _x):
     d[g] += ops.like(d[y], g)
