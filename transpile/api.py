@@ -292,7 +292,7 @@ def _jvp_made(f, wrt, verbose):
                 f"{fname}() takes the {len(params)} arguments of {f.__name__} and "
                 f"the tangent, {len(params) + 1} in all; {len(args)} were given"
             )
-        arguments.check(args[:-1], params, indices, entry.__name__)
+        arguments.check(args[:-1], params, indices, fname)
         check_tangent(args, indices, as_tuple, fname)
         sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
         version, made = by_sequences.get(sequences, (None, None))
