@@ -31,6 +31,7 @@ import numpy as np
 from transpile import (
     assert_grad_close,
     check_grad,
+    explain,
     grad,
     numeric_grad,
     source,
@@ -169,6 +170,15 @@ def self_distill(w, x):
 
 d_distill = grad(self_distill)
 source(d_distill)
+
+# %% [markdown]
+# `explain` says the same line by line: which lines have an adjoint (and which generated lines it
+# is), and why the others have none. Here the `target` line is stopped, the other two active.
+
+# %%
+report = explain(d_distill)
+assert [line.status for line in report] == ["active", "stopped", "active"]
+report
 
 # %% [markdown]
 # A finite-difference gradient only sees the function as it runs, where `stop_gradient` is the identity, so it

@@ -605,7 +605,7 @@ def _dot_is_matmul(x, y):
     return np.ndim(x) <= 2 and np.ndim(y) <= 2 or np.ndim(y) == 1
 
 
-@helper(fresh=True)
+@helper(fresh=True, linear=True, specialized=True)
 def dot_left(g, x, y):
     """Adjoint of ``x`` in ``np.dot(x, y)``."""
     if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
@@ -619,7 +619,7 @@ def dot_left(g, x, y):
     return np.tensordot(g, y, axes=(list(range(a - 1, a + b - 2)), list(range(b - 2)) + [b - 1]))
 
 
-@helper(fresh=True)
+@helper(fresh=True, linear=True, specialized=True)
 def dot_right(g, x, y):
     """Adjoint of ``y`` in ``np.dot(x, y)``."""
     if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
@@ -1883,3 +1883,303 @@ def unarray_cast(g, y, a):
     if dtype is not None and dtype.kind not in "fc":
         g = zeros_like(y)
     return unarray(g, a)
+
+
+# Helpers of the rules of adjoints (second derivatives; ``rules/runtime_adjoints.py``).
+
+
+def _inverse_transposed(a, what):
+    """``inv(a)^T`` for each matrix of ``a``, or NotImplementedError where ``a`` is singular
+    or ill-conditioned (the second derivative of ``what`` there is not supported)."""
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        inv = None
+    if inv is None or not _well_conditioned(a, inv):
+        raise NotImplementedError(
+            f"the second derivative of {what} at a singular or ill-conditioned matrix is "
+            "not supported"
+        )
+    return mT(inv)
+
+
+@helper(fresh=True)
+def undet_slope(g, h, y, a):
+    """The derivative of ``undet(g, y, a)`` in ``a`` (``y = det(a)`` following it) along
+    ``h``: ``g`` times the Hessian of det at each matrix of ``a`` applied to ``h``,
+    ``y (<a^-T, h> a^-T - a^-T h^T a^-T)``; the Hessian is symmetric, so this is also the
+    adjoint of that derivative for the cotangent ``h``."""
+    it = _inverse_transposed(a, "np.linalg.det")
+    cross = np.sum(it * h, axis=(-2, -1))
+    return _per_matrix(g * y) * (_per_matrix(cross) * it - it @ mT(h) @ it)
+
+
+@helper(fresh=True)
+def unslogdet_slope(g, h, a):
+    """The derivative of ``unslogdet(g, a)`` in ``a`` along ``h``, which is also its adjoint
+    for the cotangent ``h``: ``-g[1] a^-T h^T a^-T``."""
+    it = _inverse_transposed(a, "np.linalg.slogdet")
+    return -_per_matrix(g[1]) * (it @ mT(h) @ it)
+
+
+@helper(fresh=True)
+def unslogdet_cotangent(h, g, a):
+    """The adjoint of ``g`` in ``unslogdet(g, a)`` for the cotangent ``h``: nothing for the
+    sign, ``<a^-T, h>`` for the logdet of each matrix."""
+    return [zeros_like(g[0]), np.sum(mT(np.linalg.inv(a)) * h, axis=(-2, -1))]
+
+
+@helper(fresh=True)
+def untensordot_a(g, a, b, axes):
+    """Adjoint of ``a`` in ``np.tensordot(a, b, axes)`` (``a`` read for its shape)."""
+    return untensordot(g, a, b, axes, 0)
+
+
+@helper(fresh=True)
+def untensordot_b(g, a, b, axes):
+    """Adjoint of ``b`` in ``np.tensordot(a, b, axes)`` (``b`` read for its shape)."""
+    return untensordot(g, a, b, axes, 1)
+
+
+@helper(fresh=True)
+def unkron_a(g, a, b):
+    """Adjoint of ``a`` in ``np.kron(a, b)`` (``a`` read for its shape)."""
+    return unkron(g, a, b, 0)
+
+
+@helper(fresh=True)
+def unkron_b(g, a, b):
+    """Adjoint of ``b`` in ``np.kron(a, b)`` (``b`` read for its shape)."""
+    return unkron(g, a, b, 1)
+
+
+@helper(fresh=True)
+def uneinsum_others(h, g, subscripts, operands, index):
+    """The adjoints of the operands in ``uneinsum_any(g, subscripts, operands, index)`` for
+    the cotangent ``h``, a list: that function is linear in each operand but ``index``'s
+    (read for its shape: its entry is zeros), ``<h, uneinsum_any(g, ...)>`` being
+    ``<g, einsum(subscripts, ...)>`` with ``h`` for operand ``index``."""
+    given = replaced(operands, index, h)
+    return [
+        zeros_like(o) if k == index else uneinsum_any(g, subscripts, given, k)
+        for k, o in enumerate(operands)
+    ]
+
+
+@helper(fresh=True)
+def uneinsum_tangent(g, subscripts, operands, tangents, index):
+    """The tangent of ``uneinsum_any(g, subscripts, operands, index)`` along the operands'
+    ``tangents`` (``index``'s own is read for its shape only)."""
+    out = zeros_like(operands[index])
+    for k, tk in enumerate(tangents):
+        if k != index:
+            out = out + uneinsum_any(g, subscripts, replaced(operands, k, tk), index)
+    return out
+
+
+def _norm_curvature(x, ord, axis):
+    """``(p - 1, axes)`` for ``np.linalg.norm(x, ord, axis)``, whose slope ``unnorm_ord``
+    gives is ``sign(x) (|x| / y) ** (p - 1)``: ``p - 1`` is 0 for the norms whose slope is
+    piecewise constant (``ord`` 0, 1, inf of vectors; 1, inf of matrices)."""
+    nd = np.ndim(x)
+    if axis is None:
+        axis = tuple(range(nd)) if ord is None or nd == 1 else (0, 1)
+    axes = _axes(nd, axis)
+    if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
+        return 1.0, axes
+    if ord in (1, -1, math.inf, -math.inf) or (ord == 0 and len(axes) == 1):
+        return 0.0, axes
+    if len(axes) == 2:
+        raise NotImplementedError(
+            f"the second derivative of np.linalg.norm with ord={ord!r} of matrices is not supported"
+        )
+    return float(ord) - 1.0, axes
+
+
+def _kept(v, x, axes, keepdims):
+    return v if keepdims else np.expand_dims(_lift(v, x), axes)
+
+
+@helper(fresh=True)
+def unnorm_slope(g, h, y, x, ord=None, axis=None, keepdims=False):
+    """The derivative of ``unnorm_ord(g, y, x, ord, axis, keepdims)`` in ``x`` (``y``
+    held) along ``h``: ``g (p - 1) (|x| / y) ** (p - 2) / y h``, elementwise, so also its
+    adjoint for the cotangent ``h``."""
+    c, axes = _norm_curvature(x, ord, axis)
+    if c == 0.0:
+        return zeros_like(x)
+    g, y = _kept(g, x, axes, keepdims), _kept(y, x, axes, keepdims)
+    return g * h * (c * (np.abs(x) / y) ** (c - 1.0) / y)
+
+
+@helper(fresh=True)
+def unnorm_norm_adjoint(h, g, y, x, ord=None, axis=None, keepdims=False):
+    """The adjoint of ``y`` in ``r = unnorm_ord(g, y, x, ...)`` for the cotangent ``h``:
+    ``-(p - 1) sum(h r / y)`` over the norm's axes."""
+    c, axes = _norm_curvature(x, ord, axis)
+    r = unnorm_ord(g, y, x, ord, axis, keepdims)
+    return -c * np.sum(h * r / _kept(y, x, axes, keepdims), axis=axes, keepdims=keepdims)
+
+
+@helper(fresh=True)
+def unnorm_norm_tangent(g, ty, y, x, ord=None, axis=None, keepdims=False):
+    """The tangent of ``unnorm_ord(g, y, x, ...)`` along the tangent ``ty`` of ``y``."""
+    c, axes = _norm_curvature(x, ord, axis)
+    r = unnorm_ord(g, y, x, ord, axis, keepdims)
+    return r * (-c * _kept(ty, x, axes, keepdims) / _kept(y, x, axes, keepdims))
+
+
+@helper(fresh=True)
+def unspread(h, g):
+    """The adjoint of ``g`` in ``spread(g, items)`` for the cotangent ``h`` (one entry per
+    item): the entries broadcast back to ``g``'s shape and added."""
+    total = zeros_like(g)
+    for v in h:
+        total = add(total, unreduce(v, g))
+    return total
+
+
+@helper(fresh=True)
+def unhead(h, g):
+    """The adjoint of ``g`` in ``head(g, x)`` for the cotangent ``h``: ``h``'s entries, then
+    zeros for the entries of ``g`` that ``head`` left out."""
+    return [*h, *(zeros_like(v) for v in g[len(h) :])]
+
+
+@helper(fresh=True)
+def untail(h, g):
+    """The adjoint of ``g`` in ``tail(g, y)`` for the cotangent ``h``."""
+    return [*(zeros_like(v) for v in g[: len(g) - len(h)]), *h]
+
+
+@helper(shares=True)
+def reunrepeat(h, g):
+    """The adjoint of ``g`` in ``unrepeat(g, x)`` for the cotangent ``h``: each copy of an
+    item gets that item's entry."""
+    return [h[k % len(h)] for k in range(len(g))]
+
+
+@helper(fresh=True)
+def rejoin(h, how):
+    """The adjoint of ``g`` in ``unjoin(g, arrays, how)`` for the cotangent ``h``: the join."""
+    join = {"h": np.hstack, "d": np.dstack, "column": np.column_stack}[how]
+    return join(h)
+
+
+@helper(fresh=True)
+def reatleast(h, g, index):
+    """The adjoint of ``g`` in ``unatleast(g, arrays, index)`` for the cotangent ``h``."""
+    if not isinstance(g, (list, tuple)):
+        return np.reshape(h, np.shape(g))
+    return [np.reshape(h, np.shape(v)) if k == index else zeros_like(v) for k, v in enumerate(g)]
+
+
+@helper(fresh=True)
+def rediff(h, a, n=1, axis=-1, prepend=None, append=None, which=0):
+    """The adjoint of ``g`` in ``undiff(g, a, n, axis, prepend, append, which)`` for the
+    cotangent ``h``: the differences with ``h`` in place of operand ``which`` and zeros for
+    the others."""
+    parts = [None if v is None else zeros_like(v) for v in (a, prepend, append)]
+    parts[which] = h
+    return diff(parts[0], n, axis, parts[1], parts[2])
+
+
+@helper(fresh=True)
+def reappend(h, arr, values, axis=None, which=0):
+    """The adjoint of ``g`` in ``unappend(g, arr, values, axis, which)`` for the cotangent
+    ``h``: ``np.append`` with ``h`` in place of operand ``which`` and zeros for the other."""
+    parts = [zeros_like(arr), zeros_like(values)]
+    parts[which] = h
+    return np.append(parts[0], parts[1], axis)
+
+
+@helper(fresh=True)
+def uninner_a(g, a, b):
+    """Adjoint of ``a`` in ``np.inner(a, b)`` (``a`` read for its shape)."""
+    return uninner(g, a, b, 0)
+
+
+@helper(fresh=True)
+def uninner_b(g, a, b):
+    """Adjoint of ``b`` in ``np.inner(a, b)`` (``b`` read for its shape)."""
+    return uninner(g, a, b, 1)
+
+
+@helper(fresh=True)
+def uncumprod_slope(g, h, a, axis=None):
+    """The gradient in ``a`` of ``<g, J(a) h>``, ``J(a)`` the Jacobian of ``np.cumprod(a,
+    axis)``: the derivative of ``uncumprod(g, cumprod(a), a, axis)`` (``J(a)^T g``) along
+    ``h``, and also its adjoint for the cotangent ``h`` (the second derivative is
+    symmetric). Entry ``k`` is ``sum_{j >= k} g[j] sum_{i <= j, i != k} h[i]
+    prod_{l <= j, l != i, k} a[l]``: the tangent of the products with ``a[k]`` set to 1
+    along ``h`` with ``h[k]`` set to 0, exact where entries of ``a`` are 0."""
+    if axis is None:
+        flat = uncumprod_slope(np.ravel(g), np.ravel(h), np.ravel(a), 0)
+        return np.reshape(flat, np.shape(a))
+    a, g, h = (np.moveaxis(v, axis, -1) for v in (a, g, h))  # h is shaped like a
+    n = a.shape[-1]
+    out = np.zeros_like(a * h)
+    for k in range(n):
+        ak, hk = a.copy(), h.copy()
+        ak[..., k], hk[..., k] = 1, 0
+        product, tangent = ak[..., 0], hk[..., 0]
+        total = g[..., 0] * tangent if k == 0 else 0.0
+        for j in range(1, n):  # the tangent of cumprod(ak) along hk, entry j
+            tangent = tangent * ak[..., j] + product * hk[..., j]
+            product = product * ak[..., j]
+            if j >= k:
+                total = total + g[..., j] * tangent
+        out[..., k] = total
+    return np.moveaxis(out, -1, axis)
+
+
+@helper(fresh=True)
+def reaverage(h, g, a, axis=None, weights=None, keepdims=False, returned=False):
+    """The adjoint of ``g`` in ``unaverage(g, a, axis, weights, keepdims, returned)`` for
+    the cotangent ``h`` (the weights held): ``h`` times each entry's share, summed."""
+    mine = g[0] if returned else g
+    share = unaverage(np.ones_like(mine), a, axis, weights, keepdims)
+    out = unbroadcast(np.sum(h * share, axis=axis, keepdims=keepdims), mine)
+    return [out, zeros_like(g[1])] if returned else out
+
+
+def _cholesky_lower(y, upper):
+    """The lower factor of ``y = cholesky(a, upper=upper)`` and its inverse."""
+    low = mT(y) if upper else y
+    return low, np.linalg.inv(low)
+
+
+@helper(fresh=True)
+def uncholesky_cotangent(h, y, upper=False):
+    """The adjoint of ``g`` in ``uncholesky(g, y, upper)`` for the cotangent ``h``:
+    ``L Phi(L^-1 (Phi(h) + Phi(h)^T) L^-T)`` (``Phi``: the lower triangle, its diagonal
+    halved; ``uncholesky`` is ``Phi`` of that map's transpose, read backwards)."""
+    low, inv = _cholesky_lower(y, upper)
+    half = _lower_half(mT(h) if upper else h)
+    out = low @ _lower_half(inv @ (half + mT(half)) @ mT(inv))
+    return mT(out) if upper else out
+
+
+@helper(fresh=True)
+def uncholesky_factor_adjoint(h, g, y, upper=False):
+    """The adjoint of ``y`` in ``uncholesky(g, y, upper)`` for the cotangent ``h``:
+    ``g Phi(Z)^T - L^-T (P + P^T) Z`` with ``P = Phi(L^T g)`` and
+    ``Z = L^-1 (Phi(h) + Phi(h)^T) L^-T``."""
+    low, inv = _cholesky_lower(y, upper)
+    gl, half = (mT(g), _lower_half(mT(h))) if upper else (g, _lower_half(h))
+    z = inv @ (half + mT(half)) @ mT(inv)
+    p = _lower_half(mT(low) @ gl)
+    out = gl @ mT(_lower_half(z)) - mT(inv) @ (p + mT(p)) @ z
+    return mT(out) if upper else out
+
+
+@helper(fresh=True)
+def uncholesky_factor_tangent(g, ty, y, upper=False):
+    """The tangent of ``uncholesky(g, y, upper)`` along the tangent ``ty`` of ``y``."""
+    low, inv = _cholesky_lower(y, upper)
+    gl, tl = (mT(g), mT(ty)) if upper else (g, ty)
+    it = mT(inv)
+    p = _lower_half(mT(low) @ gl)
+    full = it @ (_lower_half(mT(tl) @ gl) - mT(tl) @ it @ p - p @ inv @ tl) @ inv
+    out = _lower_half(full + mT(full))
+    return mT(out) if upper else out

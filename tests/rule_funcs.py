@@ -1395,6 +1395,10 @@ def sh_linalg_matrix_transpose(x, c):
     return np.sum(np.linalg.matrix_transpose(x) * c)
 
 
+def sh_mT(x, c):
+    return np.sum(x.mT * c)
+
+
 def sh_linalg_matmul(x, y, c):
     return np.sum(np.linalg.matmul(x, y) * c)
 

@@ -165,10 +165,13 @@ def test_corpus_case_on_dask_arrays(case):
     dout = _dout(case, args, rng)
     args = tuple(args)
     if np.ndim(forward) == 0:
-        _run(grad(case.func, wrt=case.wrt), args, dask_args, "grad", tol, computes)
-        made = value_and_grad(case.func, wrt=case.wrt)
+        cut = case.allow_unused
+        _run(
+            grad(case.func, wrt=case.wrt, allow_unused=cut), args, dask_args, "grad", tol, computes
+        )
+        made = value_and_grad(case.func, wrt=case.wrt, allow_unused=cut)
         _run(made, args, dask_args, "value_and_grad", tol, computes, forward)
-    g = vjp(case.func, wrt=case.wrt)
+    g = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
     args, dask_args = _with_defaults(case.func, args), _with_defaults(case.func, dask_args)
     _run(g, args + (dout,), dask_args + (chunked(dout),), "vjp", tol, computes)
 
@@ -264,10 +267,11 @@ def test_corpus_gradient_on_a_local_distributed_cluster(case, cluster_client):
     _forward_or_skip(case, args)
     tol = _tolerance(args)
     if np.ndim(case.func(*copy.deepcopy(args))) == 0:
-        made, extra, dask_extra = grad(case.func, wrt=case.wrt), (), ()
+        made = grad(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
+        extra, dask_extra = (), ()
     else:
         dout = _dout(case, args, rng)
-        made = vjp(case.func, wrt=case.wrt)
+        made = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
         args = _with_defaults(case.func, args)
         extra, dask_extra = (dout,), (chunked(dout),)
     want = made(*copy.deepcopy(args), *extra)

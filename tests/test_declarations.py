@@ -198,6 +198,7 @@ SAMPLES = {
     "reduced_size": lambda r: (r.normal(size=(3, 4)), 1),
     "untake": lambda r: (r.normal(size=(2, 3)), r.normal(size=(4, 3)), np.array([0, 2]), 0),
     "dot_left": lambda r: (r.normal(size=(2, 4)), r.normal(size=(2, 3)), r.normal(size=(3, 4))),
+    "dot_right": lambda r: (r.normal(size=(2, 4)), r.normal(size=(2, 3)), r.normal(size=(3, 4))),
     "unvar": lambda r: (r.normal(size=(3,)), r.normal(size=(3, 4)), 1),
     "uncumsum": lambda r: (r.normal(size=(3, 4)), r.normal(size=(3, 4)), 1),
     "unroll": lambda r: (r.normal(size=(5,)), 2),

@@ -27,7 +27,7 @@ from test_corpus import _wrt_indices
 from test_rules import ROWS, _cases
 from variants import call_twice
 
-from transpile import TranspileError, jacobian, jvp, source, vjp
+from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp, source, vjp
 
 CASES = corpus_straight.CASES + corpus_control.CASES + corpus_straight.VJP_CASES
 
@@ -91,7 +91,7 @@ def test_jvp(case):
         expected = fd.inner(tuple(closed), tangents)
         fd.assert_close(float(tangent_out), expected, **tol, path="jvp vs <grad, v>")
     dout = rng.standard_normal(np.shape(expected_out))
-    cotangent = vjp(case.func, wrt=case.wrt)(*args, dout)
+    cotangent = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)(*args, dout)
     cotangent = cotangent if as_tuple else (cotangent,)
     lhs = float(np.sum(dout * np.asarray(tangent_out, np.float64)))
     rhs = fd.inner(tuple(cotangent), tangents)
@@ -211,3 +211,39 @@ def test_tangent_code_leaves_numpy_defaults_unwritten():
     text = source(g)
     assert "axis=None" not in text and "keepdims=False" not in text, text
     assert "axis=1" in text
+
+
+FORWARD_CALLS = [
+    F.mutual_recursion,
+    F.recursion_swapping_arguments,
+    F.varargs_helper,
+    F.kwargs_helper,
+    F.keyword_skipping_a_default,
+    F.method_calling_a_method,
+    F.object_made_inside,
+]
+
+
+@pytest.mark.parametrize("f", FORWARD_CALLS, ids=lambda f: f.__name__)
+def test_jvp_through_recursion_varargs_and_methods(f):
+    # (issue 19) forward mode refused recursion, *args/**kwargs helpers and self.apply()
+    x = np.array([0.6, -0.4, 0.9])
+    forward = jvp(f)
+    for call, v in (("first call", np.array([0.3, 0.8, -0.5])), ("later call", x[::-1].copy())):
+        value, tangent = forward(x.copy(), v)
+        fd.assert_close(value, f(x.copy()), rtol=1e-12, atol=1e-14, path=call)
+        fd.assert_close(tangent, fd.numeric_jvp(f, (x,), (0,), (v,)), rtol=1e-6, path=call)
+    assert np.array_equal(x, [0.6, -0.4, 0.9])
+
+
+@pytest.mark.parametrize("f", FORWARD_CALLS[:4] + FORWARD_CALLS[5:], ids=lambda f: f.__name__)
+def test_hvp_through_recursion_varargs_and_methods(f):
+    # forward over reverse: the gradient's recursive pair and its *args callee, in tangent
+    # mode; against central differences of the gradient
+    x, v = np.array([0.6, -0.4, 0.9]), np.array([0.3, 0.8, -0.5])
+    first = grad(f)
+    expected = fd.numeric_jvp(lambda a: first(a), (x,), (0,), (v,))
+    for _ in range(2):
+        fd.assert_close(hvp(f)(x.copy(), v), expected, rtol=1e-5, atol=1e-7)
+        fd.assert_close(hvp(f, has_grad=True)(x.copy(), v)[1], expected, rtol=1e-5, atol=1e-7)
+        fd.assert_close(hessian(f)(x.copy()) @ v, expected, rtol=1e-5, atol=1e-7)

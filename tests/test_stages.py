@@ -386,6 +386,20 @@ def test_activity_does_both_halves():
 
 
 # --------------------------------------------------------------------------
+# cuts
+
+
+def test_cuts_records_each_wrt_parameter_with_no_path_and_what_cuts_it():
+    import explain_funcs
+
+    assert built(S.partly_active, "cuts", wrt=(0, 1)).cuts == ()  # both reach the output
+    (found,) = built(explain_funcs.int_cut, "cuts").cuts
+    assert found.param == "w"
+    assert [(c.kind, c.what) for c in found.cuts] == [("integer", "int()")]
+    assert found.cuts[0].line == explain_funcs.line_of(explain_funcs.int_cut, "n = int")
+
+
+# --------------------------------------------------------------------------
 # aliasing
 
 

@@ -156,9 +156,12 @@ def test_corpus_case_on_strict_arrays(case):
     strict_dout = strict(dout)
     args = tuple(args)
     if np.ndim(case.func(*copy.deepcopy(args))) == 0:
-        _run(grad(case.func, wrt=case.wrt), args, strict_args, "grad", tol, allowed)
+        cut = case.allow_unused
         _run(
-            value_and_grad(case.func, wrt=case.wrt),
+            grad(case.func, wrt=case.wrt, allow_unused=cut), args, strict_args, "grad", tol, allowed
+        )
+        _run(
+            value_and_grad(case.func, wrt=case.wrt, allow_unused=cut),
             args,
             strict_args,
             "value_and_grad",
@@ -166,7 +169,7 @@ def test_corpus_case_on_strict_arrays(case):
             allowed,
             forward,
         )
-    g = vjp(case.func, wrt=case.wrt)
+    g = vjp(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
     args, strict_args = _with_defaults(case.func, args), _with_defaults(case.func, strict_args)
     _run(g, args + (dout,), strict_args + (strict_dout,), "vjp", tol, allowed)
 

@@ -9,7 +9,10 @@ second derivatives (``grad(grad(f))`` works too); ``jvp`` is forward mode and
 
 from transpile.api import grad, jvp, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
+from transpile.cuts import CutGradientWarning
 from transpile.errors import TranspileError
+from transpile.explain import explain
+from transpile.export import ExportError, export
 from transpile.jacobians import jacobian
 from transpile.second_order import hessian, hvp
 from transpile.template import d
@@ -17,6 +20,8 @@ from transpile.user_rules import defvjp, nondifferentiable, rule
 from transpile_runtime import checkpoint, insert_grad_of, stop_gradient
 
 __all__ = [
+    "CutGradientWarning",
+    "ExportError",
     "GradReport",
     "TranspileError",
     "assert_grad_close",
@@ -24,6 +29,8 @@ __all__ = [
     "checkpoint",
     "d",
     "defvjp",
+    "explain",
+    "export",
     "grad",
     "hessian",
     "hvp",

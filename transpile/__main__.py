@@ -1,6 +1,8 @@
 """Command line: print the generated gradient of a function in a file.
 
 python -m transpile path/to/file.py:func [--wrt a,b] [--mode grad|vjp] [--dump STAGE]
+python -m transpile path/to/file.py:func --explain     (why each line has an adjoint or none)
+python -m transpile path/to/file.py:func -o out.py     (the gradient as a module: export)
 python -m transpile --demo
 python -m transpile --rules
 """
@@ -130,6 +132,19 @@ def main(argv=None) -> int:
         "--stages", action="store_true", help="list the compiler's stages, in order"
     )
     parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="say for every line whether it has an adjoint, and if not, why",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="OUT.py", help="write the gradient as a module (export)"
+    )
+    parser.add_argument(
+        "--standalone",
+        action="store_true",
+        help="with -o: copy the runtime helpers in, so that the module needs numpy alone",
+    )
+    parser.add_argument(
         "--rules",
         action="store_true",
         help="list every function, method and operator with a derivative rule",
@@ -158,6 +173,8 @@ def main(argv=None) -> int:
     func = getattr(_load(path), func_name)
     from transpile import api, pipeline
     from transpile.errors import TranspileError
+    from transpile.explain import explain
+    from transpile.export import ExportError, export
     from transpile_runtime.structure import resolve_wrt
 
     try:
@@ -168,8 +185,15 @@ def main(argv=None) -> int:
             make = {"grad": api.grad, "value_and_grad": api.value_and_grad, "vjp": api.vjp}[
                 args.mode
             ]
-            print(api.source(make(func, wrt=_wrt(args.wrt))))
-    except TranspileError as exc:
+            made = make(func, wrt=_wrt(args.wrt), allow_unused=args.explain)
+            if args.explain:
+                print(explain(made), end="")
+            if args.output:
+                export(made, args.output, standalone=args.standalone)
+                print(f"wrote {args.output}", file=sys.stderr)
+            if not (args.explain or args.output):
+                print(api.source(made))
+    except (TranspileError, ExportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

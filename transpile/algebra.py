@@ -7,11 +7,18 @@ size of the batch, where ``y - p`` is the same value (``a (1 - p) - (1 - a) p = 
 for any numbers). Once specialization has removed the shape helpers that stood
 between the terms, ``complements`` rewrites it so; the temporaries it no longer reads
 are then dead code.
+
+``held_calls`` reads a value where the body already holds it: a rule's template
+recomputes what the primal may have named (the adjoint of ``np.sin(x) * np.cos(x)``
+calls ``np.sin(x)`` and ``np.cos(x)`` again), where a hand-written gradient reads the
+names it has.
 """
 
 import gast
+import numpy as np
 
-from transpile import defuse
+from transpile import buffers, defuse, printer
+from transpile.nodes import name_nodes, transform
 
 
 def complements(body):
@@ -72,3 +79,56 @@ def _one_minus(node, index):
 
 def _load(name):
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def held_calls(body, np_name, ops_name):
+    """``np.f(a, b)`` (a ufunc of names bound at most once and numbers) read from ``t``
+    where a statement before binds ``t = np.f(a, b)``, ``t`` is bound only there and
+    nothing writes into it. Top-level statements only; the same ufunc of the same
+    values is the same value, bit for bit. ``t`` may then live longer, as the array a
+    hand-written gradient keeps for the same reason: one pass over it saved."""
+    stores = {}  # name -> the positions of the statements binding it
+    written = buffers.written_through(body, ops_name)
+    for i, s in enumerate(body):
+        for n in name_nodes(s):
+            if isinstance(n.ctx, gast.Store):
+                stores.setdefault(n.id, []).append(i)
+    held = {}  # the printed call -> the name holding its value
+
+    def read_held(node):
+        found = held.get(_call_key(node, np_name, stores, len(body)))
+        return node if found is None else _load(found)
+
+    for i, s in enumerate(body):
+        if held and isinstance(s, gast.Assign):
+            s.value = transform(s.value, {gast.Call: read_held})
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            t = s.targets[0]
+            key = _call_key(s.value, np_name, stores, i)
+            if isinstance(t, gast.Name) and key and len(stores[t.id]) == 1 and t.id not in written:
+                held.setdefault(key, t.id)
+    return body
+
+
+def _call_key(node, np_name, stores, position):
+    """The printed ``np.f(...)`` for a call, at ``position``, of a numpy ufunc on numbers
+    and names bound never or once before it (so they hold there what they hold at any
+    later statement), else None."""
+    f = getattr(node, "func", None)
+    if not (
+        isinstance(node, gast.Call)
+        and not node.keywords
+        and isinstance(f, gast.Attribute)
+        and isinstance(f.value, gast.Name)
+        and f.value.id == np_name
+        and isinstance(getattr(np, f.attr, None), np.ufunc)
+    ):
+        return None
+    for a in node.args:
+        if isinstance(a, gast.Name):
+            bound = stores.get(a.id, [])
+            if len(bound) > 1 or bound and bound[0] >= position:
+                return None
+        elif not (isinstance(a, gast.Constant) and type(a.value) in (int, float)):
+            return None
+    return printer.expression(node)

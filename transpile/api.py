@@ -12,6 +12,7 @@ from transpile import (
     arguments,
     assumptions,
     bound_functions,
+    cuts,
     higher,
     object_args,
     parse,
@@ -44,9 +45,12 @@ class Source(str):
 
 def _decorator_or_call(make):
     @functools.wraps(make)
-    def wrapper(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
+    def wrapper(
+        f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False
+    ):
         wrt = _wrt_or_argnums(wrt, argnums)
         options = {"wrt": wrt, "verbose": verbose, "fuse": fuse, "has_aux": has_aux}
+        options["allow_unused"] = allow_unused
         if f is None:
             return lambda g: make(g, **options)
         return make(f, **options)
@@ -63,14 +67,17 @@ def _wrt_or_argnums(wrt, argnums):
     return argnums
 
 
-def _build(f, wrt, mode, verbose, fuse=False, has_aux=False):
+def _build(f, wrt, mode, verbose, fuse=False, has_aux=False, allow_unused=False):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     try:
-        return _made(f, wrt, mode, verbose, fuse, has_aux)
+        made = _made(f, wrt, mode, verbose, fuse, has_aux)
     except UndefinedName as exc:
         build = functools.partial(_made, f, wrt, mode, verbose, fuse, has_aux)
         return until_defined(f, build, mode == "vjp", exc)
+    if not allow_unused:  # a wrt argument with no path to the output: say which, and where
+        cuts.warn(getattr(made, "__transpile_generated__", None))
+    return made
 
 
 def until_defined(f, build, takes_extra, exc):
@@ -227,7 +234,7 @@ def _deferred(f, wrt, mode, waiting, transpile=pipeline.transpile):
 
 
 @_decorator_or_call
-def grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
+def grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False):
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
     ``wrt`` is a parameter index, a parameter name, or a tuple of them (a tuple gives
@@ -240,22 +247,28 @@ def grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
     array a block of entries at a time (``blocks.py``, on two threads where two CPUs
     are free), and chains of elementwise operations left outside them with one
     ``numexpr.evaluate`` call each where numexpr is installed (``fuse.py``).
+    A ``wrt`` argument with no path to the output (every route cut by ``stop_gradient``,
+    an ``int()``, a comparison, or none at all) gets a zero gradient and a
+    ``CutGradientWarning`` naming the line that cuts it; ``allow_unused=True`` says
+    that is intended (PyTorch's switch of the same name).
     """
-    return _build(f, wrt, "grad", verbose, fuse, has_aux)
+    return _build(f, wrt, "grad", verbose, fuse, has_aux, allow_unused)
 
 
 @_decorator_or_call
-def value_and_grad(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
+def value_and_grad(
+    f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False
+):
     """Like ``grad``, but the function returns ``(f(*args), gradient)``; with
     ``has_aux=True``, ``((value, aux), gradient)``."""
-    return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux)
+    return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux, allow_unused)
 
 
 @_decorator_or_call
-def vjp(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None):
+def vjp(f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False):
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
-    return _build(f, wrt, "vjp", verbose, fuse, has_aux)
+    return _build(f, wrt, "vjp", verbose, fuse, has_aux, allow_unused)
 
 
 def jvp(f=None, wrt=0, verbose=False):

@@ -7,7 +7,7 @@ import numpy as np
 
 from transpile import defuse
 from transpile.ir import Annotation, annotation
-from transpile.nodes import descendants, name
+from transpile.nodes import descendants, name, name_nodes
 
 
 def propagate_copies(body, names=None):
@@ -153,3 +153,27 @@ def _with_out(node, buffer, np_name):
     )
     args = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.operand]
     return gast.Call(func=ufunc, args=args, keywords=out)
+
+
+def written_through(body, ops_name):
+    """The names whose arrays ``body`` may write into: targets of an item assignment or
+    an augmented assignment, ``out=`` arguments, and names given to any runtime helper
+    (``ops.add_at(buffer, index, g)`` writes into ``buffer``)."""
+    found = set()
+    for s in body:
+        for n in descendants(s):
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                found.add(n.target.id)
+            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+                found |= {m.id for m in name_nodes(n.value)}
+            elif isinstance(n, gast.Call):
+                found |= _written_by_call(n, ops_name)
+    return found
+
+
+def _written_by_call(call, ops_name):
+    found = {m.id for k in call.keywords if k.arg == "out" for m in name_nodes(k.value)}
+    f = call.func
+    if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == ops_name:
+        found |= {a.id for a in call.args if isinstance(a, gast.Name)}
+    return found

@@ -475,7 +475,9 @@ class Dispatcher:
     def made_probe(self):
         """The generic gradient with every helper call and assignment reported."""
         probe_name, seen_name = self.probe_names
-        body = probe.probe_body(self.body, self.spec.names["ops"], probe_name, seen_name)
+        body = probe.probe_body(
+            self.body, self.spec.names["ops"], probe_name, seen_name, self.params
+        )
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         bound = dict(
             self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value}
@@ -510,7 +512,7 @@ class Dispatcher:
     def record_value(self, index, value):
         observed = getattr(self.local, "observed", None)
         if observed is not None:
-            observed[1].setdefault(index, probe.meta(value))
+            probe.observe(observed[1], index, value)
 
     def build(self, key, metas, sites, seen):
         names = self.spec.names
@@ -518,6 +520,7 @@ class Dispatcher:
         body = specialize.Specializer(names, metas, sites, seen, self.spec.adjoint_names).run(body)
         body = record.drop_unread(body, names["tape"], names["ops"])
         body = algebra.complements(buffers.propagate_copies(body))
+        body = algebra.held_calls(body, names["np"], names["ops"])
         body = deadcode.dead_code(body, self.spec.is_pure)
         fused = {}  # the names fused code reads (in_blocks, numexpr), bound into the variant
         if self.spec.fuse:

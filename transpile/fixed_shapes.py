@@ -51,6 +51,21 @@ def _attribute_shape(attr):
     return Shape.VARIES if declaration is None else declaration.shape
 
 
+def _list_method(node):
+    """Whether ``node`` is ``xs.append(value)`` or ``xs.pop()``: in a body without branches
+    or ``while`` loops, a list grows and shrinks the same way on every call with the
+    signature (its appends run a static number of times), so the shapes it holds are
+    fixed as its values' are."""
+    f = getattr(node, "func", None)
+    return (
+        isinstance(node, gast.Call)
+        and isinstance(f, gast.Attribute)
+        and isinstance(f.value, gast.Name)
+        and not node.keywords
+        and (f.attr, len(node.args)) in (("append", 1), ("pop", 0))
+    )
+
+
 def _declared_shape(obj):
     """The declared ``Shape`` of a callable's result; a ufunc without a declaration is
     elementwise; anything else undeclared is VARIES."""
@@ -117,13 +132,8 @@ class _Eligibility:
             self.loop(s)
             return
         if isinstance(s, gast.Expr):
-            if isinstance(s.value, gast.Constant) and isinstance(s.value.value, str):
-                return  # a comment marker
-            f = getattr(s.value, "func", None)
-            if self.ours(f):
-                self.call(s.value)  # ops.add_at(buffer, index, g), tape.push(value)
-                return
-            raise _Ineligible
+            self.expression_statement(s.value)
+            return
         if isinstance(s, gast.Return):
             if s.value is not None:
                 self.data(s.value)
@@ -144,6 +154,14 @@ class _Eligibility:
                     self.static.pop(t.id, None)
                 else:
                     self.static[t.id] = deps
+
+    def expression_statement(self, value):
+        if isinstance(value, gast.Constant) and isinstance(value.value, str):
+            return  # a comment marker
+        if self.ours(getattr(value, "func", None)) or _list_method(value):
+            self.call(value)  # ops.add_at(buffer, index, g), tape.push(value), xs.append
+            return
+        raise _Ineligible
 
     def ours(self, f):
         """Whether the callee ``f`` is a runtime helper, the tape's class or a method of
@@ -261,7 +279,7 @@ class _Eligibility:
 
     def call(self, node):
         f = node.func
-        if self.ours(f):  # a helper, the tape, tape.push, tape.pop
+        if self.ours(f) or _list_method(node):  # a helper, the tape, a list's append, pop
             data, static = node.args, []
         else:
             obj = self.resolve(f)

@@ -27,7 +27,7 @@ import linecache
 import gast
 import numpy as np
 
-from transpile import printer, recursion, user_rules
+from transpile import objects, parse, printer, recursion, user_rules, varargs, views
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
@@ -53,6 +53,8 @@ class _Forward:
         self.tangents = {}
         self.last_line = None
         self.needed = _varied_names(fn.tree.body, self.act) | {fn.params[i] for i in ctx.wrt}
+        self.own_name = self.namer.reserve(f"{fn.parsed.name}_jvp")  # called by no other
+        self.writes = any(views.written_by(s) or _appends(s) for s in descendants(fn.tree))
 
     def tangent(self, primal: str) -> str:
         """The tangent's name of ``primal``: ``x_dot``; stable per name."""
@@ -112,7 +114,7 @@ class _Forward:
                 head.append(assign(self.tangent(p), self.zeros(name(p)), gast.Pass()))
         body = self.block(fn.tree.body[:-1])
         ret = self.ret(fn.tree.body[-1], [*params, given])
-        return Output(f"{fn.parsed.name}_jvp", args, head + body + [ret])
+        return Output(self.own_name, args, head + body + [ret])
 
     def ret(self, stmt, arguments):
         result = stmt.value
@@ -192,7 +194,16 @@ class _Forward:
                 "output depends on",
                 _HINT,
             )
-        return [assign(self.tangent(target), handler(s, match, target), s)]
+        value = handler(s, match, target)
+        if (
+            self.writes
+            and not views.sources(s.value, self.parsed.resolve)
+            and not views.new_array(value, self.ops)
+        ):
+            # a new value whose tangent may be another's (x + 0.0: x_dot): where the
+            # function writes in place, a write into either must not show in the other
+            value = self.ops_call("copy", [value])
+        return [assign(self.tangent(target), value, s)]
 
     def tangent_template(self, s, match, target):
         tmpl = match.template
@@ -264,24 +275,16 @@ class _Forward:
         call = s.value
         callee = match.callee
         sig = inspect.signature(callee)
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
-            raise at(
-                self.parsed,
-                s,
-                f"{callee.__name__}() takes *args or **kwargs, which forward mode does not "
-                "differentiate through yet",
-                "give it plain parameters, or use grad or vjp",
-            )
         try:
             bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
         except TypeError as exc:
             raise at(self.parsed, s, f"call to {callee.__name__}() does not match: {exc}") from None
+        params, arguments, count = _spread_arguments(callee, sig, bound)
         of = self.tangent_of(s)
-        params = list(sig.parameters)
-        varied = [(p, node) for p, node in bound.arguments.items() if of(node) is not None]
+        varied = [(p, node) for p, node in arguments.items() if of(node) is not None]
         sequences = frozenset(
             p
-            for p, node in bound.arguments.items()
+            for p, node in arguments.items()
             if isinstance(node, gast.Name) and node.id in self.fn.kinds.sequences
         )
         gen = self.ctx.transpile(
@@ -291,17 +294,15 @@ class _Forward:
             as_tuple=True,
             stack=self.ctx.stack,
             sequences=sequences,
+            varargs=count,
+            classes=objects.passed(self.fn, self.ctx, arguments),  # self.helper(x) inside
         )
-        if isinstance(gen, recursion.StandIn):
-            raise at(
-                self.parsed,
-                s,
-                f"{callee.__name__}() calls itself, which forward mode does not differentiate yet",
-                "use grad or vjp for a recursive function",
-            )
         if all(g is not gen for g in self.fn.callees):
             self.fn.callees.append(gen)
-        fname = self.namer.fresh(gen.name)
+        if isinstance(gen, recursion.StandIn) and gen.frame is self.ctx.stack[-1]:
+            fname = self.own_name  # it calls itself
+        else:  # (a recursive call of another: a placeholder, filled once it is built)
+            fname = self.namer.fresh(gen.name or f"{callee.__name__}_jvp")
         self.fn.namespace[fname] = gen.function
         given = gast.Tuple(elts=[name(of(node)) for _, node in varied], ctx=gast.Load())
         new_call = gast.Call(
@@ -371,6 +372,42 @@ class _Forward:
         )
         out.append(gast.copy_location(gast.Expr(value=append), s))
         return out
+
+
+def _spread_arguments(callee, sig, bound):
+    """``(parameters, parameter -> argument node, how *args and **kwargs are spread)``:
+    the callee's parameters in their places, ``*rest`` as ``rest0, rest1`` and
+    ``**options`` one per keyword as ``varargs.spread`` makes them for this call, and the
+    arguments the call passes (a parameter left at its default has a place, no argument:
+    ``h(x, off=y)`` differentiates ``off``, not the ``scale`` between them)."""
+    params, arguments, count, keys = [], {}, None, ()
+    for pname, param in sig.parameters.items():
+        value = bound.arguments.get(pname, inspect.Parameter.empty)
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            value = () if value is inspect.Parameter.empty else value
+            names = varargs.spread_names(parse.run(callee).tree, len(value))
+            arguments.update(zip(names, value))
+            params.extend(names)
+            count = len(value)
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            value = {} if value is inspect.Parameter.empty else value
+            keys = tuple(value)
+            arguments.update(value)  # each keyword becomes a parameter of its own name
+            params.extend(keys)
+        else:
+            params.append(pname)
+            if value is not inspect.Parameter.empty:
+                arguments[pname] = value
+    return params, arguments, varargs.Spread(count, keys) if keys else count
+
+
+def _appends(s):
+    return (
+        isinstance(s, gast.Expr)
+        and isinstance(s.value, gast.Call)
+        and isinstance(s.value.func, gast.Attribute)
+        and s.value.func.attr == "append"
+    )
 
 
 def _varied_names(body, act):

@@ -83,6 +83,8 @@ class Generated:
     extra: object = None
     code_reads: tuple = ()  # assumptions.Read that must still hold, callees' included
     data_reads: tuple = ()  # assumptions.Read of global data the function reads
+    cuts: tuple = ()  # cuts.Unreached: wrt parameters with no path to the output
+    recipe: object = None  # pipeline.Recipe: how to make it again (explain, export)
 
 
 @dataclass
@@ -118,6 +120,7 @@ class Function:
     callees: list = field(default_factory=list)  # Generated of the user functions called
     static: frozenset = None  # parameters that must be ints in shape variants; None: no variants
     callee_names: dict = field(default_factory=dict)  # id(Generated) -> (fwd, bwd) names
+    cuts: tuple = ()  # cuts.Unreached of the wrt parameters with no path to the output
     objects: dict = field(default_factory=dict)  # local name -> Layout of its object (objects)
     generated: object = None  # pipeline.Generated, once compiled
 

@@ -19,8 +19,13 @@ from dataclasses import dataclass
 import gast
 
 from transpile.nodes import all_stmts, descendants, readers
+from transpile_runtime import ops
 
 _SEQUENCE_OPS = (gast.Add, gast.Mult)
+# runtime helpers in a gradient's code differentiated again: those that always make a
+# list, and those whose result is of the kind of their first argument
+_LIST_HELPERS = (ops.head, ops.tail, ops.unrepeat, ops.spread, ops.unhead, ops.untail)
+_KIND_KEEPING = (ops.zeros_like, ops.scatter_added, ops.copy, ops.add, ops.like)
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,12 @@ def _is_sequence(value, target, sequences, known, parsed):
     if isinstance(value, gast.Name):
         return value.id in sequences
     if isinstance(value, gast.Call):
+        func = parsed.resolve(value.func)
+        if any(func is h for h in _LIST_HELPERS):
+            return True
+        if any(func is h for h in _KIND_KEEPING) and value.args:
+            first = value.args[0]
+            return isinstance(first, gast.Name) and first.id in sequences
         return is_sequence_call(value, parsed.resolve)
     if isinstance(value, gast.Subscript):
         return (

@@ -14,8 +14,10 @@ what its adjoint needs, and that adjoint); or, in forward mode (``FORWARD_STAGES
 ``jvp`` or ``tangent`` (a user function called by one in forward mode).
 """
 
+import dataclasses
 import inspect
 import threading
+import weakref
 from typing import NamedTuple
 
 import gast
@@ -28,6 +30,7 @@ from transpile import (
     auxiliary,
     bound_functions,
     copies,
+    cuts,
     deadcode,
     dispatch,
     emit,
@@ -80,7 +83,8 @@ STAGES = (
     # analyses
     Stage("kinds", kinds.stage, "which names hold lists or tuples"),
     Stage("activity", activity.stage, "which values are varied and useful: what gets an adjoint"),
-    Stage("aliasing", aliasing.stage, "refuse a view read after a write into its array"),
+    Stage("cuts", cuts.stage, "the wrt parameters with no differentiated path to the output"),
+    Stage("aliasing", aliasing.stage, "refuse a view read after a write into its array, out="),
     # reverse mode
     Stage("raw", reverse.stage, "the primal sweep and the raw adjoint, from rule templates"),
     Stage("seed", seeding.stage, "the seed of the output's adjoint and the gradients' return"),
@@ -190,12 +194,15 @@ def transpile(
     )
     try:
         with gcpause.paused(), stack_room.room():
-            generated = run(ctx, steps=steps).generated
+            fn = run(ctx, steps=steps)
     except RecursionError:
         raise stack_room.refusal(func) from None
+    generated = fn.generated
     steps.done()
     if verbose >= 2:
         print(steps.report())
+    generated.cuts = fn.cuts
+    generated.recipe = Recipe(weakref.ref(func), key, dataclasses.replace(ctx, func=None, stack=()))
     for built in recursion.close(stack, frame, generated):
         with _LOCK:
             _CACHE.setdefault(built.func, {})[built.key] = built.generated
@@ -210,6 +217,27 @@ class _FunctionsKey(tuple):
 
     def __hash__(self):
         return hash(tuple((p, id(f)) for p, f in self))
+
+
+class Recipe(NamedTuple):
+    """How a ``Generated`` was made, without keeping its function alive: what
+    ``remake`` needs to run the stages again (``explain`` and ``export`` read them)."""
+
+    func: object  # weakref.ref to the user's function
+    key: tuple  # its cache key
+    ctx: Context  # without the function and the stack
+
+
+def remake(recipe, until):
+    """The ``ir.Function`` the stages build again (through ``until``) for what
+    ``recipe`` describes; the callees it calls come from the cache."""
+    func = recipe.func()
+    if func is None:
+        raise ValueError("the function this gradient was made from no longer exists")
+    frame = recursion.Frame(func, recipe.key, 0)  # its recursive calls: as when it was made
+    ctx = dataclasses.replace(recipe.ctx, func=func, stack=(frame,))
+    with gcpause.paused():
+        return run(ctx, until=until)
 
 
 def run(ctx, until=None, steps=None):

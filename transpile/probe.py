@@ -3,7 +3,8 @@
 The probe is the generic gradient with every shape helper call and every
 assignment reported: ``probe(site, helper, *args)`` records the arguments of a
 helper call (``unbroadcast`` and friends) and returns its result, and
-``seen(index, value)`` records a statement's target. ``meta`` reduces a value
+``seen(index, value)`` records a statement's target (in a loop's body, what every
+iteration saw). ``meta`` reduces a value
 to what the rewrite needs: kind, shape, dtype and type.
 """
 
@@ -83,21 +84,67 @@ def helper_name(node, ops_name):
     return f.attr if declared is not None and declared.specialized else None
 
 
-def probe_body(body, ops_name, probe_name, seen_name):
+def probe_body(body, ops_name, probe_name, seen_name, params=()):
     """``body`` with every helper call and every assignment reported.
 
     ``probe_name(site, helper, *args)`` records the arguments of a helper call and
-    returns its result; ``seen_name(index, value)`` records a statement's target. The
-    two names are chosen to clash with nothing the body reads. Statements without a
-    helper call are shared with ``body``, not copied: the probe is only printed."""
-    out = []
+    returns its result; ``seen_name(index, value)`` records a statement's target, and
+    at the start of a loop's body each name the loop binds and reads that is bound
+    before it (a parameter, or a line before the loop). The two names are chosen to
+    clash with nothing the body reads. Statements without a helper call are shared
+    with ``body``, not copied: the probe is only printed."""
+    reported = _reported_body(body, probe_name, seen_name, None, set(params))
+    return _free_when_dead(reported)
+
+
+def _reported_body(body, probe_name, seen_name, path, bound):
+    """The statements of ``body``, each followed by the report of its target: at the top
+    (``path`` None) under its position, in a loop's body under the tuple of positions
+    that leads to it (met once per iteration: ``observe`` merges what each one saw).
+    ``bound``: the names surely bound before ``body`` runs."""
+    out, bound = [], set(bound)
     for i, stmt in enumerate(body):
-        out.append(_report_sites(stmt, probe_name))
+        key = i if path is None else (*path, i)
+        reported = _report_sites(stmt, probe_name)
+        if isinstance(stmt, gast.For):
+            inner = key if path is not None else (key,)
+            names = name_nodes(stmt)
+            stored = {n.id for n in names if isinstance(n.ctx, gast.Store)}
+            carried = sorted(stored & bound & {n.id for n in names if isinstance(n.ctx, gast.Load)})
+            starts = [_report(seen_name, (*inner, n), n) for n in carried]
+            body_reported = _reported_body(reported.body, probe_name, seen_name, inner, bound)
+            reported = _copied(reported, body=starts + body_reported)
+        out.append(reported)
         target = single_target(stmt)
         if target is not None:
-            report = gast.Call(func=name(seen_name), args=[const(i), name(target)], keywords=[])
-            out.append(gast.Expr(value=report))
-    return _free_when_dead(out)
+            out.append(_report(seen_name, key, target))
+            bound.add(target)
+    return out
+
+
+def _report(seen_name, key, target):
+    call = gast.Call(func=name(seen_name), args=[const(key), name(target)], keywords=[])
+    return gast.Expr(value=call)
+
+
+def _copied(node, **fields):
+    new = node.__class__.__new__(node.__class__)
+    new.__dict__.update(node.__dict__, **fields)
+    return new
+
+
+def observe(seen, index, value):
+    """Record in ``seen`` the meta of the target of the statement at ``index``: the first
+    one for a statement at the top; for one in a loop's body (a tuple ``index``; ending
+    in a name for that name at the start of the body), the meta every iteration saw,
+    or None where they differ (the rewrite then knows nothing of that name there)."""
+    new = meta(value)
+    if not isinstance(index, tuple):
+        seen.setdefault(index, new)
+    elif index not in seen:
+        seen[index] = new
+    elif seen[index] != new:
+        seen[index] = None
 
 
 def _report_sites(node, probe_name):

@@ -11,7 +11,7 @@ reads only for its shape is recorded as its shape (``ops.shape_of``), never whol
 
 import gast
 
-from transpile import shapes
+from transpile import shapes, views
 from transpile.ir import RESTORE
 from transpile.nodes import (
     all_stmts,
@@ -33,7 +33,7 @@ def stage(fn, ctx):
     """Resolve the restore markers: what the adjoint reads back is pushed on the tape by
     the primal; names the adjoint reads that only a branch or loop binds start as None."""
     adjoint_names, names = fn.adjoint_names, fn.names
-    wanted = needed(fn.adjoint, adjoint_names, fn.primal)
+    wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
     primal, adjoint, pushed = run(
         fn.primal,
         fn.adjoint,
@@ -236,14 +236,14 @@ def _is_restore(s):
     return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
 
 
-def needed(adjoint, adjoint_names, primal):
+def needed(adjoint, adjoint_names, primal, resolve):
     """``(names, slots)``: what a name restore needs (the name is read later) and what a
     slot restore needs (the array, or a view of it, is read later).
 
     A read before any restore of that name sees its final primal value, which is
     still there, so it does not make the loops record the name. Reading a view of
     an array counts as reading the array, whose written slots must be restored."""
-    views = _views(primal)
+    view_of = _views(primal, resolve)
     names, slots, restored = set(), set(), set()
     for s in adjoint:
         if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
@@ -252,25 +252,25 @@ def needed(adjoint, adjoint_names, primal):
         reads = free_loads([s], adjoint_names)
         names |= {n for n in reads if n in restored or n in markers}
         for n in list(reads):
-            reads |= views.get(n, set())
+            reads |= view_of.get(n, set())
         slots |= {n for n in reads if n in restored or n in markers}
         restored |= markers
     return names, slots
 
 
-def _views(primal):
-    """For each name, the names that may be views of it (``row = out[0]``)."""
-    views = {}
+def _views(primal, resolve):
+    """For each name, the names that may be views of it (``row = out[0]``, ``r = out.T``:
+    ``views.sources``), or the same object under another name."""
+    edges = {}
     for s in all_stmts(primal):
         if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             continue
         target, v = s.targets[0].id, s.value
-        if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name):
-            views.setdefault(target, set()).add(v.value.id)
-        elif isinstance(v, gast.Name):  # the same object under two names
-            views.setdefault(target, set()).add(v.id)
-            views.setdefault(v.id, set()).add(target)
-    return {n: _reachable(views, n) for n in views}  # a view of a view is a view
+        for source in views.sources(v, resolve):
+            edges.setdefault(target, set()).add(source)
+            if isinstance(v, gast.Name):  # the same object under two names
+                edges.setdefault(source, set()).add(target)
+    return {n: _reachable(edges, n) for n in edges}  # a view of a view is a view
 
 
 def _reachable(edges, start):

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules
+from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules, views
 from transpile.errors import at
 from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
-from transpile.parse import MISSING
-from transpile.rules import blocked_operands, registry
+from transpile.rules import blocked_operands
 from transpile.template import expand
 
 
@@ -470,13 +469,8 @@ class _Reverse:
     def track_fresh(self, s):
         target = s.targets[0].id
         v = s.value
-        fresh = isinstance(v, (gast.BinOp, gast.UnaryOp))
-        if isinstance(v, gast.Call):  # an allocation or a copy: its declaration says fresh
-            obj = self.ctx.parsed.resolve(v.func)
-            declaration = registry().declaration(obj) if obj is not MISSING else None
-            if declaration is None and isinstance(v.func, gast.Attribute):  # x.copy()
-                declaration = registry().method_declaration(v.func.attr)
-            fresh = declaration is not None and declaration.fresh
+        # an allocation, a copy, arithmetic, a ufunc: the declarations say (views.fresh)
+        fresh = views.fresh(v, self.ctx.parsed.resolve, self.fresh_arrays)
         if isinstance(v, (gast.List, gast.Dict)):
             self.local_lists.add(target)
             fresh = True

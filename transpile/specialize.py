@@ -10,7 +10,8 @@ one signature, using the shapes a probe run observed:
 
 * ``unbroadcast`` becomes nothing or one ``np.add.reduce`` over known axes (``np.sum``
   for array types other than numpy's);
-* ``matmul_left``/``matmul_right`` become ``g @ y.T`` / ``x.T @ g``;
+* ``matmul_left``/``matmul_right`` (and ``dot_left``/``dot_right`` of matrices) become
+  ``g @ y.T`` / ``x.T @ g``;
 * the adjoint of a full reduction stays a *lazy* scalar (``-1.0 / 64``) instead
   of a filled array, as long as every use broadcasts it back to its true shape
   (elementwise arithmetic whose other operands already have that shape); any
@@ -35,6 +36,7 @@ from typing import NamedTuple
 import gast
 import numpy as np
 
+from transpile import buffers
 from transpile.ir import Annotation, annotate, annotation, has_annotation
 from transpile.nodes import assign, clone, const, descendants, name, name_nodes
 from transpile.probe import helper_name, single_target
@@ -117,27 +119,32 @@ class Specializer:
         self.adjoint_names = adjoint_names
         self.sites = sites  # site -> (metas of the helper's arguments)
         self.seen = seen  # statement index -> meta of its target
+        # the loops whose body the probe ran (a tuple key starts with their path)
+        self.seen_loops = {k[:n] for k in seen if isinstance(k, tuple) for n in range(1, len(k))}
         self.facts = {}
-        self.in_loop = False  # inside a loop only helper sites are rewritten
+        self.written = set()  # names whose arrays the body writes into
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
             if m[0] in ("float", "int"):
-                self.facts[p] = Facts(true=(), actual=(), python=True)
+                self.facts[p] = Facts(true=(), actual=(), python=True, seen_type=m[3])
             elif m[0] == "array":
-                self.facts[p] = Facts(true=m[1], actual=m[1], numpy_typed=True)
+                self.facts[p] = Facts(true=m[1], actual=m[1], dtype=m[2], numpy_typed=True)
                 self.ref = self.ref or p
 
     def fact(self, n) -> Facts:
         return self.facts.get(n, _UNKNOWN)
 
-    def run(self, body, top=True):
-        """``body`` rewritten; ``top``: the function's own statements, whose indices
-        are those of the probe's observations of their targets (a loop's are not)."""
+    def run(self, body, path=None):
+        """``body`` rewritten; ``path``: None for the function's own statements, whose
+        positions key the probe's observations of their targets, or the positions that
+        lead to a loop's body, whose statements are keyed by them and their own."""
+        if path is None:
+            self.written = buffers.written_through(body, self.ops)
         out = []
         for i, stmt in enumerate(body):
             while True:
                 try:
-                    new = self.statement(i if top else None, clone(stmt))
+                    new = self.statement(i if path is None else (*path, i), clone(stmt))
                     break
                 except _NeedConcrete as need:
                     names = sorted(n for n in need.names if self.fact(n).unfinished)
@@ -152,19 +159,22 @@ class Specializer:
         if isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
             return s  # a comment
         if isinstance(s, gast.For):
-            return self.loop(s)
+            return self.loop(s, i if isinstance(i, tuple) else (i,))
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             return self.assignment(i, s)
         if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
             return self.accumulation(s)
         return self.other(i, s)
 
-    def loop(self, s):
+    def loop(self, s, path):
         """A loop over a static range: every iteration runs the same operations, and a
         helper call site whose observations agreed on every iteration (``probe.merged``)
-        is rewritten for them. What the loop reads or binds is made whole first, and
-        nothing else is known of what it binds, inside or after it: a name's facts
-        would otherwise have to hold on every iteration at once."""
+        is rewritten for them, as is a line whose target the probe saw alike on every
+        iteration (``probe.observe``). What the loop reads is made whole first; each
+        iteration starts knowing of a name the loop binds only what the probe saw of it
+        at the start of every iteration, and leaves every name it binds whole; after the
+        loop they are as an iteration leaves them (a name's facts must hold on every
+        iteration at once)."""
         read = {n.id for n in name_nodes(s)}
         unfinished = {n for n in read if self.fact(n).deferred or self.fact(n).borrowed}
         if unfinished:
@@ -174,16 +184,21 @@ class Specializer:
             for n in descendants(s)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
         }
+        for n in bound:  # each iteration starts from what the probe saw there on all
+            self.facts[n] = _observed(self.seen.get((*path, n)))
+        s.body, after = self.iteration(s.body, path, bound)
+        ran = path in self.seen_loops  # then always: the signature fixes the trip count
         for n in bound:
-            self.facts[n] = Facts()
-        outer, self.in_loop = self.in_loop, True
-        try:
-            s.body = self.run(s.body, top=False)
-        finally:
-            self.in_loop = outer
-        for n in bound:
-            self.facts[n] = Facts()
+            self.facts[n] = after[n] if ran else Facts()
         return s
+
+    def iteration(self, body, path, bound):
+        """The loop's ``body`` rewritten from the facts now known, each name it binds left
+        whole at its end; and the facts of those names there."""
+        body = self.run(body, path)
+        unfinished = sorted(n for n in bound if self.fact(n).unfinished)
+        body += [self.materialize(n, body[-1]) for n in unfinished]
+        return body, {n: _whole(self.fact(n)) for n in bound}
 
     def assignment(self, i, s):
         """``t = value``: the value rewritten, and what is known of ``t`` after it."""
@@ -192,6 +207,9 @@ class Specializer:
         m = self.seen.get(i)
         observed = m is not None and m[0] in ("array", "float", "int")
         v = self.reconciled(v, t, m, observed)
+        if isinstance(i, tuple) and v.scale != 1.0 and v.true == v.actual:
+            # in a loop a factor cannot wait past the iteration: put in here, once
+            v = Val(self.applied(v), v.true, v.actual, 1.0, v.borrowed)
         new = Facts(
             # what the value is, judged before t is rebound (the value may read t)
             python=self.is_python(v.node),
@@ -389,7 +407,75 @@ class Specializer:
             vals = [self.expr(a) for a in node.args]
             node.args = [self.applied(v) for v in vals]
             return self.elementwise(node, vals)
+        if self.is_seed_of_number(node):
+            return Val(const(1.0), (), ())
+        if self.is_mean_of_float64(node):
+            return self.mean_as_sum(node)
         return None
+
+    def is_mean_of_float64(self, node):
+        """``np.mean(a)`` of a name holding a whole, non-empty float64 array."""
+        f, args = node.func, node.args
+        if not (
+            isinstance(f, gast.Attribute)
+            and getattr(f.value, "id", None) == self.np
+            and f.attr == "mean"
+            and len(args) == 1
+            and not node.keywords
+            and isinstance(args[0], gast.Name)
+        ):
+            return False
+        fact = self.fact(args[0].id)
+        return (
+            fact.dtype == np.float64
+            and fact.seen_type is np.ndarray
+            and fact.true is not None
+            and fact.true == fact.actual
+            and fact.scale == 1.0
+            and math.prod(fact.true) > 0
+        )
+
+    def mean_as_sum(self, node):
+        """``np.mean(a)`` as numpy computes it for float64 (``np.add.reduce`` over every
+        axis, then a division by the count), without the layers of Python around it:
+        the same operations, so the same bits."""
+        a = node.args[0]
+        total = gast.Call(
+            func=self.np_attr("add", "reduce"),
+            args=[a],
+            keywords=[gast.keyword(arg="axis", value=const(None))],
+        )
+        count = math.prod(self.fact(a.id).true)
+        return Val(gast.BinOp(left=total, op=gast.Div(), right=const(count)), (), ())
+
+    def is_seed_of_number(self, node):
+        """``ops.seed(e)`` of sums, differences and products of Python floats and numbers:
+        that is 1.0 and cannot raise (no division, no power), so ``e`` need not be
+        computed."""
+        f = node.func
+        return (
+            isinstance(f, gast.Attribute)
+            and getattr(f.value, "id", None) == self.ops
+            and f.attr == "seed"
+            and len(node.args) == 1
+            and not node.keywords
+            and self.is_float_number(node.args[0], (gast.Add, gast.Sub, gast.Mult))
+        )
+
+    def is_float_number(self, node, ops=(gast.Add, gast.Sub, gast.Mult, gast.Div)):
+        """Whether ``node`` surely evaluates to a Python float by the operators ``ops``
+        (a float, a name the probe saw holding one, and arithmetic of two of them: no
+        int, which could be too large for a float)."""
+        if isinstance(node, gast.Constant):
+            return type(node.value) is float
+        if isinstance(node, gast.Name):
+            f = self.fact(node.id)
+            return f.python and f.seen_type is float
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            return self.is_float_number(node.operand, ops)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, ops):
+            return self.is_float_number(node.left, ops) and self.is_float_number(node.right, ops)
+        return False
 
     def elementwise(self, node, vals, scale=1.0):
         true = _broadcast(*[v.true for v in vals])
@@ -424,6 +510,8 @@ class Specializer:
             if k is not None and k != 0 and (b.scale != 1.0 or a.scale != 1.0):
                 shapes = [_broadcast(a.true, b.true), _broadcast(a.actual, b.actual)]
                 return Val(b.node, *shapes, scale * k, True)
+            if k == 1 and self.unchanged_by_one(a, b):
+                return b._replace(scale=scale, borrowed=True)
         node.left, node.right = left.node, right.node
         return self.elementwise(node, [left, right], scale)
 
@@ -431,11 +519,32 @@ class Specializer:
         """``a / b``: the scales divide; a scaled value over a number is that value, the
         number moved into the scale."""
         k = _number(right.node)
+        if k == 1 and self.unchanged_by_one(right, left):
+            return left._replace(scale=left.scale / right.scale, borrowed=True)
         if k is not None and k != 0 and left.scale != 1.0:
             shapes = [_broadcast(left.true, right.true), _broadcast(left.actual, right.actual)]
             return Val(left.node, *shapes, left.scale / (k * right.scale), True)
         node.left, node.right = left.node, right.node
         return self.elementwise(node, [left, right], left.scale / right.scale)
+
+    def unchanged_by_one(self, one, v):
+        """Whether ``v`` times (or over) the number 1 ``one`` is ``v`` itself, bit for bit
+        and in type: ``v`` names a whole float array whose shape the product keeps (``one``
+        a number, or the lazy seed of a reduction spread no wider than ``v``). ``1.0 * d``
+        is a pass over ``d`` that makes a new array."""
+        if one.actual != () or v.true is None:
+            return False
+        if v.true == () and one.true == () and self.is_float_number(v.node):
+            return True  # a Python float
+        if not isinstance(v.node, gast.Name) or v.node.id in self.written:
+            return False  # (an array written into later would change under the borrower)
+        f = self.fact(v.node.id)
+        return (
+            f.dtype is not None
+            and f.dtype.kind in "fc"
+            and f.true == v.true == v.actual
+            and _broadcast(one.true, v.true) == v.true
+        )
 
     def scaled_sum(self, node, left, right):
         """``a + b``, ``a - b``: opposite scales flip the operator; otherwise a common
@@ -518,7 +627,7 @@ class Specializer:
         return self.unreduce(node, metas, mean=True)
 
     def unreduce(self, node, metas, mean=False):
-        if metas is None or not 2 <= len(node.args) <= 4 or self.in_loop:
+        if metas is None or not 2 <= len(node.args) <= 4:
             return self.generic(node)
         g = self.operand(node.args[0], metas[0])
         x = metas[1]
@@ -551,6 +660,10 @@ class Specializer:
 
     def matmul_right(self, node, metas):
         return self.matmul(node, metas, left=False)
+
+    # np.dot of matrices (or a matrix and a vector) is their matrix product; the
+    # rewrite below covers only those shapes and leaves every other call generic
+    dot_left, dot_right = matmul_left, matmul_right
 
     def matmul(self, node, metas, left):
         if metas is None or len(node.args) != 3:
@@ -585,6 +698,21 @@ class Specializer:
         for p in parts:
             node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
         return node
+
+
+def _whole(f):
+    """What stays known of a name that holds its whole value: its shape and types."""
+    if f.deferred or f.borrowed or f.true is None:
+        return _UNKNOWN
+    return Facts(
+        true=f.true,
+        actual=f.true,
+        dtype=f.dtype,
+        seen_type=f.seen_type,
+        python=f.python,
+        numpy_scalar=f.numpy_scalar,
+        numpy_typed=f.numpy_typed,
+    )
 
 
 def _numpy_scalar_seen(m):

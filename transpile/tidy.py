@@ -12,8 +12,10 @@ import inspect
 
 import gast
 
+from transpile import views
 from transpile.ir import COMMENT
-from transpile.nodes import const, transform
+from transpile.nodes import all_stmts, const, transform
+from transpile.zeros import in_place_base
 from transpile_runtime import ops
 
 
@@ -141,10 +143,32 @@ def _real(stmts):
 
 
 def fold_and_drop_defaults(body, ops_name):
-    """Constants folded and helpers' default arguments dropped, in one walk."""
+    """Constants folded and helpers' default arguments dropped, in one walk.
+
+    ``t = e * 1.0`` makes a new array: folded to ``t = e`` it would be ``e``'s array
+    under a second name, so where the function writes into any array in place (the
+    user's ``out[i] = v``, an adjoint's ``ops.add_at(dq, ...)``) such a statement is
+    kept as it is, and a write into one name cannot show through the other."""
     visit = dict(_FOLD)
     visit[gast.Call] = functools.partial(_drop_defaults, ops_name=ops_name)
-    return [transform(s, visit) for s in body]
+    writes = _writes_in_place(body)
+    return [s if writes and _folds_to_alias(s) else transform(s, visit) for s in body]
+
+
+def _writes_in_place(body):
+    """Whether any statement of ``body`` writes into an array in place."""
+    return any(
+        isinstance(s, gast.AugAssign) or views.written_by(s) or in_place_base(s)
+        for s in all_stmts(body)
+    )
+
+
+def _folds_to_alias(s):
+    """Whether folding ``s`` would make it ``name = other_name``."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.value, gast.BinOp)):
+        return False
+    folded = _fold_binary(s.value)
+    return folded is not s.value and isinstance(folded, gast.Name)
 
 
 def _drop_defaults(node, ops_name):

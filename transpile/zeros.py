@@ -9,7 +9,7 @@ analysis is reaching definitions over the control-flow graph, run to a fixed poi
 
 import gast
 
-from transpile import cfg
+from transpile import cfg, views
 from transpile.ir import ZERO
 from transpile.nodes import (
     all_stmts,
@@ -299,12 +299,8 @@ class _Adjoints:
         value = s.value
         if isinstance(s.op, gast.Sub):
             value = gast.UnaryOp(op=gast.USub(), operand=value)
-        elif s.target.id in self.in_place and not _is_fresh(value, self.ops):
-            value = gast.Call(
-                func=gast.Attribute(value=name(self.ops), attr="copy", ctx=gast.Load()),
-                args=[value],
-                keywords=[],
-            )
+        elif s.target.id in self.in_place and not views.new_array(value, self.ops):
+            value = _copy_call(self.ops, value)
         written = gast.copy_location(assign(s.target.id, value, s), s)
         self.first_writes[id(written)] = written
         return written
@@ -317,7 +313,26 @@ class _Adjoints:
         )
 
         inits = [assign(n, self.zeros_like(n), gast.Pass()) for n in entry_names]
-        return inits, self.converted(body, needed_ids, in_place)
+        return inits, self.owned(self.converted(body, needed_ids, in_place))
+
+    def owned(self, body):
+        """``body`` with every adjoint that is written in place bound only to an array of
+        its own: a value that may be another name's (the caller's ``dout`` checked by
+        ``ops.cotangent``, an adjoint handed in) is copied first, so no write shows
+        through to the caller or to another adjoint."""
+        written = {b for s in all_stmts(body) for b in [in_place_base(s)] if b in self.names}
+        if not written:
+            return body
+        for s in all_stmts(body):
+            if (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and s.targets[0].id in written
+                and not views.new_array(s.value, self.ops)
+            ):
+                s.value = _copy_call(self.ops, s.value)
+        given = sorted(written & self.given)  # a split function's output adjoint
+        return [assign(n, _copy_call(self.ops, name(n)), gast.Pass()) for n in given] + body
 
     def converted(self, stmts, needed_ids, in_place):
         """``stmts`` with the zeros needed made arrays, the others gone, and accumulations
@@ -409,27 +424,20 @@ def _fresh_use(parent, ops_name):
     )
 
 
+def _copy_call(ops_name, value):
+    return gast.Call(
+        func=gast.Attribute(value=name(ops_name), attr="copy", ctx=gast.Load()),
+        args=[value],
+        keywords=[],
+    )
+
+
 def _zero(target, primal_of):
     return assign(
         target,
         gast.Call(func=name(ZERO), args=[name(primal_of.get(target, target))], keywords=[]),
         gast.Pass(),
     )
-
-
-def _is_fresh(value, ops_name):
-    """Whether ``value`` is a new array that no other name holds: arithmetic, a helper
-    declared ``fresh``, or one declared ``passes`` applied to such a value."""
-    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-        return True
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-        if getattr(value.func.value, "id", None) != ops_name:
-            return False
-        declared = helper_of(value.func.attr)
-        if declared is not None and declared.passes:  # its argument, or a new array
-            return bool(value.args) and _is_fresh(value.args[0], ops_name)
-        return declared is not None and declared.fresh
-    return False
 
 
 def _replace_names(stmt, repl):

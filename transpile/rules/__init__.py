@@ -25,14 +25,24 @@ from transpile.ir import Annotation, annotation
 from transpile.kinds import is_sequence_op
 from transpile.nodes import descendants
 from transpile.parse import MISSING
-from transpile.rules import arith, elementwise, linalg, nondiff, reductions, runtime_ops, shape
+from transpile.rules import (
+    arith,
+    elementwise,
+    linalg,
+    nondiff,
+    reductions,
+    runtime_adjoints,
+    runtime_linalg,
+    runtime_ops,
+    shape,
+)
 from transpile.rules import sequences as sequence_rules
 from transpile.rules.declare import Declaration, Kind
 from transpile.template import parse_template
 
 FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
 # the helpers generated code calls, for gradients of gradients (tested on their own)
-RUNTIME_FAMILIES = (runtime_ops,)
+RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg)
 
 # scipy is optional, and importing scipy.stats takes half a second: each family of
 # scipy rules loads once the user's program has imported the module it covers

@@ -72,16 +72,16 @@ def einsum(y, _subscripts, *operands, **_kwargs):
 
 @rule(np.kron, shape=ALL_DATA)
 def kron(y, a, b):
-    d[a] += ops.unkron(d[y], a, b, 0)
-    d[b] += ops.unkron(d[y], a, b, 1)
+    d[a] += ops.unkron_a(d[y], a, b)
+    d[b] += ops.unkron_b(d[y], a, b)
     t[y] += np.kron(t[a], b)
     t[y] += np.kron(a, t[b])
 
 
 @rule(np.tensordot, np.linalg.tensordot, shape=TWO_DATA)
 def tensordot(y, a, b, _axes=2):
-    d[a] += ops.untensordot(d[y], a, b, _axes, 0)
-    d[b] += ops.untensordot(d[y], a, b, _axes, 1)
+    d[a] += ops.untensordot_a(d[y], a, b, _axes)
+    d[b] += ops.untensordot_b(d[y], a, b, _axes)
     t[y] += np.tensordot(t[a], b, _axes)
     t[y] += np.tensordot(a, t[b], _axes)
 
@@ -134,8 +134,8 @@ def diagonal(y, a, _offset=0, _axis1=0, _axis2=1):
 
 @rule(np.inner, shape=ALL_DATA)
 def inner(y, a, b):
-    d[a] += ops.uninner(d[y], a, b, 0)
-    d[b] += ops.uninner(d[y], a, b, 1)
+    d[a] += ops.uninner_a(d[y], a, b)
+    d[b] += ops.uninner_b(d[y], a, b)
     t[y] += np.inner(t[a], b)
     t[y] += np.inner(a, t[b])
 

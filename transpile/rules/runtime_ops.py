@@ -70,7 +70,7 @@ def owned(y, value, *_args):
 @rule(ops.copy, shape=VARIES, fresh=True)
 def copy(y, x):
     d[x] += d[y]
-    t[y] += t[x]
+    t[y] += ops.copy(t[x])  # a fresh array: the code may write into either afterwards
 
 
 @rule(ops.cotangent, shape=VARIES, passes=True)

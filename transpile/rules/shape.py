@@ -272,7 +272,13 @@ def append(y, arr, values, _axis=None):
 NO_RULE = (no_rule(methods=("view",), shape=FIRST_DATA, passes=True),)
 
 
-@rule(np.matrix_transpose, np.linalg.matrix_transpose, shape=FIRST_DATA, passes=True)
+@rule(
+    np.matrix_transpose,
+    np.linalg.matrix_transpose,
+    attributes=("mT",),
+    shape=FIRST_DATA,
+    passes=True,
+)
 def matrix_transpose(y, x):
     d[x] += ops.mT(d[y])
     t[y] += ops.mT(t[x])
