@@ -761,6 +761,32 @@ def restore_item(d, key, old):
 
 
 @helper(fresh=True)
+def keys(d):
+    """The keys of dict ``d`` as a list, in its order: what ``for k in d`` goes over."""
+    if not hasattr(d, "keys"):
+        raise TypeError(f"`.keys()`, `.values()` or `.items()` of a {type(d).__name__}: not a dict")
+    return list(d.keys())
+
+
+@helper(passes=True)
+def iterated(seq):
+    """What ``for item in seq`` goes over, indexable: a dict's keys, else ``seq``."""
+    return list(seq) if isinstance(seq, dict) else seq
+
+
+@helper(passes=True)
+def uniterated(g, seq):
+    """Adjoint of ``iterated(seq)``: ``g``, or none for a dict (keys carry none)."""
+    return zeros_like(seq) if isinstance(seq, dict) else g
+
+
+@helper(passes=True)
+def iterated_tangent(t, seq):
+    """Tangent of ``iterated(seq)``: ``t``, or a zero per key of a dict."""
+    return [0.0] * len(seq) if isinstance(seq, dict) else t
+
+
+@helper(fresh=True)
 def zeros_like(x):
     """A zero adjoint shaped like ``x``: arrays, Python numbers, and containers."""
     if isinstance(x, dict):

@@ -259,6 +259,21 @@ def h_constants(x):
     return np.sum(g * np.sin(x) + share * x)
 
 
+def h_iterated(a):
+    """What a loop goes over (the rows of an array here; a dict's keys)."""
+    rows = ops.iterated(a)
+    return np.sum(np.sin(rows[0]) * rows[1])
+
+
+def h_uniterated(g, a):
+    return np.sum(np.sin(ops.uniterated(g, a)) * ops.iterated_tangent(g, a))
+
+
+def h_keys(x):
+    d = {"b": x, "a": x * 2.0}
+    return sum(np.sum(np.sin(d[k])) for k in ops.keys(d))
+
+
 # --------------------------------------------------------------------------
 # Gradients with a tape (loops), differentiated again by reverse over forward
 

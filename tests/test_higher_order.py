@@ -264,6 +264,9 @@ RULE_ROWS = [
     (hf.h_gather, (_V4,), 0, [ops.gather]),
     (hf.h_inner, (_V3, _V3 * 2.0), (0, 1), [ops.inner]),
     (hf.h_scaled, (_V3, 0.7), (0, 1), [ops.scaled]),
+    (hf.h_iterated, (_M34,), 0, [ops.iterated]),
+    (hf.h_uniterated, (_V3, _V3 * 2.0), 0, [ops.uniterated, ops.iterated_tangent]),
+    (hf.h_keys, (_V3,), 0, [ops.keys]),
     (
         hf.h_constants,
         (_R.random(3) * 0.4 + 0.05,),

@@ -20,6 +20,7 @@ from transpile import (
     object_args,
     parse,
     pipeline,
+    tracebacks,
     user_rules,
     varargs,
 )
@@ -334,6 +335,7 @@ def _jvp_made(f, wrt, verbose):
                 f"{fname}() takes the {len(params)} arguments of {f.__name__} and "
                 f"the tangent, {len(params) + 1} in all; {len(args)} were given"
             )
+        arguments.check(args[:-1], params, indices, fname)
         check_tangent(args, indices, as_tuple, fname)
         sequences = frozenset(p for p, a in zip(params, args) if isinstance(a, (list, tuple)))
         version, made = by_sequences.get(sequences, (None, None))
@@ -341,7 +343,11 @@ def _jvp_made(f, wrt, verbose):
             version = user_rules.version()
             made = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple, sequences=sequences)
             by_sequences[sequences] = (version, made)
-        return made.function(*args)
+        try:
+            return made.function(*args)
+        except BaseException as error:
+            tracebacks.locate(error)  # a note naming the user's line behind the generated one
+            raise
 
     entry.__name__ = entry.__qualname__ = generated.name
     entry.__doc__ = f"(value, tangent) of {f.__name__}: made by transpile.jvp"

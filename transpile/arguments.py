@@ -3,7 +3,7 @@
 A differentiated argument (and every leaf of a dict, list or tuple of parameters)
 must be a real number or a real array; an integer becomes a float gradient.
 Anywhere in the arguments, ``np.matrix`` (whose ``*`` is a matrix product, so every
-rule would be wrong) and complex values (whose derivative convention is not
+rule would be wrong), masked arrays (``np.ma``: no rule reads the mask) and complex values (whose derivative convention is not
 settled here yet) are refused rather than differentiated.
 """
 
@@ -33,7 +33,14 @@ def _check_value(value, where, fname, differentiated):
 
 
 def _check_any_leaf(value, where, fname):
-    """Refuse what no argument may be, differentiated or not: a matrix, a complex value."""
+    """Refuse what no argument may be, differentiated or not: a matrix, a masked array,
+    a complex value."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(
+            f"{fname}: argument {where} is a masked array (np.ma); masked arrays are not "
+            "supported (the gradient would ignore the mask): pass np.ma.filled(...) of it, "
+            "or the data and the mask as separate arrays"
+        )
     if isinstance(value, np.matrix):
         raise TypeError(
             f"{fname}: argument {where} is an np.matrix, whose `*` is a matrix product; "

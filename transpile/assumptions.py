@@ -115,6 +115,8 @@ def collect(parsed):
         root, *attrs = chain.split(".")
         if obj is MISSING or root not in mentioned or root in parsed.local_names:
             continue
+        if inspect.ismodule(parsed.bound.get(root)):
+            continue  # the runtime helpers a lowering calls (a loop over a dict's keys)
         if attrs and _is_library_module(parsed.reads.get(root)):
             continue  # the root's identity covers the chain
         if attrs and _is_bound_method(obj):

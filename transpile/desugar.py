@@ -31,8 +31,10 @@ from transpile.nodes import assign, clone, const, descendants, name, transform
 COMPREHENSIONS = (gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp)
 
 
-def comprehension(node, namer, parsed):
-    """``(statements, result)`` that build what comprehension ``node`` builds."""
+def comprehension(node, namer, parsed, into=None):
+    """``(statements, result)`` that build what comprehension ``node`` builds (in the
+    name ``into``, where given: a list or dict of the function's own, written into later
+    as any other)."""
     for gen in node.generators:
         if gen.is_async:
             raise at(parsed, node, "an async comprehension is not supported")
@@ -46,7 +48,7 @@ def comprehension(node, namer, parsed):
     for part in _comprehension_scope(node):
         _rename(part, renames)
     node.generators[0].iter = first_iter  # evaluated in the enclosing scope
-    items = namer.fresh("items")
+    items = into or namer.fresh("items")
     if isinstance(node, gast.DictComp):
         start = gast.Dict(keys=[], values=[])
         slot = gast.Subscript(value=name(items), slice=node.key, ctx=gast.Store())

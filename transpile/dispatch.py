@@ -46,7 +46,9 @@ from transpile import (
     progress,
     record,
     specialize,
+    stack_room,
     tidy,
+    tracebacks,
 )
 from transpile.ir import strip_annotations
 from transpile.nodes import clone, descendants, function_def
@@ -85,6 +87,7 @@ class EntrySpec:
     adjoint_names: frozenset = frozenset()
     is_pure: object = None
     fuse: bool = False  # variants evaluate elementwise regions in blocks, chains by numexpr
+    source_file: tuple = ("", 0)  # the user's file and the line before the function's first
 
 
 def stage(fn, ctx):
@@ -117,6 +120,7 @@ def stage(fn, ctx):
         adjoint_names=frozenset(fn.adjoint_names),
         is_pure=deadcode.purity(fn.parsed, fn.names),
         fuse=ctx.fuse,
+        source_file=(fn.parsed.filename, fn.parsed.line_offset),
     )
     entry = Dispatcher(spec).function
     entry.__transpile_source__ = generated.source
@@ -206,12 +210,14 @@ class Dispatcher:
     # -- the entry and its routes --
     def make_entry(self):
         params = ", ".join(self.params)
-        route = self.spec.namer.fresh("_route")
-        source = f"def {self.fname}({params}):\n    return {route}({params})\n"
-        entry = emit.compile_function(
-            source, self.fname, {}, {route: self.slow_call}, f"{self.spec.label}: entry"
+        route, error, located = (self.spec.namer.fresh(n) for n in ("_route", "error", "_located"))
+        source = (  # an error raised in generated code gets a note naming the user's line
+            f"def {self.fname}({params}):\n    try:\n        return {route}({params})\n"
+            f"    except BaseException as {error}:\n        {located}({error})\n        raise\n"
         )
-        self.route_cell = entry.__closure__[0]
+        bound = {route: self.slow_call, located: tracebacks.locate}
+        entry = emit.compile_function(source, self.fname, {}, bound, f"{self.spec.label}: entry")
+        self.route_cell = entry.__closure__[entry.__code__.co_freevars.index(route)]
         entry.__defaults__ = self.generic.__defaults__
         entry.__doc__ = self.generic.__doc__
         entry.__transpile_dispatch__ = self
@@ -275,7 +281,8 @@ class Dispatcher:
                     checks.append(
                         f"({param}.__class__ is not {p['_ndarray']} or {param}.dtype.kind != 'c')"
                         f" and {param}.__class__ is not {p['_matrix']} and "
-                        f"{param}.__class__ is not {p['_complex']}"
+                        f"{param}.__class__ is not {p['_complex']} and "
+                        f"{param}.__class__ is not {p['_masked']}"
                     )
                 if i in self.spec.assumed_arrays:
                     checks.append(
@@ -443,7 +450,7 @@ class Dispatcher:
         steps = progress.Progress(f"the shape variant of {self.fname}", 1)
         steps.step(_describe_key(key))
         try:
-            with gcpause.paused():
+            with gcpause.paused(), stack_room.room():
                 variant = self.build(key, *observed)
             steps.done()
         except specialize.Unspecializable:
@@ -462,7 +469,7 @@ class Dispatcher:
 
     def probe_function(self):
         if self.probe_fn is None:
-            with gcpause.paused():
+            with gcpause.paused(), stack_room.room():
                 self.probe_fn = self.made_probe()
         return self.probe_fn
 
@@ -476,14 +483,21 @@ class Dispatcher:
         bound = dict(
             self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value}
         )
+        source, lines = emit.to_source_and_origins(fdef)
         return emit.compile_function(
-            emit.to_source(fdef),
+            source,
             self.fname,
             self.spec.module_globals,
             bound,
             f"{self.spec.label}: probe",
             self.spec.cells,
+            self.origins(lines),
         )
+
+    def origins(self, lines):
+        """The user's file and lines behind the generated ``lines`` (``tracebacks``)."""
+        user_file, offset = self.spec.source_file
+        return user_file, {k: offset + n for k, n in lines.items()}
 
     def record_call(self, site, helper, *args):
         observed = getattr(self.local, "observed", None)
@@ -527,7 +541,7 @@ class Dispatcher:
             for node in descendants(stmt):
                 strip_annotations(node)
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
-        source = emit.to_source(fdef)
+        source, lines = emit.to_source_and_origins(fdef)
         used = emit.identifiers(source)
         fn = emit.compile_function(
             source,
@@ -536,6 +550,7 @@ class Dispatcher:
             {k: v for k, v in {**self.spec.bound, **fused}.items() if k in used},
             f"{self.spec.label} for ({_describe_key(key)})",
             self.spec.cells,
+            self.origins(lines),
         )
         fn.__transpile_source__ = source
         return fn, source
@@ -579,6 +594,7 @@ _TYPES = {
     "_float64": np.dtype(np.float64),
     "_ndarray": np.ndarray,
     "_matrix": np.matrix,
+    "_masked": np.ma.MaskedArray,
     "_complex": complex,
     "_list": list,
     "_tuple": tuple,

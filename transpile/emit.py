@@ -11,7 +11,7 @@ import re
 import types
 import weakref
 
-from transpile import assumptions, printer
+from transpile import assumptions, printer, tracebacks
 from transpile.ir import COMMENT, Generated
 from transpile.nodes import function_def
 
@@ -22,8 +22,18 @@ _counter = itertools.count(1)  # next() on it is atomic: threads get distinct na
 
 def to_source(tree) -> str:
     """Print ``tree``; comment markers become ``# ...`` lines."""
+    return _commented(printer.source(tree))
+
+
+def to_source_and_origins(tree):
+    """``(to_source(tree), {index of a line: the statement line it was printed from})``."""
+    text, origins = printer.source_and_origins(tree)
+    return _commented(text), origins
+
+
+def _commented(text):
     lines = []
-    for line in printer.source(tree).split("\n"):
+    for line in text.split("\n"):
         m = _COMMENT_LINE.match(line) if COMMENT in line else None
         if m:
             comment = m.group(3)
@@ -36,7 +46,7 @@ def to_source(tree) -> str:
 
 
 def compile_function(
-    source: str, name: str, module_globals: dict, bound: dict, label: str, cells=None
+    source: str, name: str, module_globals: dict, bound: dict, label: str, cells=None, origins=None
 ):
     """Compile ``source`` (one ``def``) and return the function.
 
@@ -45,6 +55,8 @@ def compile_function(
     (``np``, ``ops``, callee adjoints) as closure cells, so the user's module
     namespace is never modified. ``cells`` maps the user's closure variables to the
     user's own cells: the generated code reads them live, as the user's function does.
+    ``origins``: ``(user file, {index of a source line: line in that file})``, for
+    ``tracebacks`` to name the user's line of an error raised in the generated code.
     """
     filename = f"<transpile {label} #{next(_counter)}>"
     params = ", ".join(sorted(bound))
@@ -62,6 +74,11 @@ def compile_function(
         if name in code.co_freevars and name not in cells:  # it calls itself (recursion):
             closure[code.co_freevars.index(name)].cell_contents = fn  # as made here
     weakref.finalize(fn, linecache.cache.pop, filename, None)  # the source goes with it
+    if origins is not None:
+        user_file, lines = origins
+        # the wrapped file's first line is `def _bind`: source line k is its line k + 2
+        tracebacks.register(filename, user_file, {k + 2: n for k, n in lines.items()})
+        weakref.finalize(fn, tracebacks.forget, filename)
     return fn
 
 
@@ -73,7 +90,8 @@ def stage(fn, ctx):
     made = []
     for out in fn.outputs:
         fdef = function_def(out.name, out.args, out.body)
-        source = to_source(fdef)
+        source, lines = to_source_and_origins(fdef)
+        offset = fn.parsed.line_offset
         f = compile_function(
             source,
             out.name,
@@ -81,6 +99,7 @@ def stage(fn, ctx):
             bound_names(fn, source),
             f"{out.name} from {ctx.func.__name__}",
             fn.parsed.cells,
+            (fn.parsed.filename, {k: offset + n for k, n in lines.items()}),
         )
         f.__transpile_source__ = source
         made.append(Generated(f, source, out.name, list(fn.callees), None, code, data))

@@ -6,13 +6,15 @@ hold several lambdas. Every lambda on that line with the same parameters is a
 candidate; the one whose text compiles to the code that runs is the lambda.
 """
 
+import collections
 import inspect
 import linecache
 import textwrap
+import threading
 
 import gast
 
-from transpile.nodes import descendants
+from transpile.nodes import clone, descendants
 
 
 def find(func, same_code):
@@ -24,21 +26,43 @@ def find(func, same_code):
     lines = linecache.getlines(code.co_filename, func.__globals__)
     if not lines:
         return None
+    params = list(code.co_varnames[: code.co_argcount])
+    for node, fname in _lambdas(code.co_filename, lines).get(code.co_firstlineno, ()):
+        if [a.id for a in node.args.args] == params and _compiles_to(
+            _text(lines, node), code, same_code
+        ):
+            return clone(node), fname  # the stages edit the tree: never the cached one
+    return None
+
+
+# file name -> (its lines, {first line: [(lambda node, name)]}): a file is parsed once
+# for all the lambdas in it, while linecache holds the same lines for it (a file
+# changed on disk, or a notebook cell run again, gets new lines: parsed again)
+_INDEX = collections.OrderedDict()
+_INDEXED_FILES = 8
+_LOCK = threading.Lock()
+
+
+def _lambdas(filename, lines):
+    with _LOCK:
+        found = _INDEX.get(filename)
+        if found is not None and found[0] is lines:
+            _INDEX.move_to_end(filename)
+            return found[1]
     try:
         module = gast.parse("".join(lines))
     except SyntaxError:
-        return None
-    params = list(code.co_varnames[: code.co_argcount])
+        return {}
     names = _assigned_names(module)
+    by_line = {}
     for node in descendants(module):
-        if (
-            isinstance(node, gast.Lambda)
-            and node.lineno == code.co_firstlineno
-            and [a.id for a in node.args.args] == params
-            and _compiles_to(_text(lines, node), code, same_code)
-        ):
-            return node, names.get(id(node), "lambda_")
-    return None
+        if isinstance(node, gast.Lambda):
+            by_line.setdefault(node.lineno, []).append((node, names.get(id(node), "lambda_")))
+    with _LOCK:
+        _INDEX[filename] = (lines, by_line)
+        while len(_INDEX) > _INDEXED_FILES:
+            _INDEX.popitem(last=False)
+    return by_line
 
 
 def _assigned_names(module):

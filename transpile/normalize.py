@@ -26,7 +26,8 @@ After ``run``, a function body holds only these statement shapes, where an
     return atom                          exactly one, the last statement of the body
 
 Returns inside branches and loops are lowered to a single exit (``lower``); ``for`` over lists,
-arrays, ``enumerate`` and ``zip`` becomes ``for i in range(...)`` plus element reads;
+arrays, ``enumerate`` and ``zip`` becomes ``for i in range(...)`` plus element reads
+(over a dict, of its keys: ``dict_loops``);
 augmented assignment and tuple unpacking become plain assignments. Nodes keep the
 line number of the user's statement they came from.
 """
@@ -36,36 +37,41 @@ import functools
 
 import gast
 
-from transpile import desugar, fence, lower, printer, rename
+from transpile import desugar, dict_loops, fence, lower, printer, rename
 from transpile.errors import at
 from transpile.ir import GRAD_HOOK, Annotation, annotation
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
 from transpile.parse import MISSING
+from transpile_runtime import ops
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
 
 
 def stage(fn, ctx):
     """Single exit, A-normal form, jumps lowered, top-level re-assignments renamed."""
-    fn.tree = run(fn.parsed, fn.namer)
+    fn.tree = run(fn.parsed, fn.namer, fn.names.get("ops", "ops"))
     return fn
 
 
-def run(parsed, namer):
-    """Normalize ``parsed.tree`` in place and return it."""
+def run(parsed, namer, ops_name="ops"):
+    """Normalize ``parsed.tree`` in place and return it; ``ops_name`` is the name the
+    generated code calls the runtime helpers by (a loop over a dict reads its keys)."""
     tree = parsed.tree
     tree.body = lower.returns(parsed, namer, tree.body)
-    tree.body = _Normalizer(parsed, namer).block(tree.body)
+    tree.body = _Normalizer(parsed, namer, ops_name).block(tree.body)
     tree.body = lower.jumps(tree.body, parsed, namer)
     return rename.run(tree, namer)
 
 
 class _Normalizer:
-    def __init__(self, parsed, namer):
+    def __init__(self, parsed, namer, ops_name="ops"):
         self.parsed = parsed
         self.namer = namer
+        self.ops_name = ops_name
         self.bindings = {}
-        for n in descendants(parsed.tree):
+        walked = descendants(parsed.tree)
+        self.bound_to = dict_loops.bindings(walked)  # name -> the values assigned to it
+        for n in walked:
             if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
                 self.bindings[n.id] = self.bindings.get(n.id, 0) + 1
             elif isinstance(n, gast.FunctionDef) and n is not parsed.tree:
@@ -218,6 +224,11 @@ class _Normalizer:
             return self.define(target, s.value)
         if self._is_partial(s.value):
             return self.define_partial(target, s.value, s)
+        if isinstance(s.value, (gast.ListComp, gast.DictComp)) and not any(
+            isinstance(n, gast.Name) and n.id == target for n in descendants(s.value)
+        ):  # built in place: a key or item written into it later writes the function's own
+            stmts, _ = desugar.comprehension(s.value, self.namer, self.parsed, into=target)
+            return self.block(stmts)
         pre = []
         value = self.expr(s.value, pre, top=True)
         if isinstance(value, gast.Name) and value.id == target:
@@ -429,17 +440,72 @@ class _Normalizer:
             pre.append(assign(t, call(name("min"), lengths, origin), origin))
             return name(t), elems
         if _is_call_to(self.parsed, it, builtins.reversed) and len(it.args) == 1:
-            length, elems = self._elements(it.args[0], target, index, pre, origin)
-            if not all(isinstance(e, gast.Subscript) for _, e in elems):
-                raise at(self.parsed, origin, "reversed() of something that is not a sequence")
-            # the k-th item of reversed(seq) is seq[-1 - k]
-            back = gast.BinOp(left=const(-1), op=gast.Sub(), right=name(index))
-            return length, [(tgt, _index_with(e, back)) for tgt, e in elems]
+            return self._reversed_elements(it.args[0], target, index, pre, origin)
+        return self._sequence_elements(it, target, index, pre, origin)
+
+    def _reversed_elements(self, it, target, index, pre, origin):
+        """``_elements`` of ``reversed(it)``."""
+        over_dict = self._dict_iterated(it)
+        if over_dict is not None:
+            return self._dict_elements(*over_dict, target, name(index), pre, origin, True)
+        length, elems = self._elements(it, target, index, pre, origin)
+        if not all(isinstance(e, gast.Subscript) for _, e in elems):
+            raise at(self.parsed, origin, "reversed() of something that is not a sequence")
+        # the k-th item of reversed(seq) is seq[-1 - k]
+        back = gast.BinOp(left=const(-1), op=gast.Sub(), right=name(index))
+        return length, [(tgt, _index_with(e, back)) for tgt, e in elems]
+
+    def _sequence_elements(self, it, target, index, pre, origin):
+        """``_elements`` of a loop over a dict's keys or a sequence's items."""
+        over_dict = self._dict_iterated(it)
+        if over_dict is not None:
+            return self._dict_elements(*over_dict, target, name(index), pre, origin)
         seq = self.atom(it, pre)
+        if self._may_be_dict(it):  # a dict goes over its keys, a sequence over its items
+            iterated = self.namer.temp()
+            pre.append(assign(iterated, call(self._ops("iterated"), [seq], origin), origin))
+            seq = name(iterated)
         t = self.namer.temp()
         pre.append(assign(t, call(name("len"), [seq], origin), origin))
         elem = gast.Subscript(value=seq, slice=name(index), ctx=gast.Load())
         return name(t), [(target, elem)]
+
+    def _ops(self, helper):
+        """``ops.helper``, resolving for the stages after this one as in generated code."""
+        self.parsed.bound[self.ops_name] = ops
+        return gast.Attribute(value=name(self.ops_name), attr=helper, ctx=gast.Load())
+
+    def _dict_iterated(self, it):
+        """``(the dict, "keys" | "values" | "items")`` where a loop over ``it`` surely
+        goes over a dict, else None."""
+        return dict_loops.surely_dict(self.parsed, it, self.bound_to, ops.keys)
+
+    def _may_be_dict(self, it):
+        return dict_loops.may_be_dict(self.parsed, it, self.bound_to)
+
+    def _dict_elements(self, base, kind, target, index, pre, origin, backwards=False):
+        """``_elements`` of a loop over the keys, values or items of the dict ``base``,
+        in its order (``backwards``: reversed): ``for k, v in d.items()`` reads
+        ``k = keys[i]`` and ``v = d[k]``."""
+        d = self.atom(base, pre)
+        keys = self.namer.temp()
+        pre.append(assign(keys, call(self._ops("keys"), [d], origin), origin))
+        length = self.namer.temp()
+        pre.append(assign(length, call(name("len"), [name(keys)], origin), origin))
+        if backwards:  # the k-th key from the end
+            index = gast.BinOp(left=const(-1), op=gast.Sub(), right=index)
+        key = gast.Subscript(value=name(keys), slice=index, ctx=gast.Load())
+        if kind == "keys":
+            return name(length), [(target, key)]
+        if kind == "values":
+            return name(length), [(target, gast.Subscript(value=d, slice=key, ctx=gast.Load()))]
+        if isinstance(target, gast.Tuple) and len(target.elts) == 2:
+            k_target, v_target = target.elts
+            read_key = name(k_target.id) if isinstance(k_target, gast.Name) else clone(key)
+            value = gast.Subscript(value=clone(d), slice=read_key, ctx=gast.Load())
+            return name(length), [(k_target, key), (v_target, value)]
+        value = gast.Subscript(value=clone(d), slice=clone(key), ctx=gast.Load())
+        return name(length), [(target, gast.Tuple(elts=[key, value], ctx=gast.Load()))]
 
     def truth(self, node, pre):
         """The test of a branch as a bool computed now: the adjoint replays the branch
@@ -539,7 +605,25 @@ class _Normalizer:
         return result
 
     def expr_Call(self, node, pre):
+        view = dict_loops.view(self.parsed, node)
+        if view is not None and isinstance(view[0], gast.Name):
+            return self.expr(self._view_list(*view, node, pre), pre, top=True)
         return self.call(node, pre)
+
+    def _view_list(self, base, kind, node, pre):
+        """``d.values()`` read other than by a loop (``list(d.values())``,
+        ``sum(d.values())``), as the list it holds in order: ``[d[k] for k in d]``,
+        whose items are differentiated as any dict item is."""
+        d = base
+        keys = gast.Call(func=self._ops("keys"), args=[name(d.id)], keywords=[])
+        if kind == "keys":
+            return _loc(keys, node)
+        key = desugar.unused_name("key", d)
+        item = gast.Subscript(value=name(d.id), slice=name(key), ctx=gast.Load())
+        if kind == "items":
+            item = gast.Tuple(elts=[name(key), item], ctx=gast.Load())
+        gen = gast.comprehension(target=name(key, gast.Store()), iter=keys, ifs=[], is_async=0)
+        return _loc(gast.ListComp(elt=item, generators=[gen]), node)
 
     def expr_Attribute(self, node, pre):
         chain = self.parsed.resolve(node)
@@ -702,6 +786,11 @@ class _Normalizer:
         if self._is_map(node):
             return self.expr(desugar.mapped(node), pre, top=True)
         if self._is_sorted(node):
+            if self._may_be_dict(node.args[0]):  # sorted(d) sorts a dict's keys
+                iterated = gast.Call(func=self._ops("iterated"), args=node.args, keywords=[])
+                node = gast.copy_location(
+                    gast.Call(func=node.func, args=[iterated], keywords=node.keywords), node
+                )
             stmts, value = desugar.sorted_by_index(node, self.namer)
             pre.extend(self.block(stmts))
             return self.expr(value, pre, top=True)

@@ -39,6 +39,7 @@ where it carries a differentiated value, naming the class.
 
 import collections
 import dataclasses
+import functools
 import inspect
 
 import gast
@@ -63,7 +64,7 @@ class _Rewrite(gast.NodeTransformer):
         self.fn, self.parsed = fn, fn.parsed
         stored = _stored(fn.parsed.tree)
         self.layouts = {p: lay for p, lay in layouts.items() if p not in stored}
-        self.bound = {}  # id(object) -> the name it is bound to
+        self.bound = {}  # (id(object), wrapped) -> the name it is bound to
         self.locals = {}  # a name bound once to an element of a list of objects -> Layout
         self._store_counts = None
 
@@ -178,14 +179,16 @@ class _Rewrite(gast.NodeTransformer):
                 "assign the result to another name",
             )
 
-    def bind(self, obj, base):
-        """A name for ``obj`` in the generated code and to the compiler."""
-        if id(obj) not in self.bound:
+    def bind(self, obj, base, runs=None):
+        """A name for ``obj`` to the compiler, bound to ``runs`` (``obj`` by default) in
+        the generated code."""
+        key = (id(obj), runs is not None and runs is not obj)
+        if key not in self.bound:
             n = self.fn.namer.fresh(base)
             self.parsed.bound[n] = obj
-            self.fn.namespace[n] = obj
-            self.bound[id(obj)] = n
-        return self.bound[id(obj)]
+            self.fn.namespace[n] = obj if runs is None else runs
+            self.bound[key] = n
+        return self.bound[key]
 
     def layout_of(self, node):
         """The ``Layout`` of the object ``node`` denotes (``Items`` for a list of them),
@@ -226,7 +229,11 @@ class _Rewrite(gast.NodeTransformer):
             node.func = self.visit(node.func)
             return node
         function, receiver, base = target
-        node.func = gast.copy_location(name(self.bind(function, base)), node.func)
+        runs = function
+        made = self.layout_of(node.func.value) if isinstance(node.func, gast.Attribute) else None
+        if receiver is not None and isinstance(made, object_args.Layout) and made.made:
+            runs = _on_instance(function, made.cls)
+        node.func = gast.copy_location(name(self.bind(function, base, runs)), node.func)
         if receiver is not None:
             node.args.insert(0, self.visit(receiver))
         return node
@@ -276,6 +283,23 @@ class _Rewrite(gast.NodeTransformer):
             )
             new = gast.Attribute(value=sg, attr=node.attr, ctx=gast.Load())
         return gast.copy_location(new, node)
+
+
+def _on_instance(method, cls):
+    """``method`` of ``cls`` as the generated code calls it where the call is not
+    differentiated: its receiver, an object made in the function, is held as the dict
+    of its fields, so the method (which may call other methods) runs on an instance of
+    ``cls`` holding those fields, made without ``__init__``."""
+
+    @functools.wraps(method)
+    def call(receiver, *args, **kwargs):
+        if type(receiver) is dict:
+            fields, receiver = receiver, cls.__new__(cls)
+            for k, v in fields.items():
+                object.__setattr__(receiver, k, v)
+        return method(receiver, *args, **kwargs)
+
+    return call
 
 
 def _class_attribute(parsed, bind, node, lay):

@@ -18,13 +18,14 @@ import dis
 import inspect
 import linecache
 import math
+import os
 import textwrap
 import types
 from dataclasses import dataclass, field
 
 import gast
 
-from transpile import higher, lambda_source, varargs
+from transpile import higher, lambda_source, stack_room, varargs
 from transpile.errors import TranspileError, UndefinedName
 from transpile.nodes import descendants, function_def, name_nodes
 
@@ -171,6 +172,14 @@ def _annotations(stmt) -> list:
 
 def run(func) -> Parsed:
     """Parse ``func`` and bundle what later stages need to resolve its names."""
+    try:
+        with stack_room.room():  # gast converts a deeply nested expression recursively
+            return _run(func)
+    except RecursionError:
+        raise stack_room.refusal(func) from None
+
+
+def _run(func):
     if not inspect.isfunction(func):
         raise _source_error(func, "it is not a Python function")
     if func.__code__.co_name == "<lambda>":
@@ -185,6 +194,8 @@ def run(func) -> Parsed:
     try:
         lines, first = inspect.getsourcelines(func)
     except (OSError, TypeError) as exc:
+        if os.path.isfile(func.__code__.co_filename):  # the file is there, the def is not
+            raise _changed_error(func, "the file has no such function there now") from None
         raise _source_error(func, str(exc)) from None
     return _read(func, lines, first)
 
@@ -226,7 +237,11 @@ def _read(func, lines, first):
         module = gast.parse(source)
     except SyntaxError as exc:
         raise _changed_error(func, f"its source no longer parses ({exc.msg})") from None
-    tree = module.body[0]
+    tree = module.body[0] if module.body else None
+    if not isinstance(tree, (gast.FunctionDef, gast.AsyncFunctionDef)) and os.path.isfile(
+        func.__code__.co_filename
+    ):  # the file changed: its lines there are no longer this def
+        raise _changed_error(func, "the file has no `def` there now")
     if isinstance(tree, gast.AsyncFunctionDef):
         raise TranspileError(
             "async def is not supported",

@@ -37,6 +37,7 @@ from transpile import (
     fence,
     fixed_shapes,
     forward,
+    function_cache,
     gcpause,
     inline,
     kinds,
@@ -53,6 +54,7 @@ from transpile import (
     shapes,
     signs,
     snapshot,
+    stack_room,
     tidy,
     user_rules,
     zeros,
@@ -118,9 +120,9 @@ def stages_for(mode):
     return FORWARD_STAGES if mode in forward.MODES else STAGES
 
 
-# function -> {(wrt, mode, as_tuple, sequences): Generated}; a dropped function (and
-# what it closes over) is freed with its entry, since nothing generated refers back
-_CACHE = weakref.WeakKeyDictionary()
+# function -> {(wrt, mode, as_tuple, sequences, ...): Generated}; a dropped function (and
+# what it closes over) is freed with its entries
+_CACHE = function_cache.FunctionCache("generated")
 _LOCK = threading.Lock()
 
 
@@ -190,8 +192,11 @@ def transpile(
     steps = progress.Progress(
         f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))
     )
-    with gcpause.paused():
-        fn = run(ctx, steps=steps)
+    try:
+        with gcpause.paused(), stack_room.room():
+            fn = run(ctx, steps=steps)
+    except RecursionError:
+        raise stack_room.refusal(func) from None
     generated = fn.generated
     steps.done()
     if verbose >= 2:

@@ -70,6 +70,23 @@ def source(node) -> str:
     return expression(node)
 
 
+class _Lines(list):
+    """Printed lines, with the line number of the statement each statement's first
+    line was printed from (``origins``: index of the line -> ``lineno``)."""
+
+    __slots__ = ("origins",)
+
+
+def source_and_origins(node):
+    """``(source, origins)``: ``source(node)``, and for the index of each line that
+    begins a statement with a line number, that number (line 1, the ``def`` itself,
+    is left out: a statement made without a location may have been given it)."""
+    lines = _Lines()
+    lines.origins = {}
+    _block(node if node.__class__ is list else [node], "", lines)
+    return "\n".join(lines), lines.origins
+
+
 def expression(node, context=_TEST) -> str:
     """The source of an expression, parenthesized if it binds less tightly than
     ``context`` (the precedence its place needs)."""
@@ -235,6 +252,10 @@ def _block(stmts, indent, lines):
 
 
 def _statement(s, indent, lines):
+    if lines.__class__ is _Lines:
+        lineno = getattr(s, "lineno", None)
+        if lineno is not None and lineno > 1:
+            lines.origins[len(lines)] = lineno
     write = _STATEMENTS.get(s.__class__)
     if write is None or getattr(s, "type_comment", None) is not None:
         _statement_by_gast(s, indent, lines)

@@ -60,6 +60,7 @@ class _Scope:
     filename: str
     line_offset: int
     bind: object = None  # (base, obj, key=None) -> the name obj is bound to in the code
+    sequences: frozenset = frozenset()  # names holding lists or tuples (``kinds``)
 
 
 def stage(fn, ctx):
@@ -73,6 +74,7 @@ def stage(fn, ctx):
         fn.parsed.filename,
         fn.parsed.line_offset,
         user_rules.binder(fn.namer, fn.namespace),
+        fn.kinds.sequences,
     )
     fn.emitted = run(fn.tree, scope)
     return fn
@@ -81,7 +83,7 @@ def stage(fn, ctx):
 def run(tree, ctx) -> Emitted:
     rev = _Reverse(ctx)
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
-    rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars)
+    rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences)
     rev.definitions = composites.definitions(tree)
     body = tree.body
     ret = body[-1]

@@ -11,18 +11,17 @@ constant times one gradient and never forms the Hessian.
 
 import functools
 import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from transpile import api, callables, dispatch, emit, higher, jacobians
+from transpile import api, callables, dispatch, emit, function_cache, higher, jacobians
 from transpile.errors import UndefinedName
 from transpile_runtime import ops
 from transpile_runtime.structure import Wrt, flatten, resolve_wrt
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # f -> {wrt key: hvp function}
+_CACHE = function_cache.FunctionCache("second_order")  # f -> {wrt key: hvp function}
 _LOCK = threading.Lock()
 
 

@@ -12,6 +12,7 @@ import gast
 
 from transpile.kinds import is_sequence_call, is_sequence_op
 from transpile.nodes import assign, clone, const, descendants, name
+from transpile_runtime import ops
 
 
 def stage(fn, ctx):
@@ -93,7 +94,8 @@ def _seed(fn, ctx, result, d_result, ops):
 def _gradient(fn, tree, p, ops):
     dp = fn.namer.adjoint(p)
     fn.emitted.primal_of[dp] = p
-    if p in tree.subscripted or p in _sequences(fn, tree):  # filled slot by slot
+    if p in tree.subscripted or p in _sequences(fn, tree) or p in _iterated(fn, tree):
+        # filled slot by slot
         return _ops_call(ops, "like", [name(dp), name(p)])
     return name(dp)
 
@@ -132,16 +134,30 @@ def _container_names(fn, tree):
 
 
 def _copied(value, resolve):
-    """The name ``value`` copies (``ws``, ``list(ws)``, ``tuple(ws)``), or None."""
+    """The name ``value`` copies (``ws``, ``list(ws)``, ``tuple(ws)``, what a loop goes
+    over: ``ops.iterated(ws)``), or None."""
     if isinstance(value, gast.Name):
         return value.id
     if (
-        is_sequence_call(value, resolve)
+        (is_sequence_call(value, resolve) or _is_iterated(value, resolve))
         and len(value.args) == 1
         and isinstance(value.args[0], gast.Name)
     ):
         return value.args[0].id
     return None
+
+
+def _is_iterated(value, resolve):
+    return isinstance(value, gast.Call) and resolve(value.func) is ops.iterated
+
+
+def _iterated(fn, tree):
+    """Names a loop goes over (``ops.iterated(ws)``): their adjoints are filled per item."""
+    return {
+        n.value.args[0].id
+        for n in tree.to_names
+        if _is_iterated(n.value, fn.parsed.resolve) and isinstance(n.value.args[0], gast.Name)
+    }
 
 
 def _through_copies(tree, names, resolve):

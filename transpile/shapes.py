@@ -16,7 +16,7 @@ import bisect
 
 import gast
 
-from transpile import deadcode
+from transpile import deadcode, kinds
 from transpile.nodes import all_stmts, header, name_nodes, names_and_calls, stores
 from transpile.rules import registry
 from transpile.rules.declare import ELEMENTWISE, helper_of
@@ -27,14 +27,17 @@ def stage(fn, ctx):
     was computed only for its shape is then dead, and removed."""
     pure = deadcode.purity(fn.parsed, fn.names)
     for out in fn.outputs:
-        out.body = read_shapes_from_sources(out.body, fn.parsed, fn.names["ops"], pure, fn.params)
+        out.body = read_shapes_from_sources(
+            out.body, fn.parsed, fn.names["ops"], pure, fn.params, fn.kinds.sequences
+        )
     return fn
 
 
-def shape_sets(tree, parsed, scalars):
+def shape_sets(tree, parsed, scalars, sequences=frozenset()):
     """``id(stmt) -> function(node) -> frozenset | None``: the shape set of an operand
-    just before ``stmt`` runs (None for a value the analysis cannot describe)."""
-    reader = _ShapeSets(parsed, scalars)
+    just before ``stmt`` runs (None for a value the analysis cannot describe).
+    ``sequences``: the names holding lists or tuples (``kinds``)."""
+    reader = _ShapeSets(parsed, scalars, sequences)
     reader.block(tree.body)
     return reader.facts
 
@@ -43,8 +46,8 @@ class _ShapeSets:
     """The walk of ``shape_sets`` (a class, not nested functions calling each other:
     those would be a reference cycle holding every fact)."""
 
-    def __init__(self, parsed, scalars):
-        self.parsed, self.scalars = parsed, scalars
+    def __init__(self, parsed, scalars, sequences):
+        self.parsed, self.scalars, self.sequences = parsed, scalars, sequences
         self.facts = {}
         self.history = _History()
 
@@ -54,7 +57,7 @@ class _ShapeSets:
             facts = self.facts[id(s)] = _Lookup(history, history.tick(), self.scalars)
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
                 t = s.targets[0].id
-                found = _value_set(s.value, facts, self.parsed)
+                found = _value_set(s.value, facts, self.parsed, self.sequences)
                 gen = history.gen(t) + 1
                 history.set(t, found if found is not None else frozenset({(t, gen)}), gen)
             elif isinstance(s, (gast.If, gast.For, gast.While)):
@@ -126,10 +129,13 @@ def _is_number_or_none(v):
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
-def elementwise_operands(v, parsed):
+def elementwise_operands(v, parsed, sequences=frozenset()):
     """The operands of an elementwise operation (its result has their broadcast shape:
-    an operator or a function declared ELEMENTWISE), or None when ``v`` is not one."""
+    an operator or a function declared ELEMENTWISE), or None when ``v`` is not one
+    (``x * 2`` of a list ``x``, one of ``sequences``, repeats it: twice as long)."""
     rules = registry()
+    if kinds.is_sequence_op(v, sequences):
+        return None
     if isinstance(v, (gast.BinOp, gast.UnaryOp)):
         declaration = rules.operator_declaration(type(v.op))
         if declaration is None or declaration.shape is not ELEMENTWISE:
@@ -144,10 +150,10 @@ def elementwise_operands(v, parsed):
     return None
 
 
-def _value_set(v, lookup, parsed):
+def _value_set(v, lookup, parsed, sequences):
     if isinstance(v, (gast.Constant, gast.Name)):
         return lookup(v)
-    operands = elementwise_operands(v, parsed)
+    operands = elementwise_operands(v, parsed, sequences)
     if operands is None:
         return None
     sets = [lookup(o) for o in operands]
@@ -193,7 +199,7 @@ def classify_reads(stmts, ops_name, skip=lambda stmt: False):
     return shape_reads, other_reads
 
 
-def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=()):
+def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=(), sequences=frozenset()):
     """Where a top-level value is read only for its shape, read its sources instead,
     and remove what was computed only for its shape.
 
@@ -206,7 +212,7 @@ def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=()):
     in it, however long the chain of values read only for their shapes, and its shape
     reads are then made reads of its sources (or of a value with the same sources
     that is computed anyway, ``p`` for ``log(p)``, which reads best)."""
-    sources = _elementwise_sources(body, parsed, _write_counts(body, params))
+    sources = _elementwise_sources(body, parsed, _write_counts(body, params), sequences)
     sources = {n: found for n, found in sources.items() if found and found != {n}}
     shape_reads, other_reads = classify_reads(body, ops_name)
     if all(n in other_reads or n not in sources for n in shape_reads):
@@ -257,7 +263,7 @@ def _write_counts(body, params):
     return counts
 
 
-def _elementwise_sources(body, parsed, counts):
+def _elementwise_sources(body, parsed, counts, sequences):
     """name -> the names whose broadcast shape it has, for names written once at the
     top level by an elementwise operation on names written once (or numbers)."""
     sources = {}
@@ -265,7 +271,7 @@ def _elementwise_sources(body, parsed, counts):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         t = stmt.targets[0].id
-        operands = elementwise_operands(stmt.value, parsed)
+        operands = elementwise_operands(stmt.value, parsed, sequences)
         if counts.get(t) != 1 or operands is None:
             continue
         found = _operand_sources(operands, sources, counts)

@@ -21,6 +21,7 @@ NONDIFF = (
     nondiff(ops.seed, ops.zeros_like, shape=VARIES, fresh=True),
     nondiff(ops.shape_of, ops.reduced_size, ops.winner, ops.inside, shape=VARIES),
     nondiff(ops.broadcast_like, shape=VARIES, shares=True),
+    nondiff(ops.keys, shape=VARIES, fresh=True),
 )
 
 
@@ -206,3 +207,22 @@ def scaled(r, tree, s):
     d[tree] += ops.scaled(d[r], s)
     d[s] += ops.inner(d[r], tree)
     t[r] += ops.add(ops.scaled(t[tree], s), ops.scaled(tree, t[s]))  # a structure
+
+
+# ``for item in seq`` where ``seq`` may be a dict: its keys carry no derivative
+@rule(ops.iterated, shape=VARIES, passes=True)
+def iterated(y, seq):
+    d[seq] += ops.uniterated(d[y], seq)
+    t[y] += ops.iterated_tangent(t[seq], seq)
+
+
+@rule(ops.uniterated, shape=VARIES, passes=True)
+def uniterated(y, g, _seq):
+    d[g] += ops.iterated_tangent(d[y], _seq)
+    t[y] += ops.uniterated(t[g], _seq)
+
+
+@rule(ops.iterated_tangent, shape=VARIES, passes=True)
+def iterated_tangent(y, g, _seq):
+    d[g] += ops.uniterated(d[y], _seq)
+    t[y] += ops.iterated_tangent(t[g], _seq)
