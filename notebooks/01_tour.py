@@ -112,7 +112,7 @@ source(d_logistic)
 # adjoint block, in reverse order. The helpers from `runtime.ops` are small and named for what they do:
 # `ops.unmean` spreads the adjoint of a `mean` back over the averaged elements, `ops.unbroadcast` sums an
 # adjoint back to the shape of an operand that was broadcast, and `ops.matmul_right(g, x, w)` is the adjoint
-# of `w` in `x @ w` (here `x.T @ g`). Values the adjoint needs (`p`, `_t7`) are simply the variables of
+# of `w` in `x @ w` (here `x.T @ g`). Values the adjoint needs (`p`, and `_t1` for `x @ w`) are simply the variables of
 # the primal sweep; nothing is recomputed. Values the adjoint needs only for their *shape* are not computed
 # at all: the two `np.log` calls are gone, their shapes read from `_t1` and `y` (`ops.broadcast_like`).
 # One composition is differentiated at once: the logarithm of a sigmoid written out as

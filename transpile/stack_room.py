@@ -24,10 +24,7 @@ _STATE = {"depth": 0, "restore": None}
 
 @contextlib.contextmanager
 def room():
-    """A recursion limit of at least ``_DEEP`` frames for the duration (Python 3.11+)."""
-    if sys.version_info < (3, 11):
-        yield
-        return
+    """A recursion limit of at least ``_DEEP`` frames for the duration."""
     with _LOCK:
         if _STATE["depth"] == 0:
             old = sys.getrecursionlimit()
