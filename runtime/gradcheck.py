@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import directions
+from . import directions, progress
 from .structure import Wrt, flatten, is_object, object_fields, resolve_wrt, unflatten
 
 DEFAULT_STEP = float(np.finfo(np.float64).eps) ** (1.0 / 3.0)  # about 6.06e-6
@@ -72,6 +72,8 @@ def _numeric_grad_arg(f, args, index, base):
         return _scalar_output(f(*call_args))
 
     grads = []
+    total = sum(leaf.size if isinstance(leaf, np.ndarray) else 1 for leaf in work)
+    counter = progress.Counter(f"the numeric gradient of {_name(f)}", total)
     for k, leaf in enumerate(work):
         if isinstance(leaf, np.ndarray):
             g = np.zeros(leaf.shape, dtype=np.float64)
@@ -84,6 +86,7 @@ def _numeric_grad_arg(f, args, index, base):
                 down = evaluate()
                 leaf[pos] = x
                 g[pos] = (up - down) / ((x + h) - (x - h))
+                counter.step()
             grads.append(g)
         else:
             x = leaf
@@ -94,7 +97,13 @@ def _numeric_grad_arg(f, args, index, base):
             down = evaluate()
             work[k] = x
             grads.append((up - down) / ((x + h) - (x - h)))
+            counter.step()
+    counter.finish()
     return unflatten(treedef, grads)
+
+
+def _name(f):
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
 
 
 def _float64_copy(leaf, name):

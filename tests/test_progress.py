@@ -86,3 +86,33 @@ def test_verbose_2_prints_each_stage_time(capsys):
     listed = [line.split()[0] for line in out.splitlines()[1:]]
     assert listed == list(pipeline.STAGE_NAMES)
     assert all(line.rstrip().endswith("ms") for line in out.splitlines())
+
+
+def test_a_long_numeric_gradient_shows_its_progress(monkeypatch, caplog):
+    from transpile_runtime import numeric_grad
+    from transpile_runtime import progress as check_progress
+
+    monkeypatch.setattr(check_progress, "SLOW", 0.0)
+    monkeypatch.setattr(check_progress, "_EVERY", 0.0)
+    terminal = Terminal()
+    monkeypatch.setattr(check_progress.sys, "stderr", terminal)
+    caplog.set_level(logging.INFO, logger="transpile")
+    w = np.arange(6.0).reshape(2, 3)
+    g = numeric_grad(lambda w: np.sum(w**2), w)
+    np.testing.assert_allclose(g, 2 * w, rtol=1e-8)  # the check itself is unchanged
+    text = terminal.getvalue()
+    assert "\rthe numeric gradient of " in text and "6 of 6 entries" in text
+    assert text.endswith("s\n") and "6 entries in" in text
+    messages = [r.getMessage() for r in caplog.records if r.name == "transpile"]
+    assert any("of 6 entries after" in m for m in messages)
+    assert any(m.endswith("s") and "done in" in m for m in messages)
+
+
+def test_a_quick_numeric_gradient_says_nothing(monkeypatch):
+    from transpile_runtime import numeric_grad
+    from transpile_runtime import progress as check_progress
+
+    terminal = Terminal()
+    monkeypatch.setattr(check_progress.sys, "stderr", terminal)
+    numeric_grad(lambda w: np.sum(w**2), np.ones(3))
+    assert terminal.getvalue() == ""
