@@ -117,3 +117,32 @@ def test_vjp_refuses_has_aux():
 
     with pytest.raises(TypeError, match="has_aux"):
         vjp(af.mse_with_predictions, has_aux=True)
+
+
+def test_first_calls_racing_in_threads():
+    import functools
+    import threading
+
+    made = [
+        grad(af.mse_with_predictions, has_aux=True),
+        grad(functools.partial(af.mse_with_predictions, x=X, y=Y), has_aux=True),
+    ]
+    expected = fd.numeric_grad(_value(af.mse_with_predictions), [W, X, Y], (0,))[0]
+    results, errors = [], []
+
+    def call(g):
+        try:
+            out = g(W)[0] if g is made[1] else g(W, X, Y)[0]
+            results.append(out)
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=call, args=(made[k % 2],)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == 8
+    for got in results:
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
