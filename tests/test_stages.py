@@ -31,9 +31,8 @@ import stage_funcs as S
 from transpile import emit, grad, pipeline
 from transpile.__main__ import main as cli_main
 from transpile.errors import TranspileError
-from transpile.ir import Context
+from transpile.ir import MISSING, Context
 from transpile.nodes import function_def
-from transpile.parse import MISSING
 from transpile_runtime import ops
 
 FUNCS = Path(S.__file__).resolve()
@@ -192,6 +191,32 @@ def test_parse_refuses_a_function_replaced_by_a_wrapper():
     with pytest.raises(TranspileError, match="wrapped by a decorator") as info:
         built(S.wrapped, "parse")
     assert info.value.lineno == line_of(S.wrapped, "@wrapping")
+
+
+# --------------------------------------------------------------------------
+# higher
+
+
+def test_higher_makes_a_gradients_add_at_a_new_array_and_leaves_user_code_alone():
+    """A gradient read again (``grad(grad(f))``): its in-place ``ops.add_at`` becomes
+    ``ops.scatter_added``, which has a rule; the user's own code passes unchanged."""
+    import higher_order_funcs as H
+
+    generic = grad(H.indexed).__transpile_dispatch__.current().generic
+    parsed = dump(generic, "parse")
+    assert "ops.add_at(" in parsed and "scatter_added" not in parsed
+    rewritten = dump(generic, "higher")
+    assert "ops.add_at(" not in rewritten
+    assert rewritten.count("= ops.scatter_added(") == parsed.count("ops.add_at(")
+    assert dump(S.decorated, "higher") == dump(S.decorated, "parse")
+    x = np.array([0.3, -0.7, 1.1])
+    dindexed = grad(H.indexed)
+
+    def squared_norm(v):
+        return np.sum(dindexed(v) ** 2)
+
+    (expected,) = fd.numeric_grad(squared_norm, (x,), (0,))
+    assert np.allclose(grad(squared_norm)(x), expected, rtol=1e-6)
 
 
 # --------------------------------------------------------------------------

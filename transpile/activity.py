@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import gast
 
-from transpile import cfg, composites
+from transpile import cfg, composites, higher
 from transpile.nodes import name_nodes
 from transpile.rules import classify, registry
 
@@ -89,19 +89,27 @@ def stage(fn, ctx):
     """Which statements need an adjoint: varied and useful."""
     wrt_names = [fn.params[i] for i in ctx.wrt]
     shifts = composites.shifts(fn.tree, fn.parsed.resolve)
-    fn.activity = run(fn.tree.body, wrt_names, fn.parsed, registry(), fn.kinds.sequences, shifts)
+    fn.activity = run(
+        fn.tree.body, wrt_names, fn.parsed, registry(), fn.kinds.sequences, shifts, ctx.transpile
+    )
     return fn
 
 
-def run(body, wrt_names, parsed, registry, sequences=frozenset(), stopped=frozenset()) -> Activity:
+def run(
+    body, wrt_names, parsed, registry, sequences=frozenset(), stopped=frozenset(), transpile=None
+) -> Activity:
     """The activity facts of ``body``; the names in ``stopped`` (each bound once) are
-    constants to differentiation, as if wrapped in ``stop_gradient``."""
+    constants to differentiation, as if wrapped in ``stop_gradient``. A call to a
+    gradient made by this library is classified by ``higher``, whose rules make their
+    gradients with ``transpile`` (``pipeline.transpile``)."""
     graph = cfg.build(body)
     matches = {}
     for node in graph.nodes:
         s = node.stmt
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            matches[id(s)] = classify(s.value, parsed, registry, sequences)
+            matches[id(s)] = higher.classify_call(s.value, parsed, transpile) or classify(
+                s.value, parsed, registry, sequences
+            )
     bits = cfg.Bits()  # name sets as integers: a long function costs no more per statement
     effects = {}  # node -> (kind, target's bit, bits of the names it differentiates)
     for node in graph.nodes:

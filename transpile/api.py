@@ -25,6 +25,7 @@ from transpile import (
     varargs,
 )
 from transpile.errors import TranspileError, UndefinedName
+from transpile.rules import declare
 from transpile_runtime.structure import Wrt, resolve_wrt
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -423,3 +424,6 @@ def source(g: Callable[..., Any], *example_args: Any) -> Source:
         collect(gen)
     parts.append(text)
     return Source("\n\n".join(parts))
+
+
+declare.ENTRIES.update(vjp=vjp, jvp=jvp)  # for the rules whose code calls them (odeint's)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import gast
 
+from transpile.ir import MISSING
 from transpile.nodes import descendants
-from transpile.parse import MISSING
 
 LIBRARY_ROOTS = frozenset(
     (

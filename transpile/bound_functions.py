@@ -13,7 +13,7 @@ import types
 import gast
 import numpy as np
 
-from transpile import user_rules
+from transpile import parse, user_rules
 
 
 def is_function_value(value) -> bool:
@@ -60,8 +60,6 @@ def same(a: tuple, b: tuple) -> bool:
 def called_without_default(func) -> tuple:
     """The parameters ``func``'s body calls that have no function default: its gradient
     waits for the functions passed."""
-    from transpile import parse
-
     try:
         tree = parse.run(func).tree
     except Exception:  # noqa: BLE001 - no source: the caller's error stands

@@ -16,8 +16,8 @@ import gast
 
 from transpile import bound_functions, higher, objects, parse, recursion, varargs
 from transpile.errors import TranspileError, at
+from transpile.ir import MISSING
 from transpile.nodes import all_stmts
-from transpile.parse import MISSING
 
 
 def differentiate(fn, ctx, call, callee, stmt, act):

@@ -26,8 +26,8 @@ import gast
 
 from transpile import composites, defuse, printer
 from transpile.activity import diff_uses
+from transpile.ir import MISSING
 from transpile.nodes import all_stmts, header, name_nodes
-from transpile.parse import MISSING
 from transpile.rules import nondiff
 from transpile_runtime import stop_gradient
 

@@ -11,8 +11,8 @@ import gast
 
 import transpile_runtime as runtime
 from transpile import cfg
+from transpile.ir import MISSING
 from transpile.nodes import apply_edits, header, loads, stores
-from transpile.parse import MISSING
 from transpile.rules import registry
 from transpile.rules.declare import helper_of
 

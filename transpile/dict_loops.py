@@ -20,7 +20,7 @@ import types
 import gast
 import numpy as np
 
-from transpile.parse import MISSING
+from transpile.ir import MISSING
 
 VIEWS = ("keys", "values", "items")
 _NOT_DICTS = (

@@ -13,6 +13,7 @@ import gast
 from transpile import inplace
 from transpile.errors import at
 from transpile.nodes import descendants
+from transpile_runtime import insert_grad_of, stop_gradient
 
 _STATEMENTS = {
     gast.Try: ("try/except", "move the try/except outside the differentiated function"),
@@ -100,8 +101,6 @@ def _check(parsed, root):
 
 def grad_hook(parsed, node):
     """``(x, dx)`` for ``with insert_grad_of(x) as dx:``, else None."""
-    from transpile_runtime import insert_grad_of
-
     if len(node.items) != 1:
         return None
     item = node.items[0]
@@ -118,8 +117,6 @@ def grad_hook(parsed, node):
 
 
 def _is_stop_gradient(parsed, func):
-    from transpile_runtime import stop_gradient
-
     return parsed.resolve(func) is stop_gradient
 
 

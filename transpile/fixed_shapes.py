@@ -23,8 +23,8 @@ import functools
 import gast
 import numpy as np
 
+from transpile.ir import MISSING
 from transpile.nodes import name_nodes
-from transpile.parse import MISSING
 from transpile.rules import registry
 from transpile.rules.declare import Shape
 from transpile_runtime.tape import Tape

@@ -18,7 +18,10 @@ import inspect
 
 import gast
 
+from transpile import emit, through_tape
 from transpile.errors import TranspileError, at
+from transpile.ir import MISSING
+from transpile.rules import Match
 from transpile_runtime import ops
 from transpile_runtime.tape import Tape
 
@@ -46,8 +49,6 @@ def differentiable(obj):
         return obj
     if refusal(generated) is None or obj.__transpile_dispatch__.current().spec.mode != "grad":
         return generated  # (where refused, ``prepare`` says why)
-    from transpile import emit  # emit reads names through parse, which imports this
-
     params = list(inspect.signature(generated).parameters)
     taken = set(params)
     entry_name = f"{generated.__name__}_entry"
@@ -61,14 +62,30 @@ def differentiable(obj):
     return wrapper
 
 
-def tape_rule(obj, generated):
+def tape_rule(obj, generated, transpile):
     """The rule (``user_rules.Found``) for calling the entry ``obj`` of a gradient whose
-    generic code ``generated`` records a tape (``through_tape``), or None."""
+    generic code ``generated`` records a tape (``through_tape``, which makes its
+    gradients with ``transpile``, the compiler's entry), or None."""
     if refusal(generated) is None:
         return None
-    from transpile import through_tape  # it makes gradients: the compiler imports this
+    return through_tape.rule(obj, obj.__transpile_dispatch__.current(), transpile)
 
-    return through_tape.rule(obj, obj.__transpile_dispatch__.current())
+
+def classify_call(value, parsed, transpile):
+    """How a right-hand side that calls a gradient made by this library is
+    differentiated (a ``rules.Match``: through its generic code, or, where that records
+    a tape, reverse over forward), or None for any other right-hand side."""
+    if not isinstance(value, gast.Call) or any(isinstance(a, gast.Starred) for a in value.args):
+        return None
+    obj = parsed.resolve(value.func)
+    generated = None if obj is MISSING else generated_callee(obj)
+    if generated is None:
+        return None
+    operands = (*value.args, *(kw.value for kw in value.keywords))
+    found = tape_rule(obj, generated, transpile)
+    if found is not None:
+        return Match("vjp", operands, callee=found)
+    return Match("user", operands, callee=generated)
 
 
 def is_generated(func) -> bool:
@@ -118,6 +135,13 @@ def _holds(cell, obj):
         return cell.cell_contents is obj
     except ValueError:  # an empty cell
         return False
+
+
+def stage(fn, ctx):
+    """A gradient read again: refused where it records a tape; its in-place
+    ``ops.add_at`` made a new array."""
+    prepare(fn.parsed, ctx.func)
+    return fn
 
 
 def prepare(parsed, func):

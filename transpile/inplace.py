@@ -45,10 +45,10 @@ import inspect
 import gast
 import numpy as np
 
-from transpile import printer
+from transpile import parse, printer
 from transpile.errors import at
+from transpile.ir import MISSING
 from transpile.nodes import descendants
-from transpile.parse import MISSING
 from transpile_runtime import ops, stop_gradient
 
 EMPTY = frozenset()
@@ -1171,8 +1171,6 @@ class _Analysis:
             return self.summaries[func]
         self.summaries[func] = None  # a recursive call: unknown
         try:
-            from transpile import parse
-
             callee = _Analysis(parse.run(func), True, raising=False, summaries=self.summaries)
             callee.run()
         except Exception:  # noqa: BLE001 - no source, or not analysable: assume the worst

@@ -22,6 +22,7 @@ ZERO = "__zero__"
 RESTORE = "__restore__"
 COMMENT = "__comment__ "
 GRAD_HOOK = "__grad_hook__"  # __grad_hook__(x, "dx", "<block>"): insert_grad_of's block
+MISSING = object()  # what a name resolves to when it denotes nothing (a local, unknown)
 
 
 class Annotation(enum.Enum):

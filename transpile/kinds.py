@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import gast
 
 from transpile.nodes import all_stmts, descendants, readers
+from transpile.rules.sequences import SEQUENCE_OPS, is_sequence_op
 from transpile_runtime import ops
 
-_SEQUENCE_OPS = (gast.Add, gast.Mult)
 # runtime helpers in a gradient's code differentiated again: those that always make a
 # list, and those whose result is of the kind of their first argument
 _LIST_HELPERS = (ops.head, ops.tail, ops.unrepeat, ops.spread, ops.unhead, ops.untail)
@@ -95,7 +95,7 @@ def _used_as_numbers(body, sequences):
         v = getattr(s, "value", None)
         if (
             isinstance(v, gast.BinOp)
-            and isinstance(v.op, _SEQUENCE_OPS)
+            and isinstance(v.op, SEQUENCE_OPS)
             and not is_sequence_op(v, sequences)
         ):
             assumed |= {o.id for o in (v.left, v.right) if isinstance(o, gast.Name)}
@@ -103,15 +103,6 @@ def _used_as_numbers(body, sequences):
 
 
 _PARAM = object()
-
-
-def is_sequence_op(value, sequences) -> bool:
-    """Whether a ``+`` or ``*`` concatenates or repeats (an operand is a sequence)."""
-    return (
-        isinstance(value, gast.BinOp)
-        and isinstance(value.op, _SEQUENCE_OPS)
-        and any(isinstance(o, gast.Name) and o.id in sequences for o in (value.left, value.right))
-    )
 
 
 def _is_dict(value, parsed):

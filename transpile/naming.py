@@ -9,8 +9,8 @@ import gast
 import numpy as np
 
 from transpile import recursion
+from transpile.ir import MISSING
 from transpile.nodes import const, descendants, name
-from transpile.parse import MISSING
 from transpile_runtime import forward_ops, ops, scipy_ops
 from transpile_runtime.tape import Tape
 

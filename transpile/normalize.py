@@ -39,9 +39,8 @@ import gast
 
 from transpile import desugar, dict_loops, fence, lower, printer, rename
 from transpile.errors import at
-from transpile.ir import GRAD_HOOK, Annotation, annotation
+from transpile.ir import GRAD_HOOK, MISSING, Annotation, annotation
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
-from transpile.parse import MISSING
 from transpile_runtime import ops
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)

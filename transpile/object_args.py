@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from transpile import bound_functions
+from transpile import bound_functions, parse
 from transpile.assumptions import LIBRARY_ROOTS
 
 
@@ -241,8 +241,6 @@ def receivers(func) -> tuple:
     neither arrays nor lists and dicts have (``model.W``, not ``x.shape``), directly or
     through an element (``layers[0](x)``, ``for layer in layers: layer(x)``): those may
     hold user objects, whose classes the gradient waits for."""
-    from transpile import parse
-
     try:
         tree = parse.run(func).tree
     except Exception:  # noqa: BLE001 - no source: the caller's error stands

@@ -46,8 +46,8 @@ import gast
 
 from transpile import bound_functions, object_args, parse
 from transpile.errors import at
+from transpile.ir import MISSING
 from transpile.nodes import all_stmts, clone, const, contains_jump, name
-from transpile.parse import MISSING
 from transpile_runtime import stop_gradient
 
 

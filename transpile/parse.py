@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import higher, lambda_source, stack_room, varargs
+from transpile import lambda_source, stack_room, varargs
 from transpile.errors import TranspileError, UndefinedName
+from transpile.ir import MISSING
 from transpile.nodes import descendants, function_def, name_nodes
-
-MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,6 @@ def stage(fn, ctx):
     if ctx.varargs is not None:
         fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
     fn.parsed.bound.update(ctx.functions)
-    higher.prepare(fn.parsed, ctx.func)  # a gradient differentiated again
     refuse_undefined(fn.parsed)
     return fn
 

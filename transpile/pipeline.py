@@ -39,6 +39,7 @@ from transpile import (
     forward,
     function_cache,
     gcpause,
+    higher,
     inline,
     kinds,
     naming,
@@ -72,6 +73,7 @@ class Stage(NamedTuple):
 STAGES = (
     # front end: the user's function, read, checked and put in A-normal form
     Stage("parse", parse.stage, "read the source; refuse a decorated or changed function"),
+    Stage("higher", higher.stage, "a gradient read again: its ops.add_at makes a new array"),
     Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
     Stage("names", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),

@@ -7,8 +7,8 @@ cannot broadcast its partner (``shapes`` uses that).
 import gast
 
 import transpile_runtime as runtime
+from transpile.ir import MISSING
 from transpile.nodes import descendants, readers
-from transpile.parse import MISSING
 from transpile.rules import registry
 
 

@@ -10,8 +10,9 @@ where its adjoint was filled slot by slot (``ops.like``).
 
 import gast
 
-from transpile.kinds import is_sequence_call, is_sequence_op
+from transpile.kinds import is_sequence_call
 from transpile.nodes import assign, clone, const, descendants, name
+from transpile.rules.sequences import is_sequence_op
 from transpile_runtime import ops
 
 

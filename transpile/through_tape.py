@@ -24,9 +24,10 @@ _CACHE = weakref.WeakKeyDictionary()  # entry -> Found
 _LOCK = threading.Lock()
 
 
-def rule(entry, dispatcher):
+def rule(entry, dispatcher, transpile):
     """The rule for calling ``entry``, the entry of a gradient made by ``grad`` (one
-    with a tape), or None for another mode (``value_and_grad``, ``vjp``)."""
+    with a tape), or None for another mode (``value_and_grad``, ``vjp``); its
+    gradients are made, when first called, by ``transpile`` (``pipeline.transpile``)."""
     spec = dispatcher.spec
     if spec.mode != "grad":
         return None
@@ -41,10 +42,12 @@ def rule(entry, dispatcher):
     # the adjoint of argument j: d/d(arg j) <grad f, dg>; its tangent, by the symmetry
     # of second derivatives: d/d(wrt) <d f/d(arg j), t>
     adjoints = tuple(
-        _Second(func, sig, wrt, ((j,), False), f"{p}_adjoint") for j, p in enumerate(params)
+        _Second(func, sig, wrt, ((j,), False), f"{p}_adjoint", transpile)
+        for j, p in enumerate(params)
     )
     tangents = tuple(
-        _Second(func, sig, ((j,), False), wrt, f"{p}_tangent") for j, p in enumerate(params)
+        _Second(func, sig, ((j,), False), wrt, f"{p}_tangent", transpile)
+        for j, p in enumerate(params)
     )
     made = Found(UserRule(entry, "vjp", adjoints, tangents=tangents), entry)
     with _LOCK:
@@ -57,8 +60,9 @@ class _Second:
     are (indices, as_tuple). One gradient is made per set of parameters passed lists
     or tuples."""
 
-    def __init__(self, func, sig, inner, outer, suffix):
+    def __init__(self, func, sig, inner, outer, suffix, transpile):
         self.func, self.sig, self.inner, self.outer = func, sig, inner, outer
+        self.transpile = transpile
         self.__name__ = f"{func.__name__}_{suffix}"
         # what an error names when this is differentiated once more
         self.__qualname__ = (
@@ -84,10 +88,8 @@ class _Second:
         return gradient(*values, v)
 
     def gradient(self, sequences):
-        from transpile import api, pipeline  # api imports the compiler, which imports this
-
         (inner, inner_tuple), (outer, outer_tuple) = self.inner, self.outer
-        forward = pipeline.transpile(
+        forward = self.transpile(
             self.func, inner, "jvp", as_tuple=inner_tuple, sequences=sequences
         ).function
         params = list(self.sig.parameters)
@@ -104,8 +106,8 @@ class _Second:
         )
         label = f"{name}, the tangent of {self.func.__name__}"
         fn = emit.compile_function(source, name, {}, {jvp_name: forward}, label)
-        made = api.grad(fn, wrt=outer if outer_tuple else outer[0])
-        made.__transpile_keep__ = fn
+        made = self.transpile(fn, outer, "grad", as_tuple=outer_tuple).function
+        made.__transpile_keep__ = fn  # the cache holds what it made only while fn lives
         return made
 
 

@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 import gast
 
+from transpile.ir import MISSING
 from transpile.nodes import clone, const, name
-from transpile.parse import MISSING
 from transpile.template import Template
 
 _F = TypeVar("_F", bound=Callable[..., Any])

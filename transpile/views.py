@@ -14,7 +14,7 @@ of its arguments. ``out=`` names the array a call writes and returns.
 import gast
 import numpy as np
 
-from transpile.parse import MISSING
+from transpile.ir import MISSING
 from transpile.rules import registry
 from transpile.rules.declare import Shape, helper_of
 

@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from transpile import higher, printer, user_rules
-from transpile.ir import Annotation, annotation
-from transpile.kinds import is_sequence_op
+from transpile import printer, user_rules
+from transpile.ir import MISSING, Annotation, annotation
 from transpile.nodes import descendants
-from transpile.parse import MISSING
 from transpile.rules import (
     arith,
     elementwise,
@@ -38,7 +36,9 @@ from transpile.rules import (
 )
 from transpile.rules import sequences as sequence_rules
 from transpile.rules.declare import Declaration, Kind
+from transpile.rules.sequences import is_sequence_op
 from transpile.template import parse_template
+from transpile_runtime import stop_gradient
 
 FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
 # the helpers generated code calls, for gradients of gradients (tested on their own)
@@ -288,8 +288,6 @@ def _classify_lambda(value, parsed, registry):
 
 def _read_outside_stop_gradient(node, parsed):
     """The names ``node`` reads, but not inside a ``stop_gradient(...)``."""
-    from transpile_runtime import stop_gradient
-
     if isinstance(node, gast.Name):
         return [node]
     if isinstance(node, gast.Call) and parsed.resolve(node.func) is stop_gradient:
@@ -345,12 +343,6 @@ def _classify_plain_call(call, parsed, registry):
         return _template(tmpl, call, [func.value] + list(call.args), keywords)
     if obj is MISSING:  # a local called (layer(x)): it is an operand too
         return Match("unknown", (func, *operands), why=printer.expression(func))
-    generated = higher.generated_callee(obj)
-    if generated is not None:  # a gradient made by this library: its generic code
-        found = higher.tape_rule(obj, generated)
-        if found is not None:  # ... or, through a tape, reverse over forward
-            return Match("vjp", tuple(operands), callee=found)
-        return Match("user", tuple(operands), callee=generated)
     return _classify_callable(obj, call, keywords, operands, registry)
 
 

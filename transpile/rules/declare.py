@@ -135,6 +135,12 @@ def no_rule(*objects, shape, **properties) -> Declaration:
     return _declaration(Kind.NO_RULE, objects, shape, **properties)
 
 
+# the compiler's entry points ("vjp", "jvp") that a template binds into generated code,
+# registered by ``api`` when it is imported: a rule family importing ``api`` would point
+# up, from the rules to the compiler built on them
+ENTRIES = {}
+
+
 def binds(**objects):
     """Let the template below read ``objects`` by these names (odeint's rule reads
     ``vjp``, a callable of the compiler that no runtime module may import): each is

@@ -5,8 +5,9 @@ where scipy is installed (``rules.optional_families``).
 numeric entry of ``args`` and in the times ``t``: ``scipy_ops`` integrates the adjoint
 ODE backward from the last time to the first, once for all three. Its right-hand side
 needs the vector-Jacobian products of the user's ``func``, which this library makes:
-the template reads ``vjp`` (``transpile.vjp``, bound into the generated code's
-namespace by ``declare.binds``, since no runtime module may import the compiler), and
+the template reads ``vjp`` (``transpile.vjp``, registered by ``api`` in
+``declare.ENTRIES`` and bound into the generated code's namespace by ``declare.binds``,
+since no runtime module may import the compiler, nor a rule the compiler above it), and
 the helper calls it with ``func`` when the gradient runs, so ``func`` may be any
 function the compiler can differentiate, passed in or global.
 
@@ -25,10 +26,11 @@ have no rules of their own); a call differentiated twice is refused, naming the 
 
 from scipy import integrate
 
-from transpile.api import jvp, vjp
-from transpile.rules.declare import VARIES, binds, rule
+from transpile.rules.declare import ENTRIES, VARIES, binds, rule
 from transpile.template import d
 from transpile_runtime import scipy_ops
+
+vjp, jvp = ENTRIES["vjp"], ENTRIES["jvp"]  # the names the templates below read
 
 
 @rule(integrate.odeint, shape=VARIES)

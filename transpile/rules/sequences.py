@@ -12,6 +12,17 @@ from transpile.rules.declare import ALL_DATA, FIRST_DATA, rule
 from transpile.template import d, t
 from transpile_runtime import ops
 
+SEQUENCE_OPS = (gast.Add, gast.Mult)  # the operators that concatenate and repeat
+
+
+def is_sequence_op(value, sequences) -> bool:
+    """Whether a ``+`` or ``*`` concatenates or repeats (an operand is a sequence)."""
+    return (
+        isinstance(value, gast.BinOp)
+        and isinstance(value.op, SEQUENCE_OPS)
+        and any(isinstance(o, gast.Name) and o.id in sequences for o in (value.left, value.right))
+    )
+
 
 @rule(operators=(gast.Add,), sequences=True, shape=ALL_DATA)
 def concat(z, x, y):
