@@ -4,7 +4,7 @@ entries), and their log under the ``transpile`` logger.
 Once a check has run past ``SLOW`` seconds it logs at INFO that it is still going, and,
 where a person watches (a terminal or a Jupyter kernel), keeps one line on standard
 error up to date: how many entries of how many, and the time so far; it ends with the
-total time. The compiler's ``transpile/progress.py`` does the same for transpilations;
+total time. The compiler's ``transpile/core/progress.py`` does the same for transpilations;
 this module is the runtime's own, since the runtime never imports the compiler.
 """
 

@@ -1,5 +1,5 @@
 """Functions for ``test_composites.py``: the max shift of a log-softmax or logsumexp
-written out without ``stop_gradient`` (``transpile/composites.py``, ``shifts``).
+written out without ``stop_gradient`` (``transpile/analysis/composites.py``, ``shifts``).
 
 Each function where the composite applies has a twin that adds ``0.0 * np.sum(m)``:
 the same value and gradient, but ``m`` is read once more, so the pattern does not

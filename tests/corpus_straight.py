@@ -974,7 +974,7 @@ FLOAT32 = [
 
 # --------------------------------------------------------------------------
 # The logistic sigmoid written out, under a logarithm: its adjoint is taken
-# through the composition (transpile/composites.py). Each case differs in what
+# through the composition (transpile/analysis/composites.py). Each case differs in what
 # the pattern must or must not match.
 
 

@@ -306,3 +306,43 @@ def loop_copy(x):
 def value_and_aux(x):
     h = np.tanh(x)
     return np.sum(h), h
+
+
+def loop_scale(x, n):
+    """A loop variant: its tape records a shape that the variant writes in."""
+    s = 0.0
+    for i in range(n):
+        y = x * i
+        s = s + np.sum(np.sin(y))
+    return s
+
+
+def cross_entropy(w, x, y):
+    """The log-sigmoid composites meet as y - p (``algebra.complements``)."""
+    p = 1.0 / (1.0 + np.exp(-(x @ w)))
+    return -np.sum(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+
+def tanh_layer(x, W, b, t):
+    """Large enough temporaries (with REUSE_SIZE lowered) are written into dead buffers."""
+    a = x @ W + b
+    h = np.tanh(a)
+    return np.sum((h - t) ** 2)
+
+
+def product_sum(a, b):
+    return np.sum(a * b)
+
+
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, v):
+        return self.k * v
+
+
+def makes_an_object(x):
+    """An object made in the function: its method call is rewritten (``objects``)."""
+    s = Scale(2.0)
+    return np.sum(s.apply(x) ** 2)

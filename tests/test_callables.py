@@ -1,5 +1,5 @@
 """Every transform of a ``functools.partial``, a bound method, a callable instance, a
-staticmethod and a classmethod (``transpile/callables.py``), against central differences
+staticmethod and a classmethod (``transpile/front/callables.py``), against central differences
 of the same callable, on a first and a later call."""
 
 import functools
@@ -9,7 +9,8 @@ import fd
 import numpy as np
 import pytest
 
-from transpile import callables, grad, hessian, hvp, jacobian, jvp, source, value_and_grad, vjp
+from transpile import grad, hessian, hvp, jacobian, jvp, source, value_and_grad, vjp
+from transpile.front import callables
 
 RNG = np.random.default_rng(2)
 W, X = RNG.standard_normal(3) * 0.5, RNG.standard_normal((5, 3))

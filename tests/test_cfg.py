@@ -1,4 +1,4 @@
-"""``transpile/cfg.py`` on its own: the graph of every statement kind the normal form
+"""``transpile/core/cfg.py`` on its own: the graph of every statement kind the normal form
 has (straight lines, ``if``/``else``, ``for``, ``while``, ``break``, ``continue``,
 ``return``, nesting), and the solver on lattices whose fixed points are known by hand
 (reaching definitions forwards, liveness backwards, definite assignment by
@@ -9,8 +9,8 @@ import textwrap
 import gast
 import pytest
 
-from transpile import cfg
-from transpile.nodes import header, loads, stores
+from transpile.core import cfg
+from transpile.core.nodes import header, loads, stores
 
 
 def body(src):

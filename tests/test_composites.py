@@ -1,5 +1,5 @@
 """The max shift of log-softmax and logsumexp, written out without ``stop_gradient``
-(``transpile/composites.py``, ``shifts``): its adjoint sums to zero, so none is made.
+(``transpile/analysis/composites.py``, ``shifts``): its adjoint sums to zero, so none is made.
 
 Where the composite applies, the gradient must equal the one the ordinary rules give
 (a twin of the function that reads ``m`` once more, ``+ 0.0 * np.sum(m)``) to

@@ -32,11 +32,11 @@ import numpy as np
 import pytest
 
 from transpile import grad, source
+from transpile.backend.specialize import Specializer
+from transpile.core.template import d
 from transpile.rules import FAMILIES, arith, build_registry, declarations, registry
 from transpile.rules import shape as shape_rules
 from transpile.rules.declare import Declaration, Kind, Shape, helper_of, no_rule, rule
-from transpile.specialize import Specializer
-from transpile.template import d
 from transpile_runtime import ops
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""``transpile/defuse.py`` on its own: what the index records of each statement kind,
+"""``transpile/core/defuse.py`` on its own: what the index records of each statement kind,
 and that its rewrites (``rename``, ``forget``, ``drop_read``, ``move_reads``) keep it
 equal to an index built afresh from the rewritten body."""
 
@@ -6,8 +6,8 @@ import textwrap
 
 import gast
 
-from transpile.defuse import Index
-from transpile.nodes import assign, name
+from transpile.core.defuse import Index
+from transpile.core.nodes import assign, name
 
 
 def body(src):

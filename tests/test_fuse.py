@@ -1,6 +1,6 @@
 """``grad(f, fuse=True)``: regions of elementwise lines over one large shape evaluated
 a block of entries at a time, and chains of elementwise operations left outside them
-evaluated by one ``numexpr.evaluate`` call each (``transpile/fuse.py``).
+evaluated by one ``numexpr.evaluate`` call each (``transpile/backend/fuse.py``).
 
 Every gradient is checked on its first call (the generic code) and on later ones (the
 variant, fused) against two references: the same gradient without ``fuse``, to 1e-12
@@ -26,9 +26,12 @@ import numpy as np
 import pytest
 from test_random_programs import load, program
 
-from transpile import blocks, buffers, emit, fuse, grad, probe, source, value_and_grad, vjp
-from transpile.ir import Annotation, annotate
-from transpile.naming import Namer
+from transpile import grad, source, value_and_grad, vjp
+from transpile.backend import blocks, fuse, probe
+from transpile.cleanup import buffers
+from transpile.core import emit
+from transpile.core.ir import Annotation, annotate
+from transpile.front.naming import Namer
 from transpile_runtime import blocks as runtime_blocks
 
 
@@ -185,7 +188,7 @@ def test_two_gradients(small):
     assert [s.split(" = ")[0] for _, s in fused_lines(text)] == ["u", "dy", "dx"], text
 
 
-def test_names_written_twice(small):
+def test_naming_written_twice(small):
     x = rng().uniform(0.2, 1.0, 14)
     text = checked(F.repeated, (x,))
     assert "a2 = numexpr.evaluate('a * a - cos(a)'" in text, text
@@ -217,7 +220,7 @@ def test_functions_numpy_computes_faster_cut_a_chain(small):
     assert "tanh" not in "".join(s for _, s in fused_lines(text))
 
 
-def test_names_numexpr_takes_for_its_own(small):
+def test_naming_numexpr_takes_for_its_own(small):
     x = rng().uniform(0.2, 1.0, 17)
     text = checked(F.named_like_numexpr, (x,))
     # the user's ``numexpr`` keeps its name; the module is bound under another
@@ -305,7 +308,7 @@ def test_without_numexpr_fuse_warns_and_changes_nothing(monkeypatch):
     first = fused(x)  # the generic code: no variant is built yet
     with pytest.warns(RuntimeWarning, match="numexpr is not installed") as seen:
         second = fused(x)  # builds the variant
-    # shown at this line, the user's call, not in transpile/fuse.py
+    # shown at this line, the user's call, not in transpile/backend/fuse.py
     (warned,) = seen
     assert warned.filename == __file__
     assert (

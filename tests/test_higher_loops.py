@@ -9,16 +9,7 @@ import pytest
 
 import tests.higher_order_funcs as hf
 from tests.fd import numeric_grad, numeric_jvp
-from transpile import (
-    TranspileError,
-    grad,
-    hessian,
-    hvp,
-    jacobian,
-    jvp,
-    source,
-    value_and_grad,
-)
+from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp, source, value_and_grad
 
 RTOL, ATOL = 1e-6, 1e-8
 

@@ -84,7 +84,7 @@ def _cycle_from(start):
 def test_the_graph_is_read_from_every_module():
     assert len(MODULES) > 80
     assert "transpile.pipeline" in GRAPH["transpile.api"]
-    assert "transpile_runtime.ops" in GRAPH["transpile.higher"]
+    assert "transpile_runtime.ops" in GRAPH["transpile.front.higher"]
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -102,6 +102,53 @@ def test_no_function_imports_a_project_module(module):
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("transpile_runtime")))
 def test_the_runtime_never_imports_the_compiler(module):
     assert not [t for t in GRAPH[module] if t.split(".")[0] == "transpile"]
+
+
+# the compiler's folders, bottom to top: a module imports from its own folder or from
+# folders below it; the modules at the top of the package (api, pipeline, ...) from any
+LAYERS = (
+    "core",
+    "rules",
+    "front",
+    "analysis",
+    "cleanup",
+    "reverse",
+    "forward",
+    "backend",
+    "variant",
+)
+
+
+def _layer(module):
+    """The index of ``module``'s folder in LAYERS, or len(LAYERS) for the top."""
+    parts = module.split(".")
+    if (
+        parts[0] != "transpile"
+        or len(parts) < 3
+        and module not in {f"transpile.{f}" for f in LAYERS}
+    ):
+        return len(LAYERS)
+    return LAYERS.index(parts[1])
+
+
+def test_every_compiler_module_is_in_a_folder_or_at_the_top():
+    folders = {p.name for p in PACKAGES["transpile"].iterdir() if (p / "__init__.py").exists()}
+    assert folders == set(LAYERS)
+    top = sorted(m for m in MODULES if m.startswith("transpile.") and m.count(".") == 1)
+    assert top == [
+        f"transpile.{n}"
+        for n in sorted(
+            ("__main__", "api", "bundle", "checking", "explain", "export", "jacobians")
+            + ("pipeline", "second_order")
+            + LAYERS
+        )
+    ]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("transpile.")))
+def test_imports_point_down_the_folders(module):
+    upward = [t for t in GRAPH[module] if t.startswith("transpile.") and _layer(t) > _layer(module)]
+    assert upward == [], f"{module} ({LAYERS[_layer(module)]}/) imports from above: {upward}"
 
 
 def test_a_cycle_and_a_local_import_are_found(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""``transpile/nodes.py`` on its own: its walks find what ``gast.walk`` finds (less the
+"""``transpile/core/nodes.py`` on its own: its walks find what ``gast.walk`` finds (less the
 contexts and operators they skip by design), ``clone`` copies deeply but shares the
 nodes without fields, ``transform`` rewrites bottom up, and the statement helpers."""
 
@@ -7,7 +7,7 @@ import textwrap
 
 import gast
 
-from transpile import nodes
+from transpile.core import nodes
 
 
 def parse(src):

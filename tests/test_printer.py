@@ -13,7 +13,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transpile import grad, printer
+from transpile import grad
+from transpile.core import printer
 
 
 def _normal(node):

@@ -1,4 +1,4 @@
-"""Feedback on long work (``transpile/progress.py``): the stages of a transpilation and a
+"""Feedback on long work (``transpile/core/progress.py``): the stages of a transpilation and a
 shape variant's build logged at INFO under the ``transpile`` logger once the work has
 run past ``progress.SLOW`` seconds, a progress line where a person watches, and each
 stage's time with ``verbose=2``. ``SLOW`` is set to 0 here, so that every piece of work
@@ -10,7 +10,8 @@ import logging
 import numpy as np
 import pytest
 
-from transpile import grad, pipeline, progress
+from transpile import grad, pipeline
+from transpile.core import progress
 
 
 class Terminal(io.StringIO):

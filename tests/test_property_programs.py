@@ -47,7 +47,8 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis.errors import UnsatisfiedAssumption
 from program_gen import programs
 
-from transpile import TranspileError, buffers, grad, value_and_grad
+from transpile import TranspileError, grad, value_and_grad
+from transpile.cleanup import buffers
 
 PARAMS = ("x", "y", "s", "n")
 RTOL, ATOL = 1e-5, 1e-7

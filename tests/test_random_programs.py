@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from variants import call_twice
 
-from transpile import buffers, grad
+from transpile import grad
+from transpile.cleanup import buffers
 
 SHAPES = [(3, 4), (4,), (3, 1), (1, 4), (), (2, 3, 4)]
 UNARY_OR_BINARY = [

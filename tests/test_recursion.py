@@ -13,7 +13,8 @@ import pytest
 import recursion_funcs as R
 from variants import assert_grad_matches_fd
 
-from transpile import grad, pipeline, recursion, source, value_and_grad
+from transpile import grad, pipeline, source, value_and_grad
+from transpile.core import recursion
 from transpile.pipeline import transpile
 
 

@@ -32,6 +32,7 @@ from test_rules_scipy import ROWS, _label, _make
 from variants import call_twice
 
 from transpile import TranspileError, grad, hessian, hvp, jvp
+from transpile.core.template import parse_template
 from transpile.rules import (
     declarations,
     optional_families,
@@ -40,7 +41,6 @@ from transpile.rules import (
     scipy_linalg,
     scipy_stats,
 )
-from transpile.template import parse_template
 from transpile_runtime import scipy_ops
 
 REVERSE_ONLY = set()  # every scipy rule has forward lines

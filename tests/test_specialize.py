@@ -207,7 +207,7 @@ def kept_in_a_list(x, W):
 
 @pytest.mark.parametrize("func", [layer, kept_in_a_list])
 def test_buffers_reused_only_when_nothing_else_reads_them(func, monkeypatch):
-    from transpile import buffers
+    from transpile.cleanup import buffers
 
     monkeypatch.setattr(buffers, "REUSE_SIZE", 1)  # every size counts as large here
     rng = np.random.default_rng(6)
@@ -414,7 +414,7 @@ def test_binary_cross_entropy_adjoint_is_y_minus_p():
 def test_complements_rewrite_only_the_exact_form():
     import gast
 
-    from transpile import algebra
+    from transpile.backend import algebra
 
     body = gast.parse(
         "u = 1.0 - y\n"

@@ -15,6 +15,7 @@ stage whose output changed for a reason gets a new golden string, and the
 reason belongs in the commit message.
 """
 
+import dataclasses
 import importlib
 import inspect
 import subprocess
@@ -28,11 +29,12 @@ import numpy as np
 import pytest
 import stage_funcs as S
 
-from transpile import emit, grad, pipeline
+from transpile import grad, pipeline, source
 from transpile.__main__ import main as cli_main
-from transpile.errors import TranspileError
-from transpile.ir import MISSING, Context
-from transpile.nodes import function_def
+from transpile.core import emit
+from transpile.core.errors import TranspileError
+from transpile.core.ir import MISSING, Context, Function
+from transpile.core.nodes import function_def
 from transpile_runtime import ops
 
 FUNCS = Path(S.__file__).resolve()
@@ -90,16 +92,27 @@ def test_each_stage_is_a_module_level_stage_function_in_a_documented_module(stag
     assert stage.does.strip()
 
 
+EVERY_STAGE = pipeline.STAGES + pipeline.FORWARD_STAGES + pipeline.VARIANT_STAGES
+
+
+@pytest.mark.parametrize("stage", EVERY_STAGE, ids=lambda s: s.name)
+def test_each_stage_is_named_for_its_module(stage):
+    """``--dump raw`` is ``transpile/reverse/raw.py``: a stage is found by its name."""
+    assert stage.run.__module__.rpartition(".")[2] == stage.name
+
+
 def test_every_stage_has_a_test_here():
     tests = [n for n in globals() if n.startswith("test_")]
     untested = [
-        s for s in pipeline.STAGE_NAMES if not any(n.startswith(f"test_{s}_") for n in tests)
+        s
+        for s in pipeline.STAGE_NAMES + pipeline.VARIANT_STAGE_NAMES
+        if not any(n.startswith(f"test_{s}_") for n in tests)
     ]
     assert untested == []
 
 
 def test_run_stops_after_the_stage_named():
-    fn = built(S.plain, "anf")
+    fn = built(S.plain, "normalize")
     assert fn.tree is not None and fn.kinds is None and fn.emitted is None
 
 
@@ -122,7 +135,7 @@ def test_cli_dump_accepts_every_stage(stage, capsys, monkeypatch):
     assert capsys.readouterr().out == dump(S.rnn, stage, wrt=(0, 1)) + "\n"
 
 
-@pytest.mark.parametrize("stage", ["anf", "record", "final"])
+@pytest.mark.parametrize("stage", ["normalize", "record", "emit"])
 def test_cli_dump_prints_the_stage_in_a_subprocess(stage):
     done = cli(f"{FUNCS}:rnn", "--wrt", "h,W", "--dump", stage)
     assert done.returncode == 0, done.stderr
@@ -134,14 +147,29 @@ def test_cli_dump_refuses_an_unknown_stage_and_lists_them():
     assert done.returncode == 2
     assert "invalid choice: 'optimize'" in done.stderr
     choices = done.stderr.split("choose from ", 1)[1].rsplit(")", 1)[0]
-    assert [c.strip(" '") for c in choices.split(",")] == list(pipeline.STAGE_NAMES)
+    every = pipeline.STAGE_NAMES + pipeline.VARIANT_STAGE_NAMES
+    assert [c.strip(" '") for c in choices.split(",")] == list(every)
 
 
 def test_cli_stages_lists_the_stages_in_order():
     done = cli("--stages")
     assert done.returncode == 0, done.stderr
-    rows = [row.split(None, 1) for row in done.stdout.splitlines()]
-    assert rows == [[s.name, s.does] for s in pipeline.STAGES]
+    rows = [row.split(None, 1) for row in done.stdout.splitlines() if row and row[0] != "#"]
+    assert rows == [[s.name, s.does] for s in pipeline.STAGES + pipeline.VARIANT_STAGES]
+    assert "# a shape variant" in done.stdout
+
+
+def test_cli_dumps_a_variant_stage_for_example_arguments():
+    done = cli(f"{FUNCS}:plain_sum", "--dump", "specialized", "--args", "np.ones(3)")
+    assert done.returncode == 0, done.stderr
+    assert "ops.filled(x, 1.0, (3,), 'float64')" in done.stdout
+    done = cli(f"{FUNCS}:plain_sum", "--args", "np.ones(4)")
+    assert done.returncode == 0, done.stderr
+    assert "(4,)" in done.stdout and "ops.unreduce" not in done.stdout
+    done = cli(f"{FUNCS}:plain_sum", "--dump", "compact")
+    assert done.returncode == 1 and "needs example arguments" in done.stderr
+    done = cli(f"{FUNCS}:plain_sum", "--args", "np.ones(")
+    assert done.returncode == 2 and "--args" in done.stderr
 
 
 # --------------------------------------------------------------------------
@@ -171,7 +199,7 @@ def test_parse_reads_the_lines_inspect_reads_or_asks_inspect():
     import corpus_control
     import corpus_straight
 
-    from transpile import parse
+    from transpile.front import parse
 
     funcs = [
         f
@@ -241,8 +269,8 @@ def test_fence_refuses_an_in_place_update_another_name_sees():
 # names
 
 
-def test_names_are_the_usual_ones_when_free():
-    fn = built(S.plain, "names")
+def test_naming_are_the_usual_ones_when_free():
+    fn = built(S.plain, "naming")
     assert fn.names == {
         "np": "np",
         "ops": "ops",
@@ -255,8 +283,8 @@ def test_names_are_the_usual_ones_when_free():
     assert fn.namer.adjoint("x") == "dx"
 
 
-def test_names_avoid_the_users_names():
-    fn = built(S.takes_names, "names")
+def test_naming_avoid_the_users_names():
+    fn = built(S.takes_names, "naming")
     assert fn.names == {
         "np": "np",
         "ops": "ops_",
@@ -273,8 +301,8 @@ def test_names_avoid_the_users_names():
 # anf
 
 
-def test_anf_puts_one_operation_per_line():
-    assert dump(S.nested, "anf") == golden(
+def test_normalize_puts_one_operation_per_line():
+    assert dump(S.nested, "normalize") == golden(
         """
         def nested(x, y):
             _t1 = x * y
@@ -286,8 +314,8 @@ def test_anf_puts_one_operation_per_line():
     )
 
 
-def test_anf_lowers_returns_to_a_single_exit():
-    assert dump(S.returns_early, "anf") == golden(
+def test_normalize_lowers_returns_to_a_single_exit():
+    assert dump(S.returns_early, "normalize") == golden(
         """
         def returns_early(x):
             returned = False
@@ -306,8 +334,8 @@ def test_anf_lowers_returns_to_a_single_exit():
     )
 
 
-def test_anf_unpacks_tuples_and_renames_an_augmented_assignment():
-    assert dump(S.unpacks, "anf") == golden(
+def test_normalize_unpacks_tuples_and_renames_an_augmented_assignment():
+    assert dump(S.unpacks, "normalize") == golden(
         """
         def unpacks(x):
             _t1 = x * 2.0
@@ -327,7 +355,7 @@ def test_anf_unpacks_tuples_and_renames_an_augmented_assignment():
 
 
 def test_snapshot_copies_a_list_read_before_an_append():
-    assert "np.stack(hs)" in dump(S.appends_after_stack, "anf")
+    assert "np.stack(hs)" in dump(S.appends_after_stack, "normalize")
     assert dump(S.appends_after_stack, "snapshot") == golden(
         """
         def appends_after_stack(x):
@@ -346,7 +374,7 @@ def test_snapshot_copies_a_list_read_before_an_append():
 
 
 def test_snapshot_leaves_a_list_read_after_its_appends():
-    assert dump(S.appends_before_stack, "snapshot") == dump(S.appends_before_stack, "anf")
+    assert dump(S.appends_before_stack, "snapshot") == dump(S.appends_before_stack, "normalize")
 
 
 # --------------------------------------------------------------------------
@@ -457,27 +485,27 @@ def test_raw_adjoint_accumulates_from_the_rule_templates():
 # seed
 
 
-def test_seed_of_a_full_reduction_is_one():
-    fn = built(S.sum_sin, "seed")
+def test_seeding_of_a_full_reduction_is_one():
+    fn = built(S.sum_sin, "seeding")
     assert fn.d_result == "d_t2"
     assert line(fn.adjoint[0]) == "d_t2 = 1.0"
     assert line(fn.adjoint[-1]) == "return dx"
 
 
-def test_seed_of_another_output_is_checked_and_a_gradient_filled_by_slot_is_shaped():
-    fn = built(S.first_item, "seed")
+def test_seeding_of_another_output_is_checked_and_a_gradient_filled_by_slot_is_shaped():
+    fn = built(S.first_item, "seeding")
     assert line(fn.adjoint[0]) == "d_t2 = ops.seed(_t2)"
     assert line(fn.adjoint[-1]) == "return ops.like(dx, x)"
 
 
-def test_seed_of_a_vjp_is_the_checked_cotangent():
-    fn = built(S.sum_sin, "seed", mode="vjp")
+def test_seeding_of_a_vjp_is_the_checked_cotangent():
+    fn = built(S.sum_sin, "seeding", mode="vjp")
     assert fn.extra_args == ["dout"]
     assert line(fn.adjoint[0]) == "d_t2 = ops.cotangent(dout, _t2)"
 
 
-def test_seed_returns_a_tuple_for_several_parameters():
-    fn = built(S.nested, "seed", wrt=(0, 1))
+def test_seeding_returns_a_tuple_for_several_parameters():
+    fn = built(S.nested, "seeding", wrt=(0, 1))
     assert line(fn.adjoint[-1]) == "return (dx, dy)"
 
 
@@ -486,7 +514,7 @@ def test_seed_returns_a_tuple_for_several_parameters():
 
 
 def test_zeros_makes_first_writes_and_drops_unread_zeros():
-    before = dump(S.both_branches, "seed")
+    before = dump(S.both_branches, "seeding")
     assert "dx += dy * np.cos(x)" in before and "dy = __zero__(y)" in before
     assert dump(S.both_branches, "zeros") == golden(
         """
@@ -516,7 +544,7 @@ def test_zeros_makes_first_writes_and_drops_unread_zeros():
 def test_zeros_drops_contributions_of_a_zero_adjoint():
     # log(sigmoid) is differentiated as a whole: nothing writes dp, so what the
     # rules for p = 1.0 / (1.0 + np.exp(-z)) would add to dz is zero
-    assert "d_t3 -= dp * p / _t3" in dump(S.log_sigmoid, "seed")
+    assert "d_t3 -= dp * p / _t3" in dump(S.log_sigmoid, "seeding")
     assert dump(S.log_sigmoid, "zeros") == golden(
         """
         def dlog_sigmoid(z):
@@ -727,10 +755,10 @@ def test_assemble_returns_the_value_with_the_gradient():
 # dead
 
 
-def test_dead_removes_assignments_nobody_reads():
+def test_deadcode_removes_assignments_nobody_reads():
     before = dump(S.unused, "assemble")
     assert "u = np.cos(x)" in before and "_t2 = np.sum(_t1)" in before
-    assert dump(S.unused, "dead") == golden(
+    assert dump(S.unused, "deadcode") == golden(
         """
         def dunused(x):
             _t1 = x * x
@@ -748,7 +776,7 @@ def test_dead_removes_assignments_nobody_reads():
 
 
 def test_shapes_reads_a_shape_from_its_source():
-    assert "ops.unreduce(1.0, _t1, None, False)" in dump(S.sum_sin, "dead")
+    assert "ops.unreduce(1.0, _t1, None, False)" in dump(S.sum_sin, "deadcode")
     assert dump(S.sum_sin, "shapes") == golden(
         """
         def dsum_sin(x):
@@ -802,22 +830,22 @@ def test_ownership_leaves_a_fresh_gradient():
 # specializable
 
 
-def test_specializable_straight_line_code_gets_variants_keyed_on_int_shapes():
-    assert built(S.plain, "specializable").static == frozenset()
-    assert built(S.rows, "specializable").static == frozenset({"n"})  # n sets a shape
+def test_fixed_shapes_straight_line_code_gets_variants_keyed_on_int_shapes():
+    assert built(S.plain, "fixed_shapes").static == frozenset()
+    assert built(S.rows, "fixed_shapes").static == frozenset({"n"})  # n sets a shape
 
 
-def test_specializable_loops_over_static_ranges_get_variants_too():
-    assert built(S.loop_sin, "specializable").static == frozenset()
+def test_fixed_shapes_loops_over_static_ranges_get_variants_too():
+    assert built(S.loop_sin, "fixed_shapes").static == frozenset()
     assert built(S.loop_sin, "inline").outputs[-1].anf is not None  # the probe's body
 
 
-def test_specializable_not_with_branches_or_while_loops():
-    assert built(S.loops, "specializable").static is None
+def test_fixed_shapes_not_with_branches_or_while_loops():
+    assert built(S.loops, "fixed_shapes").static is None
     assert built(S.loops, "inline").outputs[-1].anf is None  # nothing to probe
 
 
-def test_specializable_variants_of_int_shapes_are_correct():
+def test_fixed_shapes_variants_of_int_shapes_are_correct():
     dx = grad(S.rows)
     x = np.arange(6.0)
     for n in (2, 3, 2):  # a variant per value of n, the first one again
@@ -850,8 +878,8 @@ def test_inline_keeps_the_one_operation_per_line_form():
 # final
 
 
-def test_final_compiles_the_source_shown():
-    generated = built(S.plain, "final").generated
+def test_emit_compiles_the_source_shown():
+    generated = built(S.plain, "emit").generated
     assert generated.source == dump(S.plain, "inline")
     assert textwrap.dedent(inspect.getsource(generated.function)) == generated.source
     assert [r.chain for r in generated.code_reads] == ["np"]
@@ -863,23 +891,23 @@ def test_final_compiles_the_source_shown():
 # entry
 
 
-def test_entry_routes_calls_to_the_compiled_gradient():
-    fn = built(S.plain, "entry")
+def test_dispatch_routes_calls_to_the_compiled_gradient():
+    fn = built(S.plain, "dispatch")
     entry = fn.generated.function
     assert list(inspect.signature(entry).parameters) == ["x"]
-    assert entry.__transpile_source__ == dump(S.plain, "final")
+    assert entry.__transpile_source__ == dump(S.plain, "emit")
     x = np.array([1.0, -2.0, 3.0])
     np.testing.assert_allclose(entry(x), 2.0 * x)
 
 
-def test_entry_specializes_straight_line_code_and_static_loops_only():
-    assert built(S.plain, "entry").generated.function.__transpile_dispatch__.specializable
-    assert built(S.loop_sin, "entry").generated.function.__transpile_dispatch__.specializable
-    assert not built(S.loops, "entry").generated.function.__transpile_dispatch__.specializable
+def test_dispatch_specializes_straight_line_code_and_static_loops_only():
+    assert built(S.plain, "dispatch").generated.function.__transpile_dispatch__.specializable
+    assert built(S.loop_sin, "dispatch").generated.function.__transpile_dispatch__.specializable
+    assert not built(S.loops, "dispatch").generated.function.__transpile_dispatch__.specializable
 
 
-def test_entry_is_not_made_for_a_callee():
-    fn = built(S.sum_sin, "entry", mode="split")
+def test_dispatch_is_not_made_for_a_callee():
+    fn = built(S.sum_sin, "dispatch", mode="split")
     assert not hasattr(fn.generated.function, "__transpile_dispatch__")
     assert fn.generated.extra.name == "sum_sin_bwd"
 
@@ -1022,8 +1050,8 @@ NORMAL_FORM_FUNCS = [
 
 
 @pytest.mark.parametrize("func", NORMAL_FORM_FUNCS, ids=lambda f: f.__name__)
-def test_anf_output_has_only_the_statement_shapes_normalize_lists(func):
-    assert shape_violations(built(func, "anf").tree) == []
+def test_normalize_output_has_only_the_statement_shapes_normalize_lists(func):
+    assert shape_violations(built(func, "normalize").tree) == []
 
 
 @pytest.mark.parametrize(
@@ -1051,7 +1079,7 @@ def test_the_shape_check_refuses_what_normalize_removes(text):
 def test_objects_makes_method_calls_function_calls_and_fields_of_a_view_keys():
     import method_funcs as M
 
-    from transpile.object_args import layout
+    from transpile.front.object_args import layout
 
     model = M.MLP(np.ones((3, 4)), np.zeros(4), np.ones((4, 2)))
     classes = (("self", layout(model)),)
@@ -1069,3 +1097,174 @@ def test_objects_makes_method_calls_function_calls_and_fields_of_a_view_keys():
     )
     text = emit.to_source(pipeline.run(ctx, until="objects").parsed.tree)
     assert "MLP_forward(model, x)" in text
+
+
+# --------------------------------------------------------------------------
+# the shape variant's stages (VARIANT_STAGES), dumped for example arguments
+
+
+def vdump(func, stage, args, wrt=(0,)):
+    return pipeline.dump(func, wrt, stage, args=args)
+
+
+def code_lines(text):
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and "#" not in ln]
+
+
+def test_specialized_writes_the_shapes_in_and_drops_the_return_guard():
+    x = np.ones(3)
+    assert "ops.unreduce(1.0, x)" in dump(S.plain_sum, "inline")
+    special = vdump(S.plain_sum, "specialized", (x,))
+    assert "ops.unreduce" not in special and "ops.owned" not in special
+    assert "ops.filled(x, 1.0, (3,), 'float64')" in special  # the shape the probe saw
+
+
+def test_drop_unread_stops_pushing_what_the_variant_no_longer_pops():
+    args = (np.ones(3), 3)
+    before = vdump(S.loop_scale, "specialized", args)
+    after = vdump(S.loop_scale, "drop_unread", args)
+    assert "tape.push(ops.shape_of(_t2))" in before and "_t2 = tape.pop()" in before
+    assert "shape_of" not in after and "_t2 = tape.pop()" not in after
+    assert after.count("tape.push(") == after.count("tape.pop()") == 1  # y, which dy reads
+    g = grad(S.loop_scale)
+    for _ in range(3):  # the generic code (the probe), then the variant
+        (want,) = fd.numeric_grad(S.loop_scale, args, (0,))
+        np.testing.assert_allclose(g(*args), want, rtol=1e-7)
+
+
+def test_complements_makes_the_cross_entropy_adjoint_y_minus_p():
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal(2), rng.standard_normal((6, 2)), rng.integers(0, 2, 6) * 1.0)
+    before = code_lines(vdump(S.cross_entropy, "drop_unread", args))
+    after = code_lines(vdump(S.cross_entropy, "complements", args))
+    assert not any(ln.endswith("= y - p") for ln in before)
+    assert any(ln.endswith("= y - p") for ln in after)
+
+
+def test_pruned_removes_what_the_simplifications_left_unread():
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal(2), rng.standard_normal((6, 2)), rng.integers(0, 2, 6) * 1.0)
+    before = code_lines(vdump(S.cross_entropy, "complements", args))
+    after = code_lines(vdump(S.cross_entropy, "pruned", args))
+    assert "_t7 = 1.0 - y" in before and "_t7 = 1.0 - y" not in after
+    assert [ln for ln in before if ln not in after] == ["_t7 = 1.0 - y", "d_t11 = 1.0"]
+
+
+def test_fused_changes_nothing_without_fuse_true():
+    args = (np.ones(3), np.ones(3))
+    assert vdump(S.product_sum, "fused", args) == vdump(S.product_sum, "pruned", args)
+
+
+def test_reuse_buffers_writes_results_into_dead_temporaries(monkeypatch):
+    from transpile.cleanup import buffers
+
+    monkeypatch.setattr(buffers, "REUSE_SIZE", 1)  # every size counts as large here
+    rng = np.random.default_rng(1)
+    args = (rng.standard_normal((5, 3)), rng.standard_normal((3, 4)), rng.standard_normal(4))
+    args += (rng.standard_normal((5, 4)),)
+    before = vdump(S.tanh_layer, "fused", args)
+    after = vdump(S.tanh_layer, "reuse_buffers", args)
+    assert "out=" not in before
+    assert "h = np.tanh(a, out=a)" in after and "out=x" not in after
+
+
+def test_guard_return_leaves_a_fresh_gradient_unguarded_and_the_result_owns_its_array():
+    args = (np.ones(3), np.arange(3.0))
+    assert code_lines(vdump(S.product_sum, "guard_return", args)) == [
+        "def dproduct_sum(a, b):",
+        "da = 1.0 * b",
+        "return da",
+    ]
+    g = grad(S.product_sum)
+    for _ in range(3):
+        got = g(*args)
+        assert not np.shares_memory(got, args[1])
+        np.testing.assert_array_equal(got, args[1])
+
+
+def test_compact_prints_what_is_read_once_where_it_is_read():
+    args = (np.ones(3), np.arange(3.0))
+    assert code_lines(vdump(S.product_sum, "compact", args)) == [
+        "def dproduct_sum(a, b):",
+        "return 1.0 * b",
+    ]
+
+
+def test_compiled_is_the_variant_a_later_call_runs():
+    x = np.arange(3.0)
+    g = grad(S.plain_sum)
+    assert vdump(S.plain_sum, "compiled", (x,)) == source(g, x)
+    for _ in range(3):
+        np.testing.assert_array_equal(g(x), np.ones(3))
+
+
+def test_a_variant_stage_needs_example_arguments_and_says_when_none_is_made():
+    with pytest.raises(ValueError, match="needs example arguments"):
+        pipeline.dump(S.plain_sum, (0,), "compact")
+    with pytest.raises(ValueError, match="no stage 'nope'.*compiled"):
+        pipeline.dump(S.plain_sum, (0,), "nope")
+
+
+# --------------------------------------------------------------------------
+# the facts on ir.Function: each made by the stage it names
+
+
+def _facts_first_set(func, mode="grad", **options):
+    """{field: the first stage after which it differs from its default}."""
+    fields = dataclasses.fields(Function)
+    default = Function()
+    first = {}
+    for stage in pipeline.stages_for(mode):
+        ctx = Context(func, (0,), mode, transpile=pipeline.transpile, **options)
+        fn = pipeline.run(ctx, until=stage.name)
+        for f in fields:
+            if f.name not in first and _differs(getattr(fn, f.name), getattr(default, f.name)):
+                first[f.name] = stage.name
+    return first
+
+
+def _differs(value, default):
+    try:
+        return bool(value != default)
+    except ValueError:  # an array compared: it is set
+        return True
+
+
+@pytest.mark.parametrize(
+    "func, mode, options",
+    [
+        (S.calls, "grad", {}),
+        (S.rows, "grad", {}),
+        (S.value_and_aux, "value_and_grad", {"has_aux": True}),
+        (S.makes_an_object, "vjp", {}),
+        (S.calls, "jvp", {}),
+    ],
+    ids=["calls", "rows", "has_aux", "object-vjp", "calls-jvp"],
+)
+def test_each_fact_is_made_by_the_stage_it_names(func, mode, options):
+    declared = {f.name: f.metadata["made_by"] for f in dataclasses.fields(Function)}
+    first = _facts_first_set(func, mode, **options)
+    assert first, "no fact was made"
+    wrong = {
+        name: (stage, declared[name]) for name, stage in first.items() if stage != declared[name]
+    }
+    # forward mode makes its functions and their namespace in its one stage
+    if mode == "jvp":
+        for name in ("outputs", "callees", "callee_names"):
+            if wrong.get(name, ("tangents",))[0] == "tangents":
+                wrong.pop(name, None)
+    assert wrong == {}
+
+
+def test_every_fact_is_documented_and_seen_made():
+    seen = {}
+    for func, mode, options in [
+        (S.calls, "grad", {}),
+        (S.rows, "grad", {}),
+        (S.value_and_aux, "value_and_grad", {"has_aux": True}),
+        (S.makes_an_object, "vjp", {}),
+    ]:
+        seen.update(_facts_first_set(func, mode, **options))
+    for f in dataclasses.fields(Function):
+        assert f.metadata["what"] and f.metadata["read_by"], f.name
+    assert set(seen) == {f.name for f in dataclasses.fields(Function)} - {"cuts"}

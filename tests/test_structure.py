@@ -135,7 +135,7 @@ def test_no_adjoint_upstream_of_stop_gradient():
     names = names_in(text)
     assert "da" not in names
     assert "db" not in names  # b is a constant: it gets no adjoint either
-    temp = re.search(r"(\w+) = a \* 2", pipeline.dump(S.exp_stopped, (0,), "anf")).group(1)
+    temp = re.search(r"(\w+) = a \* 2", pipeline.dump(S.exp_stopped, (0,), "normalize")).group(1)
     assert f"d{temp}" not in names and f"d_{temp.lstrip('_')}" not in names
     adjoint = adjoint_part(text)
     assert not re.search(r"\ba\b", adjoint), "the adjoint reads `a`, a value only stopped"
@@ -202,7 +202,7 @@ def unexpected_names(func, text):
     [(S.mlp, (0, 1, 3)), (S.reassigned, (0, 1)), (S.tanh_rnn, (0, 1)), (S.elman, (0, 3))],
     ids=lambda v: getattr(v, "__name__", str(v)),
 )
-def test_names_are_readable(func, wrt):
+def test_naming_are_readable(func, wrt):
     text = src(func, wrt)
     assert unexpected_names(func, text) == [], text
     params = list(inspect.signature(func).parameters)
@@ -219,8 +219,8 @@ def test_adjoint_of_user_variable_is_d_name():
 
 def test_generation_is_deterministic():
     for func in (S.mlp, S.reassigned, S.tanh_rnn, S.elman):
-        first = pipeline.dump(func, (0,), "final")
-        second = pipeline.dump(func, (0,), "final")
+        first = pipeline.dump(func, (0,), "emit")
+        second = pipeline.dump(func, (0,), "emit")
         assert first == second
         assert first == src(func)
 

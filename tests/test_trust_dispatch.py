@@ -17,7 +17,8 @@ import fd
 import numpy as np
 import pytest
 
-from transpile import TranspileError, emit, grad, jvp, source, value_and_grad, vjp
+from transpile import TranspileError, grad, jvp, source, value_and_grad, vjp
+from transpile.core import emit
 
 _modules = itertools.count()
 

@@ -15,7 +15,8 @@ import numpy as np
 import numpy as onp
 import pytest
 
-from transpile import TranspileError, fence, grad, parse, stop_gradient
+from transpile import TranspileError, grad, stop_gradient
+from transpile.front import fence, parse
 
 MARKER = "# ERR"
 

@@ -23,8 +23,8 @@ PUBLIC_MODULES = [
     "transpile.checking",
     "transpile.jacobians",
     "transpile.second_order",
-    "transpile.template",
-    "transpile.user_rules",
+    "transpile.core.template",
+    "transpile.rules.user_rules",
     "transpile_runtime",
     "transpile_runtime.gradcheck",
     "transpile_runtime.structure",
@@ -32,10 +32,7 @@ PUBLIC_MODULES = [
 
 USES = """\
 import numpy as np
-from transpile import (
-    check_grad, checkpoint, d, defvjp, grad, hessian, hvp, jacobian, jvp, nondifferentiable,
-    rule, source, stop_gradient, value_and_grad, vjp,
-)
+from transpile import check_grad, checkpoint, d, defvjp, grad, hessian, hvp, jacobian, jvp, nondifferentiable, rule, source, stop_gradient, value_and_grad, vjp
 
 
 def loss(w: np.ndarray, x: np.ndarray) -> float:

@@ -13,7 +13,8 @@ import gast
 import numpy as np
 import pytest
 
-from transpile import algebra, grad, probe, source
+from transpile import grad, source
+from transpile.backend import algebra, probe
 
 
 def chain(x):

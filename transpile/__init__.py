@@ -7,16 +7,16 @@ second derivatives (``grad(grad(f))`` works too); ``jvp`` is forward mode and
 ``jacobian`` the full Jacobian, by either mode.
 """
 
+from transpile.analysis.cuts import CutGradientWarning
 from transpile.api import grad, jvp, source, value_and_grad, vjp
 from transpile.checking import GradReport, assert_grad_close, check_grad, numeric_grad
-from transpile.cuts import CutGradientWarning
-from transpile.errors import TranspileError
+from transpile.core.errors import TranspileError
+from transpile.core.template import d
 from transpile.explain import explain
 from transpile.export import ExportError, export
 from transpile.jacobians import jacobian
+from transpile.rules.user_rules import defvjp, nondifferentiable, rule
 from transpile.second_order import hessian, hvp
-from transpile.template import d
-from transpile.user_rules import defvjp, nondifferentiable, rule
 from transpile_runtime import checkpoint, insert_grad_of, stop_gradient
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Command line: print the generated gradient of a function in a file.
 
 transpile path/to/file.py:func [--wrt a,b] [--mode grad|value_and_grad|vjp|jvp|hvp]
-transpile path/to/file.py:func --dump STAGE
+transpile path/to/file.py:func --dump STAGE [--args "np.ones(3), 2.0"]
 transpile path/to/file.py:func --explain     (why each line has an adjoint or none)
 transpile path/to/file.py:func -o out.py     (the gradient as a module: export)
 transpile --demo | --rules | --stages | --version
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from transpile import __version__, api, pipeline, second_order
-from transpile.errors import TranspileError
+from transpile.core.errors import TranspileError
 from transpile.explain import explain
 from transpile.export import ExportError, export
 from transpile.rules import listing, registry
@@ -140,18 +140,35 @@ def list_rules() -> int:
 
 
 def list_stages() -> int:
-    width = max(len(s.name) for s in pipeline.STAGES)
+    width = max(len(s.name) for s in pipeline.STAGES + pipeline.VARIANT_STAGES)
     for s in pipeline.STAGES:
+        print(f"{s.name:<{width}}  {s.does}")
+    print("\n# a shape variant, made by the entry for the arguments of a call (--args)")
+    for s in pipeline.VARIANT_STAGES:
         print(f"{s.name:<{width}}  {s.does}")
     return 0
 
 
+def _example_args(expression, func):
+    """The arguments ``--args`` gives, evaluated where ``func`` was defined (``np`` is
+    numpy there if the module has no ``np``): a tuple, or one value."""
+    if expression is None:
+        return None
+    try:
+        value = eval(expression, {"np": np, **func.__globals__})  # the user's own command line
+    except Exception as exc:  # noqa: BLE001 - any error in the expression is the user's
+        raise UsageError(f"--args {expression!r}: {type(exc).__name__}: {exc}") from None
+    return value if isinstance(value, tuple) else (value,)
+
+
 def print_source(args) -> int:
     func = _target(args.target)
+    example = _example_args(args.args, func)
     try:
         if args.dump:
             indices, _ = resolve_wrt(func, _wrt(args.wrt))
-            print(pipeline.dump(func, indices, args.dump))
+            mode = args.mode if args.mode in ("grad", "value_and_grad", "vjp") else "jvp"
+            print(pipeline.dump(func, indices, args.dump, mode=mode, args=example))
         else:
             options = {"allow_unused": True} if args.explain else {}  # it says which
             made = MODES[args.mode](func, wrt=_wrt(args.wrt), **options)
@@ -161,8 +178,8 @@ def print_source(args) -> int:
                 export(made, args.output, standalone=args.standalone)
                 print(f"wrote {args.output}", file=sys.stderr)
             if not (args.explain or args.output):
-                print(api.source(made))
-    except (TranspileError, ExportError) as exc:
+                print(api.source(made, *(example or ())))
+    except (TranspileError, ExportError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -188,9 +205,17 @@ def parser(prog: str = "transpile") -> argparse.ArgumentParser:
     p.add_argument(
         "--dump",
         metavar="STAGE",
-        choices=pipeline.STAGE_NAMES,
+        choices=pipeline.STAGE_NAMES + pipeline.VARIANT_STAGE_NAMES,
         help="print the function after one stage of the compiler instead: "
-        + ", ".join(pipeline.STAGE_NAMES),
+        + ", ".join(pipeline.STAGE_NAMES)
+        + "; or, with --args, of the shape variant for those arguments: "
+        + ", ".join(pipeline.VARIANT_STAGE_NAMES),
+    )
+    p.add_argument(
+        "--args",
+        metavar="EXPR",
+        help="example arguments, a Python expression evaluated in the file's module "
+        "(np is numpy): the source printed is the shape variant for them",
     )
     p.add_argument("--stages", action="store_true", help="list the compiler's stages, in order")
     p.add_argument(

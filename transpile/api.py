@@ -10,22 +10,13 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from transpile import (
-    arguments,
-    assumptions,
-    bound_functions,
-    callables,
-    cuts,
-    higher,
-    object_args,
-    parse,
-    pipeline,
-    tracebacks,
-    user_rules,
-    varargs,
-)
-from transpile.errors import TranspileError, UndefinedName
-from transpile.rules import declare
+from transpile import pipeline
+from transpile.analysis import cuts
+from transpile.backend import arguments
+from transpile.core import assumptions, tracebacks
+from transpile.core.errors import TranspileError, UndefinedName
+from transpile.front import bound_functions, callables, higher, object_args, parse, varargs
+from transpile.rules import declare, user_rules
 from transpile_runtime.structure import Wrt, resolve_wrt
 
 _F = TypeVar("_F", bound=Callable[..., Any])

@@ -34,11 +34,14 @@ from typing import Any
 
 import gast
 
-from transpile import cuts, emit, parse, pipeline, recursion
-from transpile.cuts import INTEGER, NONDIFF, SHIFT, STOPPED, UNUSED
-from transpile.errors import TranspileError
-from transpile.ir import COMMENT
-from transpile.nodes import all_stmts, function_def
+from transpile import pipeline
+from transpile.analysis import cuts
+from transpile.analysis.cuts import INTEGER, NONDIFF, SHIFT, STOPPED, UNUSED
+from transpile.core import emit, recursion
+from transpile.core.errors import TranspileError
+from transpile.core.ir import COMMENT
+from transpile.core.nodes import all_stmts, function_def
+from transpile.front import parse
 
 ACTIVE = "active"
 INACTIVE = "inactive"

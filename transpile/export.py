@@ -35,9 +35,10 @@ import gast
 import numpy as np
 
 import transpile_runtime
-from transpile import bundle, emit, pipeline, recursion
-from transpile.ir import COMMENT
-from transpile.nodes import all_stmts, function_def, name_nodes
+from transpile import bundle, pipeline
+from transpile.core import emit, recursion
+from transpile.core.ir import COMMENT
+from transpile.core.nodes import all_stmts, function_def, name_nodes
 
 _GRAD_OF = COMMENT + "grad of: "
 _CONSTANTS = (int, float, complex, bool, str, bytes, type(None))

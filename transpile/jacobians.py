@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from transpile import api, callables, higher
+from transpile import api
+from transpile.front import callables, higher
 from transpile_runtime.structure import Wrt, flatten, resolve_wrt, unflatten
 
 MODES = ("forward", "reverse")

@@ -22,62 +22,59 @@ from typing import NamedTuple
 
 import gast
 
-from transpile import (
-    activity,
-    aliasing,
-    assemble,
+from transpile.analysis import activity, aliasing, cuts, kinds
+from transpile.backend import dispatch, fixed_shapes
+from transpile.cleanup import copies, deadcode, inline, ownership, shapes, signs, tidy, zeros
+from transpile.core import (
     assumptions,
-    auxiliary,
-    bound_functions,
-    copies,
-    cuts,
-    deadcode,
-    dispatch,
     emit,
-    fence,
-    fixed_shapes,
-    forward,
     function_cache,
     gcpause,
+    progress,
+    recursion,
+    stack_room,
+    stages,
+)
+from transpile.core.ir import Context, Function, Variant
+from transpile.core.nodes import function_def
+from transpile.core.stages import Stage
+from transpile.forward import tangents as forward
+from transpile.front import (
+    auxiliary,
+    bound_functions,
+    fence,
     higher,
-    inline,
-    kinds,
     naming,
     normalize,
     objects,
-    ownership,
     parse,
-    progress,
-    record,
-    recursion,
-    reverse,
-    seeding,
-    shapes,
-    signs,
     snapshot,
-    stack_room,
-    tidy,
-    user_rules,
-    zeros,
 )
-from transpile.ir import Context, Function
-from transpile.nodes import function_def
-
-
-class Stage(NamedTuple):
-    name: str
-    run: object  # (Function, Context) -> Function
-    does: str
-
+from transpile.reverse import assemble, record, seeding
+from transpile.reverse import raw as reverse
+from transpile.rules import user_rules
+from transpile.variant import (
+    compact,
+    compiled,
+    complements,
+    drop_unread,
+    fused,
+    guard_return,
+    pruned,
+    reuse_buffers,
+    specialized,
+)
 
 STAGES = (
     # front end: the user's function, read, checked and put in A-normal form
     Stage("parse", parse.stage, "read the source; refuse a decorated or changed function"),
     Stage("higher", higher.stage, "a gradient read again: its ops.add_at makes a new array"),
     Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
-    Stage("names", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
+    Stage("naming", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
-    Stage("anf", normalize.stage, "single exit, one operation per line, jumps lowered, renames"),
+    Stage(
+        "normalize", normalize.stage, "single exit, one operation per line, jumps lowered, renames"
+    ),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
     Stage(
         "auxiliary", auxiliary.stage, "has_aux: the value of a (value, aux) pair is differentiated"
@@ -89,7 +86,7 @@ STAGES = (
     Stage("aliasing", aliasing.stage, "refuse a view read after a write into its array, out="),
     # reverse mode
     Stage("raw", reverse.stage, "the primal sweep and the raw adjoint, from rule templates"),
-    Stage("seed", seeding.stage, "the seed of the output's adjoint and the gradients' return"),
+    Stage("seeding", seeding.stage, "the seed of the output's adjoint and the gradients' return"),
     # the adjoint made economical
     Stage("zeros", zeros.stage, "symbolic zeros resolved; first writes instead of accumulation"),
     Stage("copies", copies.stage, "copies between adjoints become one name"),
@@ -97,15 +94,15 @@ STAGES = (
     Stage("record", record.stage, "what loops and branches push on the tape, and pop back"),
     # the functions to compile
     Stage("assemble", assemble.stage, "the gradient function, or a callee's forward and adjoint"),
-    Stage("dead", deadcode.stage, "assignments nobody reads removed"),
+    Stage("deadcode", deadcode.stage, "assignments nobody reads removed"),
     Stage("shapes", shapes.stage, "values needed only for their shape no longer computed"),
     Stage("tidy", tidy.stage, "constants folded, default arguments dropped, empty blocks gone"),
     Stage("ownership", ownership.stage, "returned gradients own their arrays, or are copied"),
-    Stage("specializable", fixed_shapes.stage, "whether shape variants can be made, from what"),
+    Stage("fixed_shapes", fixed_shapes.stage, "whether shape variants can be made, from what"),
     Stage("inline", inline.stage, "temporaries used once printed where they are used"),
     # back end
-    Stage("final", emit.stage, "source printed and compiled"),
-    Stage("entry", dispatch.stage, "the entry: checks per call, routes to shape variants"),
+    Stage("emit", emit.stage, "source printed and compiled"),
+    Stage("dispatch", dispatch.stage, "the entry: checks per call, routes to shape variants"),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 
@@ -113,8 +110,23 @@ STAGE_NAMES = tuple(s.name for s in STAGES)
 FORWARD_STAGES = (
     *STAGES[: STAGE_NAMES.index("aliasing") + 1],
     Stage("tangents", forward.stage, "the function, each active line followed by its tangent"),
-    *(s for s in STAGES if s.name in ("dead", "tidy", "inline", "final")),
+    *(s for s in STAGES if s.name in ("deadcode", "tidy", "inline", "emit")),
 )
+
+# a shape variant (made by the entry, ``dispatch``, on a signature's second call): the
+# generic gradient, one operation per line, rewritten for what its probe observed
+VARIANT_STAGES = (
+    Stage("specialized", specialized.stage, "shapes, dtypes and integer values written in"),
+    Stage("drop_unread", drop_unread.stage, "tape pushes that nothing pops dropped"),
+    Stage("complements", complements.stage, "copies propagated; complements, held calls"),
+    Stage("pruned", pruned.stage, "assignments nobody reads removed"),
+    Stage("fused", fused.stage, "fuse=True: elementwise regions in blocks, chains by numexpr"),
+    Stage("reuse_buffers", reuse_buffers.stage, "tidied; dead buffers reused for new results"),
+    Stage("guard_return", guard_return.stage, "returned gradients own their arrays"),
+    Stage("compact", compact.stage, "temporaries and adjoints read once written where read"),
+    Stage("compiled", compiled.stage, "source printed and compiled"),
+)
+VARIANT_STAGE_NAMES = tuple(s.name for s in VARIANT_STAGES)
 
 
 def stages_for(mode):
@@ -245,26 +257,47 @@ def remake(recipe, until):
 def run(ctx, until=None, steps=None):
     """Run the stages in order (through ``until``, a stage name) and return the
     ``ir.Function`` they built; ``steps``: a ``progress.Progress`` told of each stage."""
-    fn = Function()
-    for stage in stages_for(ctx.mode):
-        if steps is not None:
-            steps.step(stage.name)
-        fn = stage.run(fn, ctx)
-        if stage.name == until:
-            break
-    return fn
+    if not ctx.variant_stages:  # what the entry makes shape variants with
+        ctx = dataclasses.replace(ctx, variant_stages=VARIANT_STAGES)
+    return stages.run(stages_for(ctx.mode), Function(), ctx, until=until, steps=steps)
 
 
-def dump(func, wrt, stage, mode="grad"):
+def dump(func, wrt, stage, mode="grad", args=None):
     """The source of ``func``'s gradient (or of its jvp, for ``mode="jvp"``) as it
-    stands after ``stage``."""
+    stands after ``stage``; for a stage of ``VARIANT_STAGES``, the shape variant for the
+    example arguments ``args`` (a tuple, as the gradient is called) after that stage."""
+    if stage in VARIANT_STAGE_NAMES:
+        return dump_variant(func, wrt, stage, mode, args)
     names = tuple(s.name for s in stages_for(mode))
     if stage not in names:
-        raise ValueError(f"no stage {stage!r}; the stages are {', '.join(names)}")
+        every = names + (() if mode in forward.MODES else VARIANT_STAGE_NAMES)
+        raise ValueError(f"no stage {stage!r}; the stages are {', '.join(every)}")
     functions = bound_functions.of_defaults(func)
     ctx = Context(func, tuple(wrt), mode, functions=functions, transpile=transpile)
     fn = run(ctx, until=stage)
     return render(fn)
+
+
+def dump_variant(func, wrt, stage, mode, args):
+    """The shape variant of ``func``'s gradient for the arguments ``args``, after the
+    variant stage ``stage`` (its first call's probe is run if it has not been)."""
+    if args is None:
+        raise ValueError(f"the variant stage {stage!r} needs example arguments")
+    entry = transpile(func, tuple(wrt), mode, as_tuple=len(wrt) > 1).function
+    dispatcher = entry.__transpile_dispatch__.current()
+    observed = dispatcher.observed(tuple(args))
+    if observed is None:
+        raise ValueError(
+            f"no shape variant is made of {func.__name__}'s {mode} for these arguments "
+            "(a loop or a signature the entry does not specialize): it runs the generic code"
+        )
+    variant = stages.run(
+        VARIANT_STAGES, Variant(dispatcher.body), dispatcher.context(*observed), until=stage
+    )
+    if variant.source is not None:
+        return variant.source
+    fdef = dispatcher.spec.fdef
+    return emit.to_source(function_def(fdef.name, fdef.args, variant.body))
 
 
 def render(fn):

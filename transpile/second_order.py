@@ -16,8 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from transpile import api, callables, dispatch, emit, function_cache, higher, jacobians
-from transpile.errors import UndefinedName
+from transpile import api, jacobians
+from transpile.backend import dispatch
+from transpile.core import emit, function_cache
+from transpile.core.errors import UndefinedName
+from transpile.front import callables, higher
 from transpile_runtime import ops
 from transpile_runtime.structure import Wrt, flatten, resolve_wrt
 

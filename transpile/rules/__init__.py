@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from transpile import printer, user_rules
-from transpile.ir import MISSING, Annotation, annotation
-from transpile.nodes import descendants
+from transpile.core import printer
+from transpile.core.ir import MISSING, Annotation, annotation
+from transpile.core.nodes import descendants
+from transpile.core.template import parse_template
 from transpile.rules import (
     arith,
     elementwise,
@@ -33,11 +34,11 @@ from transpile.rules import (
     runtime_linalg,
     runtime_ops,
     shape,
+    user_rules,
 )
 from transpile.rules import sequences as sequence_rules
 from transpile.rules.declare import Declaration, Kind
 from transpile.rules.sequences import is_sequence_op
-from transpile.template import parse_template
 from transpile_runtime import stop_gradient
 
 FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)

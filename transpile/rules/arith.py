@@ -11,8 +11,8 @@ import builtins
 import gast
 import numpy as np
 
+from transpile.core.template import d, t
 from transpile.rules.declare import ALL_DATA, ELEMENTWISE, nondiff, rule
-from transpile.template import d, t
 from transpile_runtime import ops
 
 

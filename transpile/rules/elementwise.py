@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
+from transpile.core.template import d, t
 from transpile.rules.declare import ALL_DATA, ELEMENTWISE, FILL, no_rule, rule
-from transpile.template import d, t
 from transpile_runtime import ops
 
 

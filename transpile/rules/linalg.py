@@ -4,6 +4,7 @@ inner, cross, matrix_power, multi_dot, eigvalsh, lstsq."""
 
 import numpy as np
 
+from transpile.core.template import d, position, t
 from transpile.rules.declare import (
     ALL_DATA,
     FIRST_DATA,
@@ -12,7 +13,6 @@ from transpile.rules.declare import (
     TWO_DATA,
     rule,
 )
-from transpile.template import d, position, t
 from transpile_runtime import forward_ops, ops
 
 

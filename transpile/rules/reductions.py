@@ -5,8 +5,8 @@ tie, as for sort) and trapezoid."""
 
 import numpy as np
 
+from transpile.core.template import d, t
 from transpile.rules.declare import FIRST_DATA, TWO_DATA, rule
-from transpile.template import d, t
 from transpile_runtime import forward_ops, ops
 
 

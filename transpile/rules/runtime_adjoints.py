@@ -13,8 +13,8 @@ Each template calls only numpy functions and helpers that have rules themselves.
 
 import numpy as np
 
+from transpile.core.template import d, t
 from transpile.rules.declare import VARIES, nondiff, rule
-from transpile.template import d, t
 from transpile_runtime import forward_ops, ops
 
 NONDIFF = (nondiff(ops.fwinner, shape=VARIES, fresh=True),)  # fmax's weight: piecewise constant

@@ -15,8 +15,8 @@ of its own: a third derivative through it is refused by name).
 
 import numpy as np
 
+from transpile.core.template import d, t
 from transpile.rules.declare import VARIES, rule
-from transpile.template import d, t
 from transpile_runtime import ops
 
 

@@ -13,8 +13,8 @@ Every declared shape is ``VARIES``: a body calling these is never shape-speciali
 
 import numpy as np
 
+from transpile.core.template import d, t
 from transpile.rules.declare import VARIES, nondiff, rule
-from transpile.template import d, t
 from transpile_runtime import ops
 
 NONDIFF = (

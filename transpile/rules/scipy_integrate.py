@@ -26,8 +26,8 @@ have no rules of their own); a call differentiated twice is refused, naming the 
 
 from scipy import integrate
 
+from transpile.core.template import d
 from transpile.rules.declare import ENTRIES, VARIES, binds, rule
-from transpile.template import d
 from transpile_runtime import scipy_ops
 
 vjp, jvp = ENTRIES["vjp"], ENTRIES["jvp"]  # the names the templates below read

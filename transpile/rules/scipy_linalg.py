@@ -18,8 +18,8 @@ second derivatives through these functions are refused, naming the helper.
 
 from scipy import linalg
 
+from transpile.core.template import d, t
 from transpile.rules.declare import ALL_DATA, FIRST_DATA, TWO_DATA, rule
-from transpile.template import d, t
 from transpile_runtime import forward_ops, ops, scipy_ops
 
 

@@ -14,8 +14,8 @@ order, forwards or backwards.
 import numpy as np
 from scipy import special
 
+from transpile.core.template import d, t
 from transpile.rules.declare import ELEMENTWISE, FIRST_DATA, VARIES, rule
-from transpile.template import d, t
 from transpile_runtime import ops, scipy_ops
 
 

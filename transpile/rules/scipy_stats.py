@@ -27,8 +27,8 @@ a ``cdf`` stay undifferentiated at every order.
 import numpy as np
 from scipy import stats
 
+from transpile.core.template import d, t
 from transpile.rules.declare import ALL_DATA, VARIES, no_rule, rule
-from transpile.template import d, t
 from transpile_runtime import ops, scipy_ops
 
 norm, student_t, gamma, beta = stats.norm, stats.t, stats.gamma, stats.beta

@@ -8,8 +8,8 @@ adds up the copies of each item of ``x * n``).
 
 import gast
 
+from transpile.core.template import d, t
 from transpile.rules.declare import ALL_DATA, FIRST_DATA, rule
-from transpile.template import d, t
 from transpile_runtime import ops
 
 SEQUENCE_OPS = (gast.Add, gast.Mult)  # the operators that concatenate and repeat

@@ -6,6 +6,7 @@ import builtins
 
 import numpy as np
 
+from transpile.core.template import d, position, t
 from transpile.rules.declare import (
     ALL_DATA,
     FIRST_DATA,
@@ -14,7 +15,6 @@ from transpile.rules.declare import (
     no_rule,
     rule,
 )
-from transpile.template import d, position, t
 from transpile_runtime import forward_ops, ops
 
 

@@ -1,0 +1,239 @@
+"""Rejects reading a view of an array after a write into that array.
+
+``row = out[0]`` is a view: after ``out[0] = v`` it shows ``v``, but the adjoint of
+whatever read ``row`` would send its gradient to the old values of ``out[0]``. Such a
+read is an error (take a copy: ``row = out[0].copy()``) rather than a wrong gradient.
+What is a view comes from the rules' declarations (``views.sources``): a subscript,
+``.T``, ``reshape``, ``ravel``, ``swapaxes``, ``np.asarray``, the same array under
+another name, an unknown callee's result; ``.copy()`` and arithmetic are new arrays.
+A write inside a loop also precedes every read of the same loop in later iterations.
+
+Also refused: a call that writes its result into an array through ``out=``. Into an
+argument (or a view of one, or a value that may be one) it would change the caller's
+array; into any array it is a write that differentiation does not follow (the rules
+read ``np.multiply(x, 2.0)``, not what lands in ``out``).
+"""
+
+import gast
+
+from transpile.analysis import effect_calls, views
+from transpile.core import printer
+from transpile.core.errors import at
+from transpile.core.nodes import name_nodes
+
+
+def stage(fn, ctx):
+    refuse_out_writes(fn.tree, fn.parsed, fn.activity)
+    effect_calls.refuse(fn.tree, fn.parsed, fn.activity)
+    run(fn.tree, fn.parsed)
+    return fn
+
+
+def refuse_out_writes(tree, ctx, activity) -> None:
+    """Raise TranspileError for a call with ``out=`` into a value the function does
+    not own, or one that a differentiated value reaches (written in or overwritten)."""
+    owned = _owned(tree, ctx.resolve)
+    for s, _ in _in_order(tree.body, ()):
+        value = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
+        if not isinstance(value, gast.Call):
+            continue
+        for k in value.keywords:
+            if k.arg != "out":
+                continue
+            written = views.sources(k.value, ctx.resolve)
+            call = printer.expression(value)
+            if not written <= owned:
+                raise at(
+                    ctx,
+                    s,
+                    f"{call} writes into {printer.expression(k.value)}, which may be an "
+                    "argument of the function (or a view of one): the caller's array would change",
+                    "assign the result instead (y = ... without out=); the caller's arrays "
+                    "are never modified",
+                )
+            read = {n.id for n in name_nodes(value) if isinstance(n, gast.Name)}
+            if any(activity.is_varied(s, n) for n in read | written):
+                raise at(
+                    ctx,
+                    s,
+                    f"{call} writes into an array through out=, which is not differentiated",
+                    "assign the result instead (y = ... without out=, or y[...] = ...)",
+                )
+
+
+def _owned(tree, resolve):
+    """The local names that hold only arrays the function made (or views of them):
+    every binding is ``name = value`` with a value that is new memory or shares only
+    such names'. A parameter, a global, a loop variable or an unpacked name is not."""
+    bound = _bindings(tree)
+    params = {n.id for n in name_nodes(tree.args) if isinstance(n, gast.Name)}
+    owned = set(bound) - params
+    changed = True
+    while changed:  # drop a name bound to anything not (yet) owned, until none is
+        changed = False
+        for n in list(owned):
+            if any(v is None or not views.sources(v, resolve) <= owned for v in bound[n]):
+                owned.discard(n)
+                changed = True
+    return owned
+
+
+def _bindings(tree):
+    """name -> the values assigned to it, ``None`` for a binding by unpacking or a loop."""
+    bound = {}
+    for s, _ in _in_order(tree.body, ()):
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                for n in name_nodes(t):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        bound.setdefault(n.id, []).append(s.value if t is n else None)
+        elif isinstance(s, gast.For):
+            for n in name_nodes(s.target):
+                if isinstance(n, gast.Name):
+                    bound.setdefault(n.id, []).append(None)
+    return bound
+
+
+def run(tree, ctx) -> None:
+    """Raise TranspileError for the first view that is read after its array was written,
+    and for the first array read after a write through a view of it."""
+    order = _in_order(tree.body, ())
+    masks = _masks(order)
+    # a write through a view of an array the function does not own is refused by
+    # ``reverse`` at the write; one of an array it owns shows in that array
+    owned = _owned(tree, ctx.resolve)
+    writes = _writes(order, ctx.resolve, masks, owned, _paths(tree.body, ()))
+    paths = _paths(tree.body, ())
+    made = {}  # view name -> [(base, position, loops, value, made through, path)]
+    for pos, (s, loops) in enumerate(order):
+        # ``r = t`` reads nothing yet: ``r`` becomes the view ``t`` is, checked where read
+        for name in () if _renames(s) else _reads(s):
+            for view in made.get(name, ()):
+                _check_read(ctx, s, name, view, writes, pos, loops)
+            _check_base_read(ctx, s, name, writes, pos, loops)
+        _track_views(made, s, (pos, loops, paths[id(s)]), ctx.resolve, masks)
+
+
+def _masks(order):
+    """Names bound only to comparisons: ``x[mask]`` with such a name is a copy."""
+    values = {}
+    for s, _ in order:
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                for n in name_nodes(t):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        values.setdefault(n.id, []).append(s.value if t is n else None)
+        elif isinstance(s, gast.For):
+            for n in name_nodes(s.target):
+                values.setdefault(getattr(n, "id", None), []).append(None)
+    return frozenset(n for n, vs in values.items() if all(isinstance(v, gast.Compare) for v in vs))
+
+
+def _in_order(stmts, loops):
+    """``(stmt, ids of the loops enclosing it)`` for every statement, in program order."""
+    order = []
+    for s in stmts:
+        order.append((s, loops))
+        if isinstance(s, (gast.For, gast.While)):
+            order += _in_order(s.body, (*loops, id(s)))
+        elif isinstance(s, gast.If):
+            order += _in_order(s.body, loops)
+            order += _in_order(s.orelse, loops)
+    return order
+
+
+def _writes(order, resolve, masks, owned, paths):
+    """array name -> ``[(position, loops, the name written)]`` of each write into it:
+    into the name itself, or into a view of it (a view the function may write into
+    is one of an array it made, ``views.fresh``)."""
+    writes, made = {}, {}
+    for pos, (s, loops) in enumerate(order):
+        for written in views.written_by(s):
+            writes.setdefault(written, []).append((pos, loops, written))
+            for base, *_ in made.get(written, ()):
+                if base in owned:
+                    writes.setdefault(base, []).append((pos, loops, written))
+        _track_views(made, s, (pos, loops, paths[id(s)]), resolve, masks)
+    return writes
+
+
+def _paths(stmts, path):
+    """id(stmt) -> the branches and loop bodies it is in, outermost first: a binding
+    there replaces only the views made on that path (the other branch, or no pass of
+    the loop, may leave them)."""
+    found = {}
+    for s in stmts:
+        found[id(s)] = path
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            found.update(_paths(s.body, (*path, (id(s), "body"))))
+            found.update(_paths(s.orelse, (*path, (id(s), "else"))))
+    return found
+
+
+def _check_read(ctx, s, name, view, writes, pos, loops):
+    """Raise if the read of view ``name`` at ``pos`` comes after a write into its base:
+    later in program order, or in a loop that also encloses the read."""
+    base, made, made_loops, value, through, _ = view
+    for wpos, wloops, written in writes.get(base, []):
+        if written == name or written in through:
+            # into the view itself (its own adjoint clears that slot), or into a view it
+            # was made from: that view's own entry says whether the write came too late
+            continue
+        later = made < wpos < pos
+        around = set(wloops) - set(made_loops)  # loops around the write, not the view
+        if later or around & set(loops):
+            raise at(
+                ctx,
+                s,
+                f"{name!r} is a view of {base!r}, read after a write into {base!r}",
+                f"take a copy where it is made: {name} = {printer.expression(value)}.copy()",
+            )
+
+
+def _check_base_read(ctx, s, name, writes, pos, loops):
+    """Raise if array ``name`` is read after a write into a view of it."""
+    for wpos, wloops, written in writes.get(name, []):
+        if written != name and (wpos < pos or set(wloops) & set(loops)):
+            raise at(
+                ctx,
+                s,
+                f"{name!r} is read after a write into {written!r}, a view of it",
+                f"write into {name!r} itself ({name}[...] = ...), or make {written!r} a copy",
+            )
+
+
+def _track_views(made, s, where, resolve, masks):
+    """Update ``made`` for an assignment to a name at ``where`` (position, loops, path):
+    a value that may share its sources' memory is a view of each of them, and of what
+    each of them is a view of (made where that view was made); the binding replaces the
+    views the name had on its path."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        return
+    target = s.targets[0].id
+    pos, loops, path = where
+    found = []
+    for source in views.sources(s.value, resolve, masks):
+        inherited = [v for v in made.get(source, ()) if v[0] != target]
+        found += [(*v[:4], v[4] | {source}, path) for v in inherited]  # made where v was
+        if source != target:
+            found.append((source, pos, loops, s.value, frozenset(), path))
+    kept = [v for v in made.pop(target, ()) if v[5][: len(path)] != path]
+    if kept or found:
+        made[target] = kept + found
+
+
+def _renames(s):
+    return (
+        isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Name)
+    )
+
+
+def _reads(s):
+    node = (
+        s.test if isinstance(s, (gast.If, gast.While)) else s.iter if isinstance(s, gast.For) else s
+    )
+    return {
+        n.id for n in name_nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }

@@ -1,0 +1,141 @@
+"""Which names hold lists or tuples: there ``+`` and ``*`` concatenate and repeat.
+
+On arrays and numbers ``a + b`` is arithmetic; on lists and tuples it is
+concatenation, and ``[a] * 2`` is repetition. The two need different derivatives,
+so ``run`` decides, over the normalized body, which names surely hold sequences:
+a name whose every binding is a list or tuple display, ``list(...)`` or
+``tuple(...)``, a slice of a sequence, a sequence concatenated or repeated, a copy
+of a sequence, or a parameter the caller is known to pass a list or tuple for.
+
+Any other operand of ``+`` or ``*`` is taken for a number or an array. Parameters
+used that way are listed in ``assumed_arrays``: the gradient's entry checks them,
+and a list or tuple passed there makes the function transpile again with that
+parameter known to be a sequence.
+"""
+
+import builtins
+from dataclasses import dataclass
+
+import gast
+
+from transpile.core.nodes import all_stmts, descendants, readers
+from transpile.rules.sequences import SEQUENCE_OPS, is_sequence_op
+from transpile_runtime import ops
+
+# runtime helpers in a gradient's code differentiated again: those that always make a
+# list, and those whose result is of the kind of their first argument
+_LIST_HELPERS = (ops.head, ops.tail, ops.unrepeat, ops.spread, ops.unhead, ops.untail)
+_KIND_KEEPING = (ops.zeros_like, ops.scatter_added, ops.copy, ops.add, ops.like)
+
+
+@dataclass(frozen=True)
+class Kinds:
+    sequences: frozenset  # names that hold a list or a tuple wherever they are bound
+    assumed_arrays: frozenset  # parameters used as an operand of + or * as a number/array
+    dicts: frozenset = frozenset()  # local names bound only to dicts the function builds
+
+
+def stage(fn, ctx):
+    fn.kinds = run(fn.tree, fn.parsed, ctx.sequences)
+    return fn
+
+
+def run(tree, parsed, known=frozenset()) -> Kinds:
+    params = [a.id for a in tree.args.args]
+    bindings = _bindings(tree.body, params)
+    sequences = _sequences(bindings, known, parsed)
+    assumed = _used_as_numbers(tree.body, sequences)
+    dicts = {n for n, values in bindings.items() if all(_is_dict(v, parsed) for v in values)}
+    return Kinds(frozenset(sequences), frozenset(assumed & set(params)), frozenset(dicts))
+
+
+def _bindings(body, params):
+    """name -> the values bound to it: ``_PARAM`` for a parameter, ``None`` for an
+    element of an unpacking or a loop target (whose kind is unknown)."""
+    bindings = {p: [_PARAM] for p in params}
+    for s in all_stmts(body):
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                if isinstance(t, gast.Name):
+                    bindings.setdefault(t.id, []).append(s.value)
+                else:
+                    _bind_unknown(bindings, t, gast.Store)
+        elif isinstance(s, gast.For):
+            _bind_unknown(bindings, s.target)
+    return bindings
+
+
+def _bind_unknown(bindings, target, ctx=None):
+    """Each name in ``target`` (only those in context ``ctx``, when given) gets a
+    binding of unknown kind."""
+    for n in descendants(target):
+        if isinstance(n, gast.Name) and (ctx is None or isinstance(n.ctx, ctx)):
+            bindings.setdefault(n.id, []).append(None)
+
+
+def _sequences(bindings, known, parsed):
+    """The names every binding of which is a sequence, to a fixed point."""
+    sequences = set()
+    looked_up = readers(bindings)
+    todo = list(bindings)
+    while todo:  # a name found a sequence may make those bound from it sequences too
+        n = todo.pop()
+        if n not in sequences and all(
+            _is_sequence(v, n, sequences, known, parsed) for v in bindings[n]
+        ):
+            sequences.add(n)
+            todo.extend(looked_up.get(n, ()))
+    return sequences
+
+
+def _used_as_numbers(body, sequences):
+    """Names used as an operand of ``+`` or ``*`` that is arithmetic, not concatenation."""
+    assumed = set()
+    for s in all_stmts(body):
+        v = getattr(s, "value", None)
+        if (
+            isinstance(v, gast.BinOp)
+            and isinstance(v.op, SEQUENCE_OPS)
+            and not is_sequence_op(v, sequences)
+        ):
+            assumed |= {o.id for o in (v.left, v.right) if isinstance(o, gast.Name)}
+    return assumed
+
+
+_PARAM = object()
+
+
+def _is_dict(value, parsed):
+    """Whether ``value`` builds a new dict (a display or ``dict(...)``)."""
+    if isinstance(value, gast.Dict):
+        return True
+    return isinstance(value, gast.Call) and parsed.resolve(value.func) is builtins.dict
+
+
+def is_sequence_call(value, resolve) -> bool:
+    """Whether ``value`` is a call making a list or tuple (``list(xs)``, ``tuple(xs)``)."""
+    return isinstance(value, gast.Call) and resolve(value.func) in (builtins.list, builtins.tuple)
+
+
+def _is_sequence(value, target, sequences, known, parsed):
+    if value is _PARAM:
+        return target in known
+    if isinstance(value, (gast.List, gast.Tuple)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in sequences
+    if isinstance(value, gast.Call):
+        func = parsed.resolve(value.func)
+        if any(func is h for h in _LIST_HELPERS):
+            return True
+        if any(func is h for h in _KIND_KEEPING) and value.args:
+            first = value.args[0]
+            return isinstance(first, gast.Name) and first.id in sequences
+        return is_sequence_call(value, parsed.resolve)
+    if isinstance(value, gast.Subscript):
+        return (
+            isinstance(value.slice, gast.Slice)
+            and isinstance(value.value, gast.Name)
+            and value.value.id in sequences
+        )
+    return is_sequence_op(value, sequences)

@@ -1,0 +1,179 @@
+"""Last touches on a specialized body: copies dropped, large buffers reused."""
+
+import math
+
+import gast
+import numpy as np
+
+from transpile.core import defuse
+from transpile.core.ir import Annotation, annotation
+from transpile.core.nodes import descendants, name, name_nodes
+
+
+def propagate_copies(body, names=None):
+    """Drop ``a = b`` where ``a`` is bound only there, read only after it, and ``b`` is
+    not bound again later, reading ``b`` wherever ``a`` was read (the rewrite leaves
+    many such lines). In a loop body the same holds from one iteration to the next:
+    every read of ``a`` follows the copy, and ``b`` does not change before the body
+    ends. One pass over a def-use index: a chain ``a = b; c = a`` resolves in order.
+    With ``names``, only copies between two of them."""
+    return propagate(body, defuse.Index(body), names)
+
+
+def propagate(stmts, index, names=None):
+    """``propagate_copies`` with a def-use ``index`` of the body, kept up to date."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = propagate(s.body, index, names)
+        elif (
+            _is_copy(s)
+            and (names is None or (s.targets[0].id in names and s.value.id in names))
+            and _copy_is_alias(s, index)
+        ):
+            a, b = s.targets[0].id, s.value.id
+            index.forget(s)
+            index.rename(a, b)
+            continue
+        out.append(s)
+    return out
+
+
+def _is_copy(s):
+    return (
+        isinstance(s, gast.Assign)
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Name)
+    )
+
+
+def _copy_is_alias(s, index):
+    a, b = s.targets[0].id, s.value.id
+    here = index.position[id(s)]
+    return (
+        index.write_count(a) == 1
+        and not index.written_after(b, s)
+        and all(index.position[id(r)] > here for _, r in index.reads.get(a, ()))
+    )
+
+
+_OPERATOR_UFUNCS = {
+    gast.Add: "add",
+    gast.Sub: "subtract",
+    gast.Mult: "multiply",
+    gast.Div: "true_divide",
+    gast.Pow: "power",
+    gast.USub: "negative",
+}
+REUSE_SIZE = 1 << 15  # elements; below this a new array costs less than ``out=``
+
+
+def reuse_buffers(body, np_name, min_size=None):
+    """Write an elementwise result into a large operand that nothing reads again.
+
+    ``t = a + b`` becomes ``t = np.add(a, b, out=a)`` when ``a`` is an array this
+    body made (by arithmetic, not a view or an argument), is read nowhere else, and
+    has the result's shape and dtype: numpy does this itself for the temporaries of
+    a nested expression, which one-operation-per-line code names and so keeps."""
+    min_size = REUSE_SIZE if min_size is None else min_size
+    loads, stores = _name_uses(body)
+    made = {}  # name -> its array annotation, for arrays this body made fresh
+    for i, s in enumerate(body):
+        info = annotation(s, Annotation.ARRAY)
+        if info is None or not isinstance(s, gast.Assign):
+            continue
+        target = s.targets[0].id
+        value = s.value
+        if math.prod(info[0]) >= min_size:
+            buffer = _spent_operand(value, np_name, info, made, loads, i)
+            if buffer is not None:
+                s.value = _with_out(value, buffer, np_name)
+        fresh = isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_ufunc_call(value, np_name)
+        if fresh and stores.get(target) == 1:
+            made[target] = info
+    return body
+
+
+def _name_uses(body):
+    """``(loads, stores)``: name -> the positions of the statements reading it, and
+    name -> how many times it is written."""
+    loads, stores = {}, {}
+    for i, s in enumerate(body):
+        for n in descendants(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                loads.setdefault(n.id, set()).add(i)
+            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+    return loads, stores
+
+
+def _spent_operand(value, np_name, info, made, loads, position):
+    """The first operand of elementwise ``value`` that this body made with the same
+    shape and dtype (``info``) and that only the statement at ``position`` reads."""
+    for operand in _elementwise_operands(value, np_name):
+        if (
+            isinstance(operand, gast.Name)
+            and made.get(operand.id) == info
+            and loads.get(operand.id) == {position}
+        ):
+            return operand.id
+    return None
+
+
+def _is_ufunc_call(node, np_name):
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)):
+        return False
+    f = getattr(np, node.func.attr, None)
+    return (
+        getattr(node.func.value, "id", None) == np_name
+        and not node.keywords
+        and isinstance(f, np.ufunc)
+        and f.nout == 1
+        and f.signature is None
+    )
+
+
+def _elementwise_operands(node, np_name):
+    if isinstance(node, gast.BinOp) and type(node.op) in _OPERATOR_UFUNCS:
+        return [node.left, node.right]
+    if isinstance(node, gast.UnaryOp) and type(node.op) in _OPERATOR_UFUNCS:
+        return [node.operand]
+    if _is_ufunc_call(node, np_name):
+        return list(node.args)
+    return []
+
+
+def _with_out(node, buffer, np_name):
+    out = [gast.keyword(arg="out", value=name(buffer))]
+    if isinstance(node, gast.Call):
+        node.keywords = out
+        return node
+    ufunc = gast.Attribute(
+        value=name(np_name), attr=_OPERATOR_UFUNCS[type(node.op)], ctx=gast.Load()
+    )
+    args = [node.left, node.right] if isinstance(node, gast.BinOp) else [node.operand]
+    return gast.Call(func=ufunc, args=args, keywords=out)
+
+
+def written_through(body, ops_name):
+    """The names whose arrays ``body`` may write into: targets of an item assignment or
+    an augmented assignment, ``out=`` arguments, and names given to any runtime helper
+    (``ops.add_at(buffer, index, g)`` writes into ``buffer``)."""
+    found = set()
+    for s in body:
+        for n in descendants(s):
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                found.add(n.target.id)
+            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+                found |= {m.id for m in name_nodes(n.value)}
+            elif isinstance(n, gast.Call):
+                found |= _written_by_call(n, ops_name)
+    return found
+
+
+def _written_by_call(call, ops_name):
+    found = {m.id for k in call.keywords if k.arg == "out" for m in name_nodes(k.value)}
+    f = call.func
+    if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == ops_name:
+        found |= {a.id for a in call.args if isinstance(a, gast.Name)}
+    return found

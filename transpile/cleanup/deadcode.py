@@ -1,0 +1,125 @@
+"""Dead code: assignments whose values nobody reads, and that have no effect.
+
+One backward dataflow solve of *strong* liveness over the control-flow graph: a
+removable statement whose targets are dead does not make its operands live, so a
+chain of values feeding only dead ones dies in the same solve.
+"""
+
+import functools
+
+import gast
+
+import transpile_runtime as runtime
+from transpile.core import cfg
+from transpile.core.ir import MISSING
+from transpile.core.nodes import apply_edits, header, loads, stores
+from transpile.rules import registry
+from transpile.rules.declare import helper_of
+
+
+def stage(fn, ctx):
+    """Remove the dead assignments of every function to be compiled."""
+    pure = purity(fn.parsed, fn.names)
+    for out in fn.outputs:
+        out.body = dead_code(out.body, pure)
+    return fn
+
+
+def dead_code(body, is_pure, live_out=(), reads=loads):
+    """Remove assignments whose targets are never read and whose values are pure.
+
+    One backward dataflow solve of *strong* liveness: a removable statement whose
+    targets are dead does not make its operands live, so a chain of values feeding
+    only dead ones dies in the same solve (no repeated rounds). Live sets are ``Bits``.
+    ``reads(node)``: the names a statement (or a compound statement's header) reads.
+    """
+    graph = cfg.build(body)
+    bits = cfg.Bits()
+    effects = {}  # node -> (names it kills, names it reads, its targets if removable)
+    for node in graph.nodes:
+        s = node.stmt
+        if s is None:
+            continue
+        h = header(s)
+        if isinstance(s, gast.For):
+            effects[node] = (bits.of(stores(s)), bits.of(reads(h)), None)
+        elif h is not s:
+            effects[node] = (0, bits.of(reads(h)), None)
+        else:
+            written = stores(s)
+            kills = 0 if isinstance(s, gast.AugAssign) else bits.of(written)
+            removable = written and _removable(s, is_pure)
+            effects[node] = (kills, bits.of(reads(s)), bits.of(written) if removable else None)
+
+    def transfer(node, fact):
+        found = effects.get(node)
+        if found is None:
+            return fact
+        kills, reads, written = found
+        if written is not None and not written & fact:
+            return fact  # dead: its reads keep nothing alive
+        return (fact & ~kills) | reads
+
+    _, after = cfg.solve(
+        graph, transfer, forward=False, boundary=bits.of(live_out), init=0, join=cfg.union
+    )
+    edits = {
+        id(node.stmt): []
+        for node, (_, _, written) in effects.items()
+        if written is not None and not written & after[node]
+    }
+    return apply_edits(body, edits) if edits else body
+
+
+def _removable(s, is_pure):
+    """An assignment to names (or tuples of them) of a value with no effect."""
+    if not isinstance(s, (gast.Assign, gast.AugAssign)):
+        return False
+    if isinstance(s, gast.Assign) and not all(
+        isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets
+    ):
+        return False
+    return is_pure(s.value)
+
+
+def purity(parsed, names):
+    """``value -> bool``: whether evaluating a right-hand side has no effect but its result."""
+    return functools.partial(_is_pure, parsed, names)
+
+
+def _is_pure(parsed, names, value):
+    """Whether evaluating ``value`` has no effect but its result."""
+    if not isinstance(value, gast.Call):
+        return True
+    f = value.func
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
+        if f.value.id == names["ops"]:  # a helper that checks may raise: it stays
+            return not getattr(helper_of(f.attr), "checks", False)
+        if f.value.id == names["tape"] or f.attr in ("pop", "append"):
+            return False
+    obj = parsed.resolve(f)
+    if obj is MISSING:
+        return _pure_unresolved(f, names)
+    return _pure_object(obj)
+
+
+_PURE_BUILTINS = (range, len, min, max, abs, int, float, reversed)
+
+
+def _pure_unresolved(f, names):
+    """A call the user's names do not resolve: a method on a value, or a name the
+    generated code binds (``np``, builtins)."""
+    if isinstance(f, gast.Attribute):
+        return f.attr in registry().methods or f.attr == "shape"
+    return getattr(f, "id", None) == names["np"] or getattr(f, "id", None) in {
+        b.__name__ for b in _PURE_BUILTINS
+    }
+
+
+def _pure_object(obj):
+    if obj is runtime.stop_gradient:
+        return True
+    module = getattr(obj, "__module__", "") or ""
+    if module.startswith("numpy.random"):
+        return False
+    return id(obj) in registry().functions or module.startswith("numpy") or obj in _PURE_BUILTINS

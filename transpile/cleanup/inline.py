@@ -1,0 +1,337 @@
+"""Generated code as a person would write it: temporaries used once printed inline.
+
+The stages work on one operation per line, which is what ``--dump`` shows. The
+code compiled and shown by ``source()`` puts a temporary's expression where it is
+used when that changes nothing: the temporary is made by the compiler (``_t3``,
+``d_t3``), written once and read once, in the same block, after it, by a
+statement that is not a loop or branch header; nothing between the two writes a
+name the expression reads or has an effect; and the line stays short. Then the
+temporaries left are numbered afresh in order (``_t1, _t2, ...``), and an adjoint
+temporary whose primal one is gone is called ``g1, g2, ...`` (a gradient).
+"""
+
+from typing import NamedTuple
+
+import gast
+
+from transpile.core import defuse, printer
+from transpile.core.nodes import clone, descendants, name_nodes, names_and_calls
+from transpile.rules.declare import helper_of
+
+_MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
+_REACH = 6  # statements: a value is inlined only into one this close
+_FOLD_REACH = 16  # ... and an update folded into its definition from this far
+_IMPURE_METHODS = {"pop", "push", "append", "fill", "sort"}
+
+
+def stage(fn, ctx):
+    """Inline the outputs' temporaries (keeping the one-per-line form where ``entry``
+    makes shape variants from it)."""
+    for out in fn.outputs:
+        if out is fn.outputs[-1] and fn.static is not None:
+            out.anf = clone(out.body)
+        out.body = compact(out.body, fn.names, fn.namer, renumber=False)
+    # one numbering for all: a callee's forward and adjoint functions share the saved names
+    _renumber([*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)], fn.namer)
+    return fn
+
+
+def compact(body, names, namer, renumber=True, also=frozenset()):
+    """``body`` with its single-use temporaries (and names in ``also``) inlined, updates
+    folded into the definition before them, and (with ``renumber``) the temporaries
+    left renumbered."""
+    index = defuse.Index(body, only=set(namer.temporaries) | set(also))
+    memo = _Memo(names)
+    _inline_block(body, index, memo)
+    _fold_updates(body, memo)
+    return _renumber(body, namer) if renumber else body
+
+
+def _fold_updates(stmts, memo):
+    """``a = X`` followed (with nothing reading ``a`` or changing what ``X`` reads in
+    between) by ``a = a + Y`` is ``a = X + Y``: one line for one value."""
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
+                _fold_updates(inner, memo)
+    updated = {t for t in map(_self_update_target, stmts) if t is not None}
+    i = 0
+    while i < len(stmts):
+        j = _update_of(stmts, i, memo, updated)
+        if j is None:
+            i += 1
+            continue
+        update = stmts[j].value
+        update.left = stmts[i].value
+        memo.changed(stmts[j])
+        del stmts[i]
+
+
+def _update_of(stmts, i, memo, updated):
+    """The position of the update folding into ``stmts[i]``, or None. ``updated``: the
+    names some statement of ``stmts`` updates (``a = a OP Y``); no other can fold."""
+    s = stmts[i]
+    if not (_single_name_assignment(s) and s.targets[0].id in updated):
+        return None
+    if not memo.pure_statement(s):
+        return None
+    a = s.targets[0].id
+    read = memo.loads(s)
+    for j in range(i + 1, min(len(stmts), i + 1 + _FOLD_REACH)):
+        later = stmts[j]
+        if isinstance(later, (gast.If, gast.For, gast.While)):
+            return None
+        if a in memo.names_of(later):
+            return j if _updates(later, a, s, memo) else None
+        if memo.stored(later) & read or not memo.pure_statement(later):
+            return None
+    return None
+
+
+def _self_update_target(s):
+    """``a`` where ``s`` is ``a = a OP Y``, else None."""
+    if not _single_name_assignment(s):
+        return None
+    v, a = s.value, s.targets[0].id
+    if isinstance(v, gast.BinOp) and isinstance(v.left, gast.Name) and v.left.id == a:
+        return a
+    return None
+
+
+def _single_name_assignment(s):
+    return (
+        isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
+    )
+
+
+def _updates(later, a, first, memo):
+    """Whether ``later`` is ``a = a OP Y`` (``Y`` pure and free of ``a``) and the folded
+    line stays short."""
+    v = getattr(later, "value", None)
+    return (
+        _single_name_assignment(later)
+        and later.targets[0].id == a
+        and isinstance(v, gast.BinOp)
+        and isinstance(v.left, gast.Name)
+        and v.left.id == a
+        and a not in _names(v.right)
+        and _pure(v.right, memo.names)
+        and memo.length(later) + memo.length(first) <= _MAX_LINE + len(a)
+    )
+
+
+def _inline_block(stmts, index, memo):
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
+                _inline_block(inner, index, memo)
+        if _try_inline(stmts, i, index, memo):
+            del stmts[i]
+            continue
+        i += 1
+
+
+def _try_inline(stmts, i, index, memo):
+    """Inline ``stmts[i]`` into its reader if it may; returns whether it did."""
+    s = stmts[i]
+    t = _inlinable_temporary(s, index, memo)
+    if t is None:
+        return False
+    node, reader = index.reads[t][0]
+    nearby = range(i + 1, min(len(stmts), i + 1 + _REACH))
+    j = next((k for k in nearby if stmts[k] is reader), None)
+    if j is None or isinstance(reader, (gast.If, gast.For, gast.While)):
+        return False  # in another block, or a loop or branch header
+    read = memo.loads(s)
+    if not all(_may_pass(between, read, memo) for between in stmts[i + 1 : j]):
+        return False
+    if memo.length(reader) - len(t) + memo.length(s) > _MAX_LINE:
+        return False
+    _replace(reader, node, s.value)
+    memo.changed(reader)
+    index.move_reads(s, reader)
+    return True
+
+
+def _inlinable_temporary(s, index, memo):
+    """The temporary ``s`` assigns, if it is written and read once and its value pure."""
+    if not _single_name_assignment(s) or s.targets[0].id not in index.only:
+        return None
+    t = s.targets[0].id
+    if index.write_count(t) != 1 or index.read_count(t) != 1 or not memo.pure_statement(s):
+        return None
+    return t
+
+
+def _may_pass(between, read, memo):
+    """Whether a value reading ``read`` may move past the statement ``between``."""
+    if isinstance(between, (gast.If, gast.For, gast.While)):
+        return False
+    return not memo.stored(between) & read and memo.pure_statement(between)
+
+
+class _Memo:
+    """What the two rewrites ask of a statement, found in one walk over it and asked
+    again for free: the names it mentions, stores and loads, the calls in it that
+    have an effect, and how long it prints. A statement that changes (an expression
+    inlined into it, an update folded) is walked again when next asked. Entries hold
+    their statement, so an ``id`` is never reused under them."""
+
+    def __init__(self, names):
+        self.names = names
+        self._facts, self._length = {}, {}
+
+    def _of(self, stmt):
+        found = self._facts.get(id(stmt))
+        if found is None:
+            found = self._facts[id(stmt)] = (stmt, _facts(stmt, self.names))
+        return found[1]
+
+    def names_of(self, stmt):
+        return self._of(stmt).mentioned
+
+    def stored(self, stmt):
+        return self._of(stmt).stored
+
+    def loads(self, stmt):
+        return self._of(stmt).loaded
+
+    def pure_statement(self, stmt):
+        """A statement moved past (or moved) must change no value: an assignment of
+        a pure value to names, a comment, or a push on the tape (which only reads)."""
+        impure = self._of(stmt).impure
+        if isinstance(stmt, gast.Assign):
+            return not impure and all(isinstance(t, gast.Name) for t in stmt.targets)
+        if not isinstance(stmt, gast.Expr):
+            return False
+        v = stmt.value
+        if isinstance(v, gast.Constant):
+            return True
+        return (
+            isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Attribute)
+            and v.func.attr == "push"
+            and getattr(v.func.value, "id", None) == self.names.get("tape")
+            and impure == [v]
+        )
+
+    def length(self, stmt):
+        found = self._length.get(id(stmt))
+        if found is None:
+            found = self._length[id(stmt)] = (stmt, _length(stmt))
+        return found[1]
+
+    def changed(self, stmt):
+        self._facts.pop(id(stmt), None)
+        self._length.pop(id(stmt), None)
+
+
+class _Facts(NamedTuple):
+    mentioned: set  # every name in the statement
+    stored: set
+    loaded: set
+    impure: list  # the calls with an effect besides their result
+
+
+def _facts(stmt, names):
+    found, calls = names_and_calls(stmt)
+    mentioned, stored, loaded = set(), set(), set()
+    for n in found:
+        mentioned.add(n.id)
+        if isinstance(n.ctx, gast.Store):
+            stored.add(n.id)
+        elif isinstance(n.ctx, gast.Load):
+            loaded.add(n.id)
+    impure = [c for c in calls if not _pure_call(c, names)]
+    return _Facts(mentioned, stored, loaded, impure)
+
+
+def _length(stmt):
+    """About how long the statement prints: its value, and an assignment's target."""
+    value = getattr(stmt, "value", None)
+    if value is None:
+        return 0
+    size = len(printer.expression(value))
+    if isinstance(stmt, gast.Assign):
+        size += sum(len(printer.expression(t)) + 3 for t in stmt.targets)
+    return size
+
+
+def _names(node):
+    return [n.id for n in name_nodes(node) if isinstance(n, gast.Name)]
+
+
+def _pure(value, names):
+    """No effect but its result: nothing that pops, pushes, draws, checks, or writes
+    into an array (``out=``)."""
+    return all(_pure_call(n, names) for n in descendants(value) if isinstance(n, gast.Call))
+
+
+def _pure_call(call, names):
+    if any(k.arg == "out" for k in call.keywords):
+        return False  # it writes into an existing array
+    f = call.func
+    if isinstance(f, gast.Name):
+        return True
+    if not isinstance(f, gast.Attribute) or f.attr in _IMPURE_METHODS:
+        return False
+    owner = f.value
+    while isinstance(owner, gast.Attribute):
+        if owner.attr == "random":
+            return False
+        owner = owner.value
+    if getattr(f.value, "id", None) == names.get("ops"):
+        return not getattr(helper_of(f.attr), "checks", False)
+    return True
+
+
+def _replace(stmt, old, new):
+    for parent in descendants(stmt):
+        for field in parent._fields:
+            child = getattr(parent, field, None)
+            if child is old:
+                setattr(parent, field, new)
+                return
+            if child.__class__ is list:
+                for k, c in enumerate(child):
+                    if c is old:
+                        child[k] = new
+                        return
+
+
+def _renumber(body, namer):
+    """Temporaries numbered in order of first appearance; orphan adjoint ones ``g``."""
+    nodes = {}  # a node may sit in two places (a shared subtree): rename it once
+    for s in body:
+        for n in name_nodes(s):
+            if isinstance(n, gast.Name):
+                nodes.setdefault(id(n), n)
+    order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in namer.temporaries))
+    new = _new_numbers(order)
+    taken = {n.id for n in nodes.values()} - set(new)
+    for old, wanted in list(new.items()):
+        if wanted in taken:
+            new[old] = namer.fresh(wanted)
+    for n in nodes.values():
+        if n.id in new:
+            n.id = new[n.id]
+    return body
+
+
+def _new_numbers(order):
+    """Old temporary name -> new one: ``_t1, _t2, ...`` in order, the adjoint ``d_tK``
+    of ``_tK``, and ``g1, g2, ...`` for an adjoint whose temporary is gone."""
+    new = {old: f"_t{k}" for k, old in enumerate((n for n in order if not n.startswith("d")), 1)}
+    orphans = 0
+    for old in order:
+        if old.startswith("d"):
+            if old[1:] in new:
+                new[old] = "d" + new[old[1:]]
+            else:
+                orphans += 1
+                new[old] = f"g{orphans}"
+    return new

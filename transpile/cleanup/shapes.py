@@ -1,0 +1,334 @@
+"""Shape facts that make ``ops.unbroadcast`` moot.
+
+Elementwise operations give their result the broadcast of their operands' shapes.
+``shape_sets`` describes each value by the set of *shape atoms* it was broadcast
+from: a number or a full reduction contributes nothing, an opaque value (an
+argument, a matrix product, a slice) is its own atom. Two values with the same set
+have the same shape. In ``z = x + y``, the adjoint of ``x`` needs no
+``ops.unbroadcast(dz, x)`` when ``y``'s set is contained in ``x``'s: ``y`` cannot
+have broadcast ``x`` to a larger shape.
+
+Atoms are per block and per assignment, so a name re-assigned in a loop is a new
+atom after each assignment; the facts hold within one execution of a block.
+"""
+
+import bisect
+
+import gast
+
+from transpile.analysis import kinds
+from transpile.cleanup import deadcode
+from transpile.core.nodes import all_stmts, header, name_nodes, names_and_calls, stores
+from transpile.rules import registry
+from transpile.rules.declare import ELEMENTWISE, helper_of
+
+
+def stage(fn, ctx):
+    """Where a value is read only for its shape, read its sources' shapes instead; what
+    was computed only for its shape is then dead, and removed."""
+    pure = deadcode.purity(fn.parsed, fn.names)
+    for out in fn.outputs:
+        out.body = read_shapes_from_sources(
+            out.body, fn.parsed, fn.names["ops"], pure, fn.params, fn.kinds.sequences
+        )
+    return fn
+
+
+def shape_sets(tree, parsed, scalars, sequences=frozenset()):
+    """``id(stmt) -> function(node) -> frozenset | None``: the shape set of an operand
+    just before ``stmt`` runs (None for a value the analysis cannot describe).
+    ``sequences``: the names holding lists or tuples (``kinds``)."""
+    reader = _ShapeSets(parsed, scalars, sequences)
+    reader.block(tree.body)
+    return reader.facts
+
+
+class _ShapeSets:
+    """The walk of ``shape_sets`` (a class, not nested functions calling each other:
+    those would be a reference cycle holding every fact)."""
+
+    def __init__(self, parsed, scalars, sequences):
+        self.parsed, self.scalars, self.sequences = parsed, scalars, sequences
+        self.facts = {}
+        self.history = _History()
+
+    def block(self, stmts):
+        history = self.history
+        for s in stmts:
+            facts = self.facts[id(s)] = _Lookup(history, history.tick(), self.scalars)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+                t = s.targets[0].id
+                found = _value_set(s.value, facts, self.parsed, self.sequences)
+                gen = history.gen(t) + 1
+                history.set(t, found if found is not None else frozenset({(t, gen)}), gen)
+            elif isinstance(s, (gast.If, gast.For, gast.While)):
+                self.compound(s)
+
+    def compound(self, s):
+        history = self.history
+        assigned = {n.id for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}
+        # a later iteration sees new values
+        shift = 0 if isinstance(s, gast.If) else 1000
+        entry = {n: history.gen(n) + shift for n in assigned}
+        for part in (s.body, s.orelse):
+            history.tick()
+            for n in assigned:  # each part starts from what held before the statement
+                history.set(n, None, entry[n])
+            self.block(part)
+        history.tick()
+        for n in assigned:
+            history.set(n, None, entry[n] - shift + 100000)
+
+
+class _History:
+    """Every name's shape set and generation over time, so that the facts before each
+    statement are a position in it rather than a copy of every name's (which would make
+    the analysis quadratic in the function's length)."""
+
+    def __init__(self):
+        self.now = 0
+        self.times = {}  # name -> [time, ...], increasing
+        self.states = {}  # name -> [(shape set or None, generation), ...]
+
+    def tick(self):
+        self.now += 1
+        return self.now
+
+    def set(self, name, shape_set, gen):
+        self.times.setdefault(name, []).append(self.now)
+        self.states.setdefault(name, []).append((shape_set, gen))
+
+    def gen(self, name):
+        states = self.states.get(name)
+        return states[-1][1] if states else 0
+
+    def before(self, name, time):
+        """``(shape set or None, generation)`` of ``name`` as it stood before ``time``."""
+        times = self.times.get(name)
+        if not times:
+            return None, 0
+        i = bisect.bisect_left(times, time)
+        return self.states[name][i - 1] if i else (None, 0)
+
+
+class _Lookup:
+    def __init__(self, history, time, scalars):
+        self.history, self.time, self.scalars = history, time, scalars
+
+    def __call__(self, node):
+        if isinstance(node, gast.Constant):
+            return frozenset() if _is_number_or_none(node.value) else None
+        if isinstance(node, gast.Name):
+            if node.id in self.scalars:
+                return frozenset()
+            shape_set, gen = self.history.before(node.id, self.time)
+            return shape_set if shape_set is not None else frozenset({(node.id, gen)})
+        return None
+
+
+def _is_number_or_none(v):
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def elementwise_operands(v, parsed, sequences=frozenset()):
+    """The operands of an elementwise operation (its result has their broadcast shape:
+    an operator or a function declared ELEMENTWISE), or None when ``v`` is not one
+    (``x * 2`` of a list ``x``, one of ``sequences``, repeats it: twice as long)."""
+    rules = registry()
+    if kinds.is_sequence_op(v, sequences):
+        return None
+    if isinstance(v, (gast.BinOp, gast.UnaryOp)):
+        declaration = rules.operator_declaration(type(v.op))
+        if declaration is None or declaration.shape is not ELEMENTWISE:
+            return None
+        return [v.left, v.right] if isinstance(v, gast.BinOp) else [v.operand]
+    if isinstance(v, gast.Compare):
+        return [v.left, *v.comparators]
+    if isinstance(v, gast.Call) and not v.keywords:
+        declaration = rules.declaration(parsed.resolve(v.func))
+        if declaration is not None and declaration.shape is ELEMENTWISE:
+            return list(v.args)
+    return None
+
+
+def _value_set(v, lookup, parsed, sequences):
+    if isinstance(v, (gast.Constant, gast.Name)):
+        return lookup(v)
+    operands = elementwise_operands(v, parsed, sequences)
+    if operands is None:
+        return None
+    sets = [lookup(o) for o in operands]
+    if any(s is None for s in sets):
+        return None
+    return frozenset().union(*sets)
+
+
+def elide_unbroadcast(stmt, param, values, lookup):
+    """``ops.unbroadcast(e, x)`` is ``e`` when no other operand (options included: a
+    where-mask or clip bounds broadcast too) has a shape atom that ``x`` lacks."""
+    v = stmt.value
+    if not (
+        isinstance(v, gast.Call)
+        and isinstance(v.func, gast.Attribute)
+        and v.func.attr == "unbroadcast"
+    ):
+        return stmt
+    mine = lookup(values[param]) if lookup else None
+    others = [lookup(o) if lookup else None for p, o in list(values.items())[1:] if p != param]
+    if mine is not None and all(o is not None and o <= mine for o in others):
+        stmt.value = v.args[0]
+    return stmt
+
+
+def classify_reads(stmts, ops_name, skip=lambda stmt: False):
+    """``(shape_reads, other_reads)``: for each name read only for its shape, the
+    ``(call, position)`` pairs reading it; and the names read anywhere else."""
+    shape_reads, other_reads = {}, set()
+    for stmt in all_stmts(stmts):
+        if skip(stmt):
+            continue
+        shape_args = set()
+        names, calls = names_and_calls(header(stmt))
+        loads = [n for n in names if isinstance(n.ctx, gast.Load)]
+        for node in calls:
+            for position in _shape_positions(node, ops_name):
+                arg = node.args[position]
+                if isinstance(arg, gast.Name):
+                    shape_args.add(id(arg))
+                    shape_reads.setdefault(arg.id, []).append((node, position))
+        other_reads.update(n.id for n in loads if id(n) not in shape_args)
+    return shape_reads, other_reads
+
+
+def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=(), sequences=frozenset()):
+    """Where a top-level value is read only for its shape, read its sources instead,
+    and remove what was computed only for its shape.
+
+    ``_t5 = np.log(p)`` read only as ``ops.unbroadcast(g, _t5)`` becomes
+    ``ops.unbroadcast(g, p)``, and ``ops.unmean(g, _t11)`` of ``_t11 = y * _t5 + ...``
+    becomes ``ops.unmean(g, ops.broadcast_like(y, p))``. A source is a name written
+    once in the function (or a parameter never written), so it holds the same value
+    wherever the adjoint reads it. One dead-code solve in which a shape read of a
+    value with sources reads the sources: a value left with no other live read dies
+    in it, however long the chain of values read only for their shapes, and its shape
+    reads are then made reads of its sources (or of a value with the same sources
+    that is computed anyway, ``p`` for ``log(p)``, which reads best)."""
+    sources = _elementwise_sources(body, parsed, _write_counts(body, params), sequences)
+    sources = {n: found for n, found in sources.items() if found and found != {n}}
+    shape_reads, other_reads = classify_reads(body, ops_name)
+    if all(n in other_reads or n not in sources for n in shape_reads):
+        return body  # every value read for its shape is read otherwise too: all stay
+
+    def reads(node):
+        found, shaped = [], set()
+        for n, is_shape in _reads_of(node, ops_name):
+            if is_shape and n in sources:
+                shaped |= sources[n]
+            else:
+                found.append(n)
+        return found + sorted(shaped)
+
+    body = deadcode.dead_code(body, is_pure, reads=reads)
+    written = {t for stmt in all_stmts(body) for t in stores(stmt)}
+    alike = {}  # sources -> the values with them that are computed anyway, in order
+    for t, found in sources.items():
+        if t in written:
+            alike.setdefault(found, []).append(t)
+    shape_reads, _ = classify_reads(body, ops_name)
+    for n, found in shape_reads.items():
+        if n in sources and n not in written:
+            names = _source_names(n, sources[n], alike)
+            for call, position in found:
+                call.args[position] = _shape_like(names, ops_name)
+    return body
+
+
+def _reads_of(node, ops_name):
+    """``(name, read only for its shape)`` for every name ``node`` reads."""
+    names, calls = names_and_calls(node)
+    shaped = set()
+    for call in calls:
+        for position in _shape_positions(call, ops_name):
+            arg = call.args[position]
+            if isinstance(arg, gast.Name):
+                shaped.add(id(arg))
+    return [(n.id, id(n) in shaped) for n in names if isinstance(n.ctx, gast.Load)]
+
+
+def _write_counts(body, params):
+    """name -> how many times it is written (a parameter once, on entry)."""
+    counts = {p: 1 for p in params}
+    for stmt in all_stmts(body):
+        for t in stores(stmt):
+            counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+def _elementwise_sources(body, parsed, counts, sequences):
+    """name -> the names whose broadcast shape it has, for names written once at the
+    top level by an elementwise operation on names written once (or numbers)."""
+    sources = {}
+    for stmt in body:  # top level only: written once, in order
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        t = stmt.targets[0].id
+        operands = elementwise_operands(stmt.value, parsed, sequences)
+        if counts.get(t) != 1 or operands is None:
+            continue
+        found = _operand_sources(operands, sources, counts)
+        if found is not None:
+            sources[t] = found
+    return sources
+
+
+def _operand_sources(operands, sources, counts):
+    """The sources of the shape of an elementwise result, or None where an operand is
+    neither a number nor a name written once."""
+    found = set()
+    for o in operands:
+        if isinstance(o, gast.Constant):
+            continue
+        if not isinstance(o, gast.Name) or counts.get(o.id, 0) > 1:
+            return None
+        found |= sources.get(o.id, {o.id})
+    return frozenset(found)
+
+
+def _source_names(n, found, alike):
+    """The names to read ``n``'s shape from: its sources ``found``, or one value of the
+    same sources that is computed anyway (``p`` for ``log(p)``), which reads best."""
+    names = sorted(found)
+    twins = [t for t in alike.get(found, ()) if t != n]
+    if twins and len(names) > 1:
+        names = twins[:1]
+    return names
+
+
+def _shape_like(names, ops_name):
+    """A fresh node with the broadcast shape of ``names``: the name itself when there is
+    one, else ``ops.broadcast_like(*names)``."""
+    if len(names) == 1:
+        return _name(names[0])
+    return gast.Call(
+        func=gast.Attribute(value=_name(ops_name), attr="broadcast_like", ctx=gast.Load()),
+        args=[_name(m) for m in names],
+        keywords=[],
+    )
+
+
+def _shape_positions(node, ops_name):
+    """The positions of a helper call's arguments read only for their shape (dtype and
+    array module): the helper's declared ``shape_args``."""
+    if not (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Attribute)
+        and getattr(node.func.value, "id", None) == ops_name
+    ):
+        return ()
+    declared = helper_of(node.func.attr)
+    positions = declared.shape_args if declared is not None else ()
+    return tuple(p for p in positions if p < len(node.args))
+
+
+def _name(n):
+    return gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)

@@ -1,0 +1,138 @@
+"""gast tree to Python source and a live function object.
+
+The source is registered in ``linecache`` under a readable file name, so
+tracebacks and pdb show the generated lines.
+"""
+
+import ast
+import itertools
+import linecache
+import re
+import types
+import weakref
+
+from transpile.core import assumptions, printer, tracebacks
+from transpile.core.ir import COMMENT, Generated
+from transpile.core.nodes import function_def
+
+_COMMENT_LINE = re.compile(r"^(\s*)(\"\"\"|'''|['\"])" + re.escape(COMMENT) + r"(.*)\2$")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+_counter = itertools.count(1)  # next() on it is atomic: threads get distinct names
+
+
+def to_source(tree) -> str:
+    """Print ``tree``; comment markers become ``# ...`` lines."""
+    return _commented(printer.source(tree))
+
+
+def to_source_and_origins(tree):
+    """``(to_source(tree), {index of a line: the statement line it was printed from})``."""
+    text, origins = printer.source_and_origins(tree)
+    return _commented(text), origins
+
+
+def _commented(text):
+    lines = []
+    for line in text.split("\n"):
+        m = _COMMENT_LINE.match(line) if COMMENT in line else None
+        if m:
+            comment = m.group(3)
+            if "\\" in comment:  # an escape: let Python read the literal
+                comment = ast.literal_eval(m.group(2) + comment + m.group(2))
+            lines.append(f"{m.group(1)}# {comment}")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def compile_function(
+    source: str, name: str, module_globals: dict, bound: dict, label: str, cells=None, origins=None
+):
+    """Compile ``source`` (one ``def``) and return the function.
+
+    Names the user's module defines are looked up live in ``module_globals``, as
+    the user's own function does; ``bound`` supplies the generated code's own names
+    (``np``, ``ops``, callee adjoints) as closure cells, so the user's module
+    namespace is never modified. ``cells`` maps the user's closure variables to the
+    user's own cells: the generated code reads them live, as the user's function does.
+    ``origins``: ``(user file, {index of a source line: line in that file})``, for
+    ``tracebacks`` to name the user's line of an error raised in the generated code.
+    """
+    filename = f"<transpile {label} #{next(_counter)}>"
+    params = ", ".join(sorted(bound))
+    body = "".join("    " + line if line.strip() else line for line in source.splitlines(True))
+    wrapped = f"def _bind({params}):\n{body}    return {name}\n"
+    linecache.cache[filename] = (len(wrapped), None, wrapped.splitlines(True), filename)
+    scope = {}
+    # the generated code is the point of this project: executing it is intended
+    exec(compile(wrapped, filename, "exec"), module_globals, scope)  # noqa: S102
+    fn = scope["_bind"](**bound)
+    if cells and fn.__closure__:
+        code = fn.__code__
+        closure = tuple(cells.get(n, c) for n, c in zip(code.co_freevars, fn.__closure__))
+        fn = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+        if name in code.co_freevars and name not in cells:  # it calls itself (recursion):
+            closure[code.co_freevars.index(name)].cell_contents = fn  # as made here
+    weakref.finalize(fn, linecache.cache.pop, filename, None)  # the source goes with it
+    if origins is not None:
+        user_file, lines = origins
+        # the wrapped file's first line is `def _bind`: source line k is its line k + 2
+        tracebacks.register(filename, user_file, {k + 2: n for k, n in lines.items()})
+        weakref.finalize(fn, tracebacks.forget, filename)
+    return fn
+
+
+def stage(fn, ctx):
+    """Compile every output. ``fn.generated`` is the gradient, or for a callee its
+    forward function, with the adjoint function as ``extra``."""
+    code, data = assumptions.collect(fn.parsed)
+    code = assumptions.merge(code, *(c.code_reads for c in fn.callees))
+    made = []
+    for out in fn.outputs:
+        fdef = function_def(out.name, out.args, out.body)
+        source, lines = to_source_and_origins(fdef)
+        offset = fn.parsed.line_offset
+        f = compile_function(
+            source,
+            out.name,
+            fn.parsed.namespace,
+            bound_names(fn, source),
+            f"{out.name} from {ctx.func.__name__}",
+            fn.parsed.cells,
+            (fn.parsed.filename, {k: offset + n for k, n in lines.items()}),
+        )
+        f.__transpile_source__ = source
+        made.append(Generated(f, source, out.name, list(fn.callees), None, code, data))
+    if len(made) == 2:
+        made[0].extra = made[1]
+    fn.generated = made[0]
+    return fn
+
+
+def bound_names(fn, source=None):
+    """The generated code's own names, and placeholders for the user's closure
+    variables holding their values now (``compile_function`` then binds the user's own
+    cells there, read live);
+    module globals stay live lookups. With ``source``, only the names it mentions.
+
+    Binding a name the code never reads changes nothing (the function made closes
+    over the names it reads), so the words of the source are a safe superset."""
+    used = identifiers(source) if source is not None else None
+    bound = {k: v for k, v in fn.namespace.items() if used is None or k in used}
+    bound.update({k: _contents(c) for k, c in fn.parsed.cells.items() if used is None or k in used})
+    return bound
+
+
+def _contents(cell):
+    """A closure cell's value now (None while unset): what a default the generated
+    signature evaluates (``act=np.tanh`` in code made from generated code) reads,
+    before ``compile_function`` binds the cell itself."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None
+
+
+def identifiers(source):
+    """Every word of ``source`` that could be a name (a superset of the names read)."""
+    return set(_IDENTIFIER.findall(source))

@@ -1,0 +1,131 @@
+"""Rejects syntax the transpiler does not differentiate, with a located error.
+
+``run(parsed, helper=False)`` walks the function once and raises ``TranspileError``
+for the first unsupported construct; it returns nothing. What is accepted here, later
+stages handle. Then ``inplace.check`` refuses augmented assignments whose in-place
+update numpy would show through another name (``helper=True`` for a user function
+that the differentiated function calls: there an update of the caller's array is
+refused too).
+"""
+
+import gast
+
+from transpile.core.errors import at
+from transpile.core.nodes import descendants
+from transpile.front import inplace
+from transpile_runtime import insert_grad_of, stop_gradient
+
+_STATEMENTS = {
+    gast.Try: ("try/except", "move the try/except outside the differentiated function"),
+    gast.With: ("with", "move the `with` block outside the differentiated function"),
+    gast.AsyncWith: ("async with", "differentiate a plain synchronous function"),
+    gast.AsyncFor: ("async for", "differentiate a plain synchronous function"),
+    gast.AsyncFunctionDef: ("async def", "differentiate a plain synchronous function"),
+    gast.Global: ("global", "pass the value in as an argument instead"),
+    gast.Nonlocal: ("nonlocal", "pass the value in as an argument instead"),
+    gast.Delete: ("del", "remove the `del`; rebinding the name is enough"),
+    gast.ClassDef: ("a nested class", "define the class at module level"),
+    gast.Import: ("import", "import at module level"),
+    gast.ImportFrom: ("import", "import at module level"),
+}
+_EXPRESSIONS = {
+    gast.Yield: ("yield", "differentiate a function that returns its value"),
+    gast.YieldFrom: ("yield from", "differentiate a function that returns its value"),
+    gast.Await: ("await", "differentiate a plain synchronous function"),
+    gast.NamedExpr: ("an assignment expression (:=)", "assign on a separate line"),
+}
+_MATCH = getattr(gast, "Match", None)
+
+
+def stage(fn, ctx):
+    """Refuse what cannot be differentiated, before anything is rewritten."""
+    run(fn.parsed, helper=ctx.mode in ("split", "tangent"))
+    return fn
+
+
+def run(parsed, helper=False) -> None:
+    """Raise TranspileError for the first unsupported construct in ``parsed.tree``.
+
+    ``helper``: ``parsed`` is a user function called by the one being differentiated.
+    """
+    tree = parsed.tree
+    args = tree.args
+    if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", []):
+        raise at(
+            parsed,
+            tree,
+            "*args, **kwargs and keyword-only parameters are not supported "
+            "in a differentiated function",
+            "use plain positional parameters (with defaults if needed)",
+        )
+    for stmt in tree.body:
+        _check(parsed, stmt)
+    inplace.check(parsed, helper)
+
+
+def _check(parsed, root):
+    for node in descendants(root):
+        if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
+            continue  # anything goes inside stop_gradient(...): it is never differentiated
+        kind = type(node)
+        if kind is gast.With and grad_hook(parsed, node) is not None:
+            continue
+        if kind in _STATEMENTS:
+            what, hint = _STATEMENTS[kind]
+            raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
+        if kind in _EXPRESSIONS:
+            what, hint = _EXPRESSIONS[kind]
+            raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
+        if _MATCH is not None and kind is _MATCH:
+            raise at(
+                parsed,
+                node,
+                "match is not supported in a differentiated function",
+                "use if/elif/else",
+            )
+        if isinstance(node, (gast.For, gast.While)) and node.orelse:
+            raise at(
+                parsed,
+                node,
+                "a loop `else:` clause is not supported",
+                "use a flag variable set before `break`",
+            )
+        if isinstance(node, gast.For) and not isinstance(node.target, (gast.Name, gast.Tuple)):
+            raise at(
+                parsed,
+                node,
+                "a loop target must be a name or a tuple of names",
+                "assign inside the loop body instead",
+            )
+
+
+def grad_hook(parsed, node):
+    """``(x, dx)`` for ``with insert_grad_of(x) as dx:``, else None."""
+    if len(node.items) != 1:
+        return None
+    item = node.items[0]
+    call, target = item.context_expr, item.optional_vars
+    if not (
+        isinstance(call, gast.Call)
+        and parsed.resolve(call.func) is insert_grad_of
+        and len(call.args) == 1
+        and isinstance(call.args[0], gast.Name)
+        and isinstance(target, gast.Name)
+    ):
+        return None
+    return call.args[0].id, target.id
+
+
+def _is_stop_gradient(parsed, func):
+    return parsed.resolve(func) is stop_gradient
+
+
+def _inside_stop_gradient(parsed, root, target):
+    for node in descendants(root):
+        if (
+            isinstance(node, gast.Call)
+            and _is_stop_gradient(parsed, node.func)
+            and any(n is target for n in descendants(node))
+        ):
+            return True
+    return False

@@ -1,0 +1,79 @@
+"""Renaming of re-assigned names, so straight-line code needs no tape.
+
+``run`` gives each re-assignment of a name at the top level a new version (``h2``).
+Inside ``if``/``for``/``while`` names keep one name: there the adjoint restores
+overwritten values from the tape instead.
+"""
+
+import gast
+
+from transpile.core.nodes import assign, descendants, is_atom, name, name_nodes
+
+
+def run(tree, namer):
+    """Give each re-assignment of a name at the top level a new version (``h2``).
+
+    Inside ``if``/``for``/``while`` names are not renamed: there the adjoint
+    restores overwritten values from the tape instead. A statement inside them that
+    reads the name it writes (``x = x * x``) is split through a temporary, so its
+    adjoint can see both the old and the new value.
+    """
+    env = {a.id: a.id for a in tree.args.args}
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            _substitute_loads(stmt.value, env)
+            target = stmt.targets[0].id
+            new = namer.version(target) if target in env else target
+            env[target] = new
+            stmt.targets[0].id = new
+            out.append(stmt)
+            continue
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            for node in name_nodes(stmt):
+                if isinstance(node, gast.Name) and node.id in env:
+                    node.id = env[node.id]
+            for node in name_nodes(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    env.setdefault(node.id, node.id)
+            _split_self_reads(stmt, namer)
+            out.append(stmt)
+            continue
+        _substitute_loads(stmt, env)
+        out.append(stmt)
+    tree.body = out
+    return tree
+
+
+def _substitute_loads(node, env):
+    for n in name_nodes(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in env:
+            n.id = env[n.id]
+
+
+def _split_self_reads(compound, namer):
+    for field in ("body", "orelse"):
+        block = getattr(compound, field, None)
+        if not block:
+            continue
+        new = []
+        for s in block:
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                _split_self_reads(s, namer)
+            elif (
+                isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name)
+                and not is_atom(s.value)
+                and any(
+                    isinstance(n, gast.Name) and n.id == s.targets[0].id
+                    for n in descendants(s.value)
+                )
+            ):
+                t = namer.temp()
+                target = s.targets[0].id
+                s.targets[0].id = t
+                new.append(s)
+                new.append(assign(target, name(t), s))
+                continue
+            new.append(s)
+        setattr(compound, field, new)

@@ -1,0 +1,408 @@
+"""What loops and branches record on the tape: a to-be-recorded analysis.
+
+Inside ``if``/``for``/``while`` a value that is overwritten stays where it is, so
+the adjoint can read an older value only if the primal recorded it. ``reverse``
+leaves a restore marker after the adjoint of each such write; ``needed`` finds the
+names the adjoint actually reads after the restore point (a view of an array
+counts as the array), and ``run`` turns the needed markers into ``tape.pop()``
+and the matching ``tape.push(...)`` before the write. An array that the adjoint
+reads only for its shape is recorded as its shape (``ops.shape_of``), never whole.
+"""
+
+import gast
+
+from transpile.analysis import views
+from transpile.cleanup import shapes
+from transpile.core.ir import RESTORE
+from transpile.core.nodes import (
+    all_stmts,
+    assign,
+    calls_marker,
+    clone,
+    const,
+    descendants,
+    header,
+    name,
+    name_nodes,
+    stores,
+)
+
+_BLOCKS = (gast.If, gast.For, gast.While)
+
+
+def stage(fn, ctx):
+    """Resolve the restore markers: what the adjoint reads back is pushed on the tape by
+    the primal; names the adjoint reads that only a branch or loop binds start as None."""
+    adjoint_names, names = fn.adjoint_names, fn.names
+    wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
+    primal, adjoint, pushed = run(
+        fn.primal,
+        fn.adjoint,
+        fn.emitted.restores,
+        wanted,
+        fn.params,
+        names,
+        fn.namer,
+        fn.kinds.dicts,
+    )
+    top_reads = {
+        n.id
+        for st in adjoint
+        if not isinstance(st, _BLOCKS)
+        for n in name_nodes(st)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+    primal = prebind(primal, top_reads, fn.params)
+    if pushed:
+        tape = gast.Call(func=name(names["Tape"]), args=[], keywords=[])
+        primal = [assign(names["tape"], tape, gast.Pass())] + primal
+    fn.primal, fn.adjoint = primal, adjoint
+    return fn
+
+
+def prebind(primal, needed_names, params):
+    """``primal`` with ``name = None`` first for each of ``needed_names`` that only a
+    branch or a loop binds: what reads it after the primal sweep runs whether or not
+    they ran."""
+    top = set(params)
+    for st in primal:
+        if not isinstance(st, _BLOCKS):
+            top |= set(stores(st))
+    nested = {
+        n.id
+        for st in primal
+        if isinstance(st, _BLOCKS)
+        for n in name_nodes(st)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
+    missing = sorted((needed_names & nested) - top)
+    return [assign(n, const(None), gast.Pass()) for n in missing] + primal
+
+
+def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=frozenset()):
+    """Turn restore markers into tape pops in the adjoint and pushes in the primal.
+
+    ``needed`` is the pair ``(names, slots)`` from ``needed``; a marker whose name is not
+    needed is dropped. A write that no loop encloses runs at most once: its old value
+    is kept in a name (``h_old = h`` ... ``h = h_old``) rather than on the tape. Returns
+    ``(primal, adjoint, whether anything is on the tape)``.
+
+    A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
+    as ``ops.MISSING`` then, and restoring it removes the key again.
+    """
+    ops = names["ops"]
+    # a value the adjoint reads only for its shape is recorded as its shape: an array
+    # whole would keep every iteration's temporary alive until the sweep comes back
+    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
+    # library as a stand-in of that library)
+    shape_only = _shape_only_reads(adjoint, ops)
+    restores = _Restores(markers, needed, names, namer, dicts, _in_loops(primal), shape_only)
+    adjoint = restores.convert(adjoint)
+    primal = _with_pushes(primal, restores.pushes)
+    pushed = restores.pushed
+    # a value pushed before its first write in a loop must exist: start it as None (or,
+    # when only its shape is recorded, as ops.UNSET, which has an empty shape)
+    defined = set(params)
+    out = []
+    for s in primal:
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            inner = {
+                n.id
+                for n in name_nodes(s)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+            }
+            for n in sorted((inner & pushed) - defined):
+                unset = (
+                    gast.Attribute(value=name(ops), attr="UNSET", ctx=gast.Load())
+                    if n in shape_only
+                    else const(None)
+                )
+                out.append(assign(n, unset, s))
+            defined |= inner
+        else:
+            defined |= set(stores(s))
+        out.append(s)
+    return out, adjoint, bool(restores.taped)
+
+
+class _Restores:
+    """Restore markers made pops (from the tape, or from a name kept for a write no loop
+    encloses), and the pushes they need, per primal statement. (A class: a nested
+    function calling itself would be a reference cycle holding all of this.)"""
+
+    def __init__(self, markers, needed, names, namer, dicts, looped, shape_only):
+        self.markers, self.needed, self.namer, self.dicts = markers, needed, namer, dicts
+        self.tape, self.ops = names["tape"], names["ops"]
+        self.looped, self.shape_only = looped, shape_only
+        self.pushes = {}  # id(primal stmt) -> its push statements
+        self.pushed = set()
+        self.taped = []
+
+    def convert(self, stmts):
+        out = []
+        for s in stmts:
+            if _is_restore(s):
+                self.restore(s, out)
+                continue
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                s.body = self.convert(s.body) or [gast.Pass()]
+                s.orelse = self.convert(s.orelse)
+            out.append(s)
+        return out
+
+    def restore(self, s, out):
+        target = s.value.args[0].id
+        primal_stmt, kind = self.markers[id(s)]
+        if target not in self.needed[kind == "slot"]:
+            return
+        self.pushed.add(target)
+        kept = None
+        if self.namer is not None and id(primal_stmt) not in self.looped:
+            kept = self.namer.fresh(f"{target}_old")
+            pop = name(kept)
+        else:
+            self.taped.append(target)
+            pop = _method_call(self.tape, "pop", [])
+        value = self.popped(s, target, primal_stmt, kind, pop, out)
+        # pops run in marker order, so pushes go in reverse of it
+        if kept is not None:
+            push = assign(kept, value, primal_stmt)
+        else:
+            push = gast.Expr(value=_method_call(self.tape, "push", [value]))
+        self.pushes.setdefault(id(primal_stmt), []).insert(0, push)
+
+    def popped(self, s, target, primal_stmt, kind, pop, out):
+        """Append to ``out`` what puts ``pop`` back; return what the push records."""
+        ops = self.ops
+        if kind == "slot" and _base_name(primal_stmt.targets[0]) in self.dicts:
+            sub = primal_stmt.targets[0]
+            out.append(_ops_call(ops, "restore_item", sub, pop))
+            return _ops_call(ops, "saved_item", sub).value
+        if kind == "slot":
+            sub = clone(primal_stmt.targets[0])
+            out.append(gast.Assign(targets=[sub], value=pop, type_comment=None))
+            read = clone(sub)
+            read.ctx = gast.Load()
+            return _method_call(ops, "copy", [read])
+        out.append(assign(target, pop, s))
+        if target in self.shape_only:
+            return _method_call(ops, "shape_of", [name(target)])
+        return name(target)
+
+
+def _method_call(owner, attr, args):
+    """``owner.attr(*args)``, ``owner`` a name."""
+    return gast.Call(
+        func=gast.Attribute(value=name(owner), attr=attr, ctx=gast.Load()), args=args, keywords=[]
+    )
+
+
+def _base_name(target):
+    return target.value.id if isinstance(target.value, gast.Name) else None
+
+
+def _ops_call(ops, helper, sub, *args):
+    """``ops.helper(base, key, *args)`` for the subscript ``sub``, as a statement."""
+    call = gast.Call(
+        func=gast.Attribute(value=name(ops), attr=helper, ctx=gast.Load()),
+        args=[clone(sub.value), clone(sub.slice), *args],
+        keywords=[],
+    )
+    for n in descendants(call):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return gast.Expr(value=call)
+
+
+def _in_loops(stmts, inside=False, found=None):
+    """The ids of the statements that a loop encloses."""
+    found = set() if found is None else found
+    for s in stmts:
+        if inside:
+            found.add(id(s))
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if inner and isinstance(s, _BLOCKS):
+                _in_loops(inner, inside or isinstance(s, (gast.For, gast.While)), found)
+    return found
+
+
+def _shape_only_reads(stmts, ops_name):
+    """Names that ``stmts`` read only where a shape is enough (``ops.unbroadcast(g, x)``)."""
+    shape_reads, other_reads = shapes.classify_reads(stmts, ops_name, skip=_is_restore)
+    return set(shape_reads) - other_reads
+
+
+def _is_restore(s):
+    return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
+
+
+def needed(adjoint, adjoint_names, primal, resolve):
+    """``(names, slots)``: what a name restore needs (the name is read later) and what a
+    slot restore needs (the array, or a view of it, is read later).
+
+    A read before any restore of that name sees its final primal value, which is
+    still there, so it does not make the loops record the name. Reading a view of
+    an array counts as reading the array, whose written slots must be restored."""
+    view_of = _views(primal, resolve)
+    names, slots, restored = set(), set(), set()
+    for s in adjoint:
+        if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
+            continue  # nothing restored yet, and no restore here: no read can need one
+        markers = {m.value.args[0].id for m in all_stmts([s]) if _is_restore(m)}
+        reads = free_loads([s], adjoint_names)
+        names |= {n for n in reads if n in restored or n in markers}
+        for n in list(reads):
+            reads |= view_of.get(n, set())
+        slots |= {n for n in reads if n in restored or n in markers}
+        restored |= markers
+    return names, slots
+
+
+def _views(primal, resolve):
+    """For each name, the names that may be views of it (``row = out[0]``, ``r = out.T``:
+    ``views.sources``), or the same object under another name."""
+    edges = {}
+    for s in all_stmts(primal):
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+            continue
+        target, v = s.targets[0].id, s.value
+        for source in views.sources(v, resolve):
+            edges.setdefault(target, set()).add(source)
+            if isinstance(v, gast.Name):  # the same object under two names
+                edges.setdefault(source, set()).add(target)
+    return {n: _reachable(edges, n) for n in edges}  # a view of a view is a view
+
+
+def _reachable(edges, start):
+    """The names ``start`` reaches through ``edges`` (name -> names), itself excluded."""
+    found, todo = set(), [start]
+    while todo:
+        for m in edges.get(todo.pop(), ()):
+            if m not in found:
+                found.add(m)
+                todo.append(m)
+    found.discard(start)
+    return found
+
+
+def free_loads(stmts, exclude):
+    """Names read by ``stmts`` that they do not define themselves."""
+    loads, stores = set(), set(exclude)
+    _add_loads(stmts, frozenset(), loads)
+    for s in all_stmts(stmts):
+        if isinstance(s, gast.Assign) and not _is_restore(s):
+            for t in s.targets:
+                if isinstance(t, gast.Tuple):
+                    stores |= {e.id for e in t.elts if isinstance(e, gast.Name)}
+    return loads - stores
+
+
+def _with_pushes(stmts, pushes):
+    """``stmts`` with the pushes recorded for each statement (by ``id``) before it."""
+    out = []
+    for s in stmts:
+        out.extend(pushes.get(id(s), []))
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            s.body = _with_pushes(s.body, pushes)
+            s.orelse = _with_pushes(s.orelse, pushes)
+        out.append(s)
+    return out
+
+
+def _add_loads(block, bound, loads):
+    """Add to ``loads`` the names ``block`` reads, but not those in ``bound``."""
+    for s in block:
+        if _is_restore(s):
+            continue
+        for n in name_nodes(header(s)):
+            if isinstance(n.ctx, gast.Load) and n.id not in bound:
+                loads.add(n.id)
+        if isinstance(s, gast.For):  # the loop binds its target before each pass
+            targets = {n.id for n in name_nodes(s.target)}
+            _add_loads(s.body, bound | targets, loads)
+            _add_loads(s.orelse, bound, loads)
+        elif isinstance(s, (gast.If, gast.While)):
+            _add_loads(s.body, bound, loads)
+            _add_loads(s.orelse, bound, loads)
+
+
+def drop_unread(body, tape_name, ops_name):
+    """``body`` without the tape records that nothing reads back: a name whose every
+    push is ``tape.push(n)`` or ``tape.push(ops.shape_of(n))`` and that no statement
+    from its first ``n = tape.pop()`` on reads (a specialized variant reads no shape
+    that its rewrite made known). Its pushes and pops go together, so every other
+    pop still meets its own push."""
+    pushes, pops = {}, {}
+    for s in all_stmts(body):
+        n = _pushed_name(s, tape_name, ops_name)
+        if n is not None:
+            pushes.setdefault(n, []).append(s)
+        n = _popped_name(s, tape_name)
+        if n is not None:
+            pops.setdefault(n, []).append(s)
+    dropped = set()
+    first_pop, last_read = _pop_and_read_positions(body, tape_name)
+    for n, popped in pops.items():
+        read_after = last_read.get(n, -1) >= first_pop[n]
+        if len(pushes.get(n, ())) == len(popped) and not read_after:
+            dropped |= {id(p) for p in popped + pushes[n]}
+    return _without(body, dropped) if dropped else body
+
+
+def _pop_and_read_positions(body, tape_name):
+    """``(name -> index of the top-level statement holding its first pop, name -> index
+    of the last top-level statement reading it)``, in one walk of ``body``."""
+    first_pop, last_read = {}, {}
+    for i, s in enumerate(body):
+        for x in all_stmts([s]):
+            n = _popped_name(x, tape_name)
+            if n is not None:
+                first_pop.setdefault(n, i)
+        for x in name_nodes(s):
+            if isinstance(x, gast.Name) and isinstance(x.ctx, gast.Load):
+                last_read[x.id] = i
+    return first_pop, last_read
+
+
+def _pushed_name(s, tape_name, ops_name):
+    """``n`` of ``tape.push(n)`` or ``tape.push(ops.shape_of(n))``, else None."""
+    call = s.value if isinstance(s, gast.Expr) else None
+    if not _is_method(call, tape_name, "push") or len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if _is_method(arg, ops_name, "shape_of") and len(arg.args) == 1:
+        arg = arg.args[0]
+    return arg.id if isinstance(arg, gast.Name) else None
+
+
+def _popped_name(s, tape_name):
+    """``n`` of ``n = tape.pop()``, else None."""
+    popped = isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+    if popped and _is_method(s.value, tape_name, "pop") and not s.value.args:
+        return s.targets[0].id
+    return None
+
+
+def _is_method(node, base, attr):
+    return (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Attribute)
+        and node.func.attr == attr
+        and isinstance(node.func.value, gast.Name)
+        and node.func.value.id == base
+    )
+
+
+def _without(stmts, dropped):
+    """``stmts`` without the statements whose ids are in ``dropped``, at any depth (a
+    block left empty gets ``pass``)."""
+    out = []
+    for s in stmts:
+        if id(s) in dropped:
+            continue
+        if isinstance(s, _BLOCKS):
+            s.body = _without(s.body, dropped) or [gast.Pass()]
+            s.orelse = _without(s.orelse, dropped)
+        out.append(s)
+    return out
