@@ -1,8 +1,11 @@
 """Rejects syntax the transpiler does not differentiate, with a located error.
 
 ``run(parsed, helper=False)`` walks the function once and raises ``TranspileError``
-for the first unsupported construct; it returns nothing. What is accepted here, later
-stages handle. Then ``inplace.check`` refuses augmented assignments whose in-place
+for the first unsupported construct; it returns nothing. This is the one place syntax
+is refused: a statement or expression whose type is not in ``ACCEPTED_STATEMENTS`` or
+``ACCEPTED_EXPRESSIONS`` stops here (a type gast adds later too), with the hint of
+``_REFUSED`` where there is one, so every later stage may assume the subset the front
+end lowers to A-normal form (``tests/test_fence_syntax.py`` walks every gast type). Then ``inplace.check`` refuses augmented assignments whose in-place
 update numpy would show through another name (``helper=True`` for a user function
 that the differentiated function calls: there an update of the caller's array is
 refused too).
@@ -15,6 +18,18 @@ from transpile.core.nodes import descendants
 from transpile.front import inplace
 from transpile_runtime import insert_grad_of, stop_gradient
 
+# what the front end lowers (``normalize`` and its lowerings): every other type is refused
+ACCEPTED_STATEMENTS = frozenset(
+    (gast.AnnAssign, gast.Assert, gast.Assign, gast.AugAssign, gast.Break, gast.Continue)
+    + (gast.Expr, gast.For, gast.FunctionDef, gast.If, gast.Pass, gast.Raise, gast.Return)
+    + (gast.While,)
+)
+ACCEPTED_EXPRESSIONS = frozenset(
+    (gast.Attribute, gast.BinOp, gast.BoolOp, gast.Call, gast.Compare, gast.Constant)
+    + (gast.Dict, gast.DictComp, gast.FormattedValue, gast.GeneratorExp, gast.IfExp)
+    + (gast.JoinedStr, gast.Lambda, gast.List, gast.ListComp, gast.Name, gast.SetComp)
+    + (gast.Starred, gast.Subscript, gast.Tuple, gast.UnaryOp)
+)
 _STATEMENTS = {
     gast.Try: ("try/except", "move the try/except outside the differentiated function"),
     gast.With: ("with", "move the `with` block outside the differentiated function"),
@@ -27,14 +42,20 @@ _STATEMENTS = {
     gast.ClassDef: ("a nested class", "define the class at module level"),
     gast.Import: ("import", "import at module level"),
     gast.ImportFrom: ("import", "import at module level"),
+    # node types of newer Pythons, which older gast releases lack (None there)
+    getattr(gast, "Match", None): ("match", "use if/elif/else"),
+    getattr(gast, "TryStar", None): ("try/except*", "move it outside the differentiated function"),
+    getattr(gast, "TypeAlias", None): ("a type alias", "define it at module level"),
 }
 _EXPRESSIONS = {
     gast.Yield: ("yield", "differentiate a function that returns its value"),
     gast.YieldFrom: ("yield from", "differentiate a function that returns its value"),
     gast.Await: ("await", "differentiate a plain synchronous function"),
     gast.NamedExpr: ("an assignment expression (:=)", "assign on a separate line"),
+    gast.Set: ("a set display", "use a tuple, or build the set outside the function"),
+    getattr(gast, "TemplateStr", None): ("a template string (t-string)", "use an f-string"),
 }
-_MATCH = getattr(gast, "Match", None)
+_REFUSED = {k: v for k, v in {**_STATEMENTS, **_EXPRESSIONS}.items() if k is not None}
 
 
 def stage(fn, ctx):
@@ -70,19 +91,9 @@ def _check(parsed, root):
         kind = type(node)
         if kind is gast.With and grad_hook(parsed, node) is not None:
             continue
-        if kind in _STATEMENTS:
-            what, hint = _STATEMENTS[kind]
+        if _refused(node):
+            what, hint = _REFUSED.get(kind, (kind.__name__, None))
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
-        if kind in _EXPRESSIONS:
-            what, hint = _EXPRESSIONS[kind]
-            raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
-        if _MATCH is not None and kind is _MATCH:
-            raise at(
-                parsed,
-                node,
-                "match is not supported in a differentiated function",
-                "use if/elif/else",
-            )
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
             raise at(
                 parsed,
@@ -97,6 +108,12 @@ def _check(parsed, root):
                 "a loop target must be a name or a tuple of names",
                 "assign inside the loop body instead",
             )
+
+
+def _refused(node) -> bool:
+    if isinstance(node, gast.stmt):
+        return type(node) not in ACCEPTED_STATEMENTS
+    return isinstance(node, gast.expr) and type(node) not in ACCEPTED_EXPRESSIONS
 
 
 def grad_hook(parsed, node):
