@@ -12,10 +12,11 @@ import sys
 import warnings
 
 import explain_funcs as E
+import fd
 import numpy as np
 import pytest
 
-from transpile import CutGradientWarning, explain, grad, jvp, source, value_and_grad, vjp
+from transpile import CutGradientWarning, explain, grad, jvp, pipeline, source, value_and_grad, vjp
 
 
 def statuses(explanation, func):
@@ -217,3 +218,35 @@ def test_value_and_grad_and_vjp_warn_too():
     for make in (value_and_grad, vjp):
         with pytest.warns(CutGradientWarning, match="'w'"):
             make(E.int_cut)
+
+
+def test_with_example_arguments_the_adjoint_lines_are_the_variants():
+    """The same statuses as the generic explanation, each active line's adjoint lines
+    read from the shape variant that runs for the arguments (``source(g, *args)``)."""
+    rng = np.random.default_rng(3)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)), rng.standard_normal(5))
+    g = grad(E.two_layer)
+    generic, special = explain(g), explain(g, *args)
+    assert special.status() == generic.status()
+    assert (
+        special.functions[0].note == "the shape variant for these arguments, one operation per line"
+    )
+    variant = {
+        t.strip() for t in pipeline.dump(E.two_layer, (0,), "guard_return", args=args).split("\n")
+    }
+    active = [line for line in special if line.status == "active"]
+    assert any(line.adjoint for line in active)
+    for line in active:  # each shows its lines, or says they were folded into the next's
+        assert set(line.adjoint) <= variant and (line.adjoint or "folded" in line.reason), line
+    assert any(set(line.adjoint) != set(g_line.adjoint) for line, g_line in zip(special, generic))
+    for _ in range(2):  # the variant explained is the one the gradient runs
+        (want,) = fd.numeric_grad(E.two_layer, args, (0,))
+        np.testing.assert_allclose(g(*args), want, rtol=1e-7, atol=1e-9)
+
+
+def test_with_example_arguments_and_no_variant_the_generic_lines_and_why():
+    xs = [np.ones(2), np.arange(2.0)]
+    g = grad(E.sums_a_list)
+    ex = explain(g, xs)
+    assert ex.functions[0].note.startswith("no shape variant is made for these arguments")
+    check_adjoint_lines(ex, g)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import transpile_runtime
-from transpile import ExportError, export, grad
+from transpile import ExportError, export, grad, source
 
 CASES = corpus_straight.CASES + corpus_control.CASES
 
@@ -108,6 +108,55 @@ def test_exported_corpus_runs_without_the_compiler_and_matches_the_live_gradient
             # a later live call runs the shape variant, which may round differently
             rtol = 1e-5 if np.result_type(e) == np.float32 else 1e-10
             np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * 1e-2, err_msg=name)
+
+
+def test_exported_variants_run_without_the_compiler_and_match_the_live_gradient(tmp_path):
+    """With example arguments the module holds the shape variant for them (what
+    ``source(g, *args)`` shows); a gradient with no variant for them is refused."""
+    jobs, live, refused = [], {}, 0
+    for i, case in enumerate(CASES):
+        g = grad(case.func, wrt=case.wrt, allow_unused=case.allow_unused)
+        name = f"variant_{i}_{case.id}"
+        path = tmp_path / f"{name}.py"
+        args = _args(case)
+        try:
+            text = export(g, path, standalone=True, args=args)
+        except ExportError as exc:
+            assert "no shape variant is made" in str(exc), (name, exc)
+            refused += 1
+            continue
+        assert "is the shape variant for arguments" in text, name
+        shown = source(g, *args)
+        head = shown.split("(")[0]  # the names it reads may be renamed in the module
+        assert len(_body(text, head)) == len(_body(shown, head)), name
+        live[name] = g(*args)
+        jobs.append((name, str(path), args))
+    assert len(jobs) > refused  # most of the corpus specializes (149 of 241 cases today)
+    results = _run_isolated(tmp_path, jobs, runtime=False)
+    for name, expected in live.items():
+        for e, got in zip(fd.flatten(expected)[0], fd.flatten(results[name])[0]):
+            rtol = 1e-5 if np.result_type(e) == np.float32 else 1e-12
+            np.testing.assert_allclose(got, e, rtol=rtol, atol=rtol * 1e-2, err_msg=name)
+
+
+def _body(text, head):
+    """The lines that compute (no comments) of the function ``head`` (``def name``)."""
+    start = text.index(head + "(")
+    code = text[start:].split("\n\n\n")[0]
+    return [
+        ln.strip() for ln in code.splitlines()[1:] if ln.strip() and not ln.strip().startswith("#")
+    ]
+
+
+def test_an_exported_variant_matches_finite_differences(tmp_path):
+    case = next(c for c in corpus_straight.CASES if c.func is corpus_straight.matmul_both)
+    g = grad(case.func, wrt=(0, 1))
+    args = _args(case)
+    text = export(g, tmp_path / "variant.py", args=args)
+    namespace = {}
+    exec(compile(text, str(tmp_path / "variant.py"), "exec"), namespace)
+    got = namespace[namespace["__all__"][0]](*args)
+    fd.assert_close(got, fd.numeric_grad(case.func, args, (0, 1)), rtol=1e-7, atol=1e-9)
 
 
 def test_header_names_source_function_wrt_mode_and_version(tmp_path):

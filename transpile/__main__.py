@@ -173,9 +173,9 @@ def print_source(args) -> int:
             options = {"allow_unused": True} if args.explain else {}  # it says which
             made = MODES[args.mode](func, wrt=_wrt(args.wrt), **options)
             if args.explain:
-                print(explain(made), end="")
+                print(explain(made, *(example or ())), end="")
             if args.output:
-                export(made, args.output, standalone=args.standalone)
+                export(made, args.output, standalone=args.standalone, args=example)
                 print(f"wrote {args.output}", file=sys.stderr)
             if not (args.explain or args.output):
                 print(api.source(made, *(example or ())))

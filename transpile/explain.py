@@ -189,8 +189,10 @@ class Explanation:
 def explain(g: Callable[..., Any], *example_args: Any) -> Explanation:
     """Why each line of the function ``g`` differentiates has an adjoint or none.
 
-    ``g`` is a gradient made by ``grad``, ``value_and_grad`` or ``vjp`` (with example
-    arguments for one that waits for the functions it is passed, as ``source``)."""
+    ``g`` is a gradient made by ``grad``, ``value_and_grad`` or ``vjp``. With example
+    arguments (needed for one that waits for the functions it is passed, as for
+    ``source``), the adjoint lines shown are those of the shape variant that runs for
+    them, or the generic gradient's, with the reason none is made."""
     deferred = getattr(g, "__transpile_deferred__", None)
     if deferred is not None:
         if not example_args:
@@ -202,23 +204,42 @@ def explain(g: Callable[..., Any], *example_args: Any) -> Explanation:
     generated = getattr(g, "__transpile_generated__", None)
     if generated is None or generated.recipe is None:
         raise TypeError(f"{g!r} is not a gradient made by transpile's grad, value_and_grad or vjp")
+    variant, note = _variant(g, example_args)
     lines, functions = [], []
-    _explain(generated, lines, functions, set())
+    _explain(generated, lines, functions, set(), variant, note)
     return Explanation(lines, functions)
 
 
-def _explain(generated, lines, functions, seen):
-    """Explain ``generated`` and the callees it differentiates (each once)."""
+def _variant(entry, example_args):
+    """``(the shape variant for example_args or None, the note saying which lines
+    are shown)``; no note without example arguments."""
+    if not example_args or getattr(entry, "__transpile_dispatch__", None) is None:
+        return None, ""
+    # before ``compact``: one operation per line, so that each line's adjoint is its own
+    made, why = pipeline.variant(entry, example_args, until="guard_return")
+    if made is None:
+        return None, f"no shape variant is made {why}; the generic gradient's lines"
+    return made, "the shape variant for these arguments, one operation per line"
+
+
+def _explain(generated, lines, functions, seen, variant=None, note=""):
+    """Explain ``generated`` and the callees it differentiates (each once); ``variant``:
+    the shape variant whose body the gradient's adjoint lines are read from."""
     seen.add(id(generated))
     fn = pipeline.remake(generated.recipe, until="cuts")  # the normal form, analysed
     flow = cuts.Flow(fn)
     wrt = tuple(fn.params[i] for i in generated.recipe.ctx.wrt)
     user = _user_statements(generated.recipe.func())
     # later stages rewrite the tree in place: the functions compiled come from a second run
-    sources, adjoints = _adjoints(pipeline.remake(generated.recipe, until="inline"), user)
+    compiled = pipeline.remake(generated.recipe, until="inline")
+    if variant is not None:
+        compiled.outputs[-1] = dataclasses.replace(compiled.outputs[-1], body=variant.body)
+    sources, adjoints = _adjoints(compiled, user)
     first = user[0][0] if user else fn.parsed.tree.lineno + fn.parsed.line_offset
     last = max((end for _, end, _ in user), default=first)
-    function = Function(fn.parsed.name, fn.parsed.filename, first - 1, last, wrt, tuple(sources))
+    function = Function(
+        fn.parsed.name, fn.parsed.filename, first - 1, last, wrt, tuple(sources), note
+    )
     forward = generated.recipe.ctx.mode in ("jvp", "tangent")
     functions.append(function)
     index, before = len(functions) - 1, len(lines)

@@ -20,6 +20,7 @@ object) is refused with an ``ExportError`` naming it and saying what to do.
 
 import ast
 import builtins
+import dataclasses
 import importlib
 import importlib.metadata
 import inspect
@@ -54,14 +55,20 @@ class ExportError(ValueError):
 
 
 def export(
-    g: Callable[..., Any], path: str | os.PathLike | None = None, standalone: bool = False
+    g: Callable[..., Any],
+    path: str | os.PathLike | None = None,
+    standalone: bool = False,
+    args: tuple | None = None,
 ) -> str:
     """Write the gradient ``g`` (made by ``grad``, ``value_and_grad`` or ``vjp``) as a
     module to ``path`` (if given) and return the module's text. ``standalone=True``:
-    the runtime helpers it calls are copied in, so that it needs numpy alone."""
+    the runtime helpers it calls are copied in, so that it needs numpy alone. ``args``:
+    example arguments; the module holds the shape variant for them instead of the
+    generic gradient (what ``source(g, *args)`` shows)."""
     generated = _generated(g)
     module = _Module(standalone)
-    top = module.add_generated(generated)
+    variant = None if args is None else _variant(generated, args)
+    top = module.add_generated(generated, variant)
     recipe = generated.recipe
     func = recipe.func()
     params = inspect.signature(func).parameters
@@ -76,15 +83,51 @@ def export(
         f"mode: {recipe.ctx.mode}\n"
         + ("standalone: the runtime helpers it calls are copied in\n" if standalone else "")
         + "\n"
-        f"{top}{inspect.signature(func)} is the generic gradient: it runs for any shapes,\n"
-        "without the checks and shape variants of the live one. `# grad of:` comments\n"
-        'end with the line of the source they differentiate.\n"""',
+        + _what_runs(top, func, variant)
+        + "`# grad of:` comments end with the line of the source they differentiate.\n"
+        + '"""',
         top,
     )
     if path is not None:
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
     return text
+
+
+def _variant(generated, args):
+    """The shape variant (``ir.Variant``, through ``compact``) of the gradient for
+    ``args``; refused where none is made or where it is fused."""
+    made, why = pipeline.variant(generated.function, args, until="compact")
+    if made is None:
+        raise ExportError(f"no shape variant is made {why}; export without args")
+    if made.fused:
+        raise ExportError("a fused variant (fuse=True) reads numexpr's blocks: export without args")
+    made.signature = ", ".join(_described(a) for a in args)
+    return made
+
+
+def _described(value):
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__} {tuple(shape)} {value.dtype}"
+    return (
+        f"{type(value).__name__} {value!r}"
+        if isinstance(value, int | bool)
+        else type(value).__name__
+    )
+
+
+def _what_runs(top, func, variant):
+    if variant is None:
+        return (
+            f"{top}{inspect.signature(func)} is the generic gradient: it runs for any shapes,\n"
+            "without the checks and shape variants of the live one.\n"
+        )
+    return (
+        f"{top}{inspect.signature(func)} is the shape variant for arguments\n"
+        f"({variant.signature}): call it with those types, shapes, dtypes\n"
+        "and integer values only, which it does not check.\n"
+    )
 
 
 def _generated(g):
@@ -121,11 +164,14 @@ class _Module:
         self.objects = {}  # name -> the object it denotes (one per name)
 
     # -- generated functions --
-    def add_generated(self, generated):
+    def add_generated(self, generated, variant=None):
         """Define ``generated``'s functions (its callees' first); return the name of
-        its first function."""
+        its first function (``variant``: the body the gradient has instead, a shape
+        variant's)."""
         fn = pipeline.remake(generated.recipe, until="inline")
         outputs = fn.outputs
+        if variant is not None:
+            outputs = [dataclasses.replace(outputs[-1], body=variant.body)]
         made = [generated.function, generated.extra.function if generated.extra else None]
         if generated.recipe.ctx.mode != "split":
             made = [generated.function]

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import gast
 
 from transpile.analysis import activity, aliasing, cuts, kinds
-from transpile.backend import dispatch, fixed_shapes
+from transpile.backend import dispatch, fixed_shapes, specialize
 from transpile.cleanup import copies, deadcode, inline, ownership, shapes, signs, tidy, zeros
 from transpile.core import (
     assumptions,
@@ -284,20 +284,30 @@ def dump_variant(func, wrt, stage, mode, args):
     if args is None:
         raise ValueError(f"the variant stage {stage!r} needs example arguments")
     entry = transpile(func, tuple(wrt), mode, as_tuple=len(wrt) > 1).function
+    made, why = variant(entry, args, until=stage)
+    if made is None:
+        raise ValueError(f"no shape variant is made of {func.__name__}'s {mode} {why}")
+    if made.source is not None:
+        return made.source
+    fdef = entry.__transpile_dispatch__.current().spec.fdef
+    return emit.to_source(function_def(fdef.name, fdef.args, made.body))
+
+
+def variant(entry, args, until="compiled"):
+    """``(ir.Variant, None)``: the shape variant of the gradient ``entry`` for the
+    arguments ``args``, through the variant stage ``until`` (its first call's probe run
+    if it has not been); or ``(None, why)`` where none is made and the generic code runs."""
     dispatcher = entry.__transpile_dispatch__.current()
     observed = dispatcher.observed(tuple(args))
     if observed is None:
-        raise ValueError(
-            f"no shape variant is made of {func.__name__}'s {mode} for these arguments "
-            "(a loop or a signature the entry does not specialize): it runs the generic code"
+        return None, "for these arguments: it specializes no code of this kind, or not for them"
+    try:
+        made = stages.run(
+            VARIANT_STAGES, Variant(dispatcher.body), dispatcher.context(*observed), until=until
         )
-    variant = stages.run(
-        VARIANT_STAGES, Variant(dispatcher.body), dispatcher.context(*observed), until=stage
-    )
-    if variant.source is not None:
-        return variant.source
-    fdef = dispatcher.spec.fdef
-    return emit.to_source(function_def(fdef.name, fdef.args, variant.body))
+    except specialize.Unspecializable as exc:
+        return None, f"for these arguments ({exc})"
+    return made, None
 
 
 def render(fn):
