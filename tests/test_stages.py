@@ -591,6 +591,22 @@ def test_copies_merge_adjoints_and_fold_the_constant_seed():
     )
 
 
+def test_copies_drop_a_copy_straight_back_in_a_loop_body():
+    """``s = s + t`` in a loop: its adjoint ``d_t4 = ds ... ds = d_t4`` leaves ``ds``
+    what it was, so the second copy goes, then the first (``tidy`` folds the seed)."""
+    before = dump(S.loop_scale, "zeros")
+    assert "d_t4 = ds" in before and "ds = d_t4" in before
+    after = dump(S.loop_scale, "copies")
+    assert "ds = d_t4" not in after and "d_t4 = ds" not in after
+    assert "d_t2 = ops.unreduce(ds, _t2, None, False)" in after
+    assert "ops.unreduce(1.0, _t2)" in source(grad(S.loop_scale))  # the seed, folded in
+    args = (np.array([0.3, -1.2, 0.8]), 4)
+    g = grad(S.loop_scale)
+    for _ in range(3):  # generic, then the variant
+        (want,) = fd.numeric_grad(S.loop_scale, args, (0,))
+        np.testing.assert_allclose(g(*args), want, rtol=1e-7)
+
+
 def test_copies_merge_an_adjoint_copy_in_a_loop_body():
     before = dump(S.loop_copy, "zeros")
     assert "dv = d_t2" in before

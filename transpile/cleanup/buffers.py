@@ -6,7 +6,7 @@ import gast
 import numpy as np
 
 from transpile.core import defuse
-from transpile.core.ir import Annotation, annotation
+from transpile.core.ir import RESTORE, Annotation, annotation
 from transpile.core.nodes import descendants, name, name_nodes
 
 
@@ -21,9 +21,18 @@ def propagate_copies(body, names=None):
 
 
 def propagate(stmts, index, names=None):
-    """``propagate_copies`` with a def-use ``index`` of the body, kept up to date."""
+    """``propagate_copies`` with a def-use ``index`` of the body, kept up to date. A
+    copy straight back (``a = b`` then ``b = a``: the adjoint of ``s = s + t`` in a
+    loop) is dropped first: ``b`` already is ``a``'s object."""
     out = []
-    for s in stmts:
+    stmts = list(stmts)
+    for k, s in enumerate(stmts):
+        if s is None:
+            continue  # dropped: a copy straight back
+        back = _copy_back(stmts, k)
+        if back is not None:
+            index.forget(stmts[back])
+            stmts[back] = None
         if isinstance(s, (gast.For, gast.While)):
             s.body = propagate(s.body, index, names)
         elif (
@@ -37,6 +46,40 @@ def propagate(stmts, index, names=None):
             continue
         out.append(s)
     return out
+
+
+def _copy_back(stmts, k):
+    """The position of ``b = a`` after the copy ``stmts[k]``, ``a = b``, with only
+    comments and restore markers between them (which write neither), or None."""
+    s = stmts[k]
+    if not _is_copy(s):
+        return None
+    for j in range(k + 1, len(stmts)):
+        after = stmts[j]
+        if _is_copy(after):
+            same = after.targets[0].id == s.value.id and after.value.id == s.targets[0].id
+            return j if same else None
+        if not _is_marker(after) or _restores(after) in (s.value.id, s.targets[0].id):
+            return None
+    return None
+
+
+def _restores(s):
+    """The name a ``__restore__(x)`` marker restores, or None."""
+    call = s.value
+    if isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name):
+        return call.args[0].id
+    return None
+
+
+def _is_marker(s):
+    """A ``# grad of:`` comment or a ``__restore__(x)`` marker: it writes no name."""
+    if not isinstance(s, gast.Expr):
+        return False
+    v = s.value
+    if isinstance(v, gast.Constant):
+        return isinstance(v.value, str)
+    return isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and v.func.id == RESTORE
 
 
 def _is_copy(s):
