@@ -17,7 +17,7 @@ read ``np.multiply(x, 2.0)``, not what lands in ``out``).
 import gast
 
 from transpile.analysis import effect_calls, views
-from transpile.core import printer
+from transpile.core import fixpoint, printer
 from transpile.core.errors import at
 from transpile.core.nodes import name_nodes
 
@@ -67,15 +67,13 @@ def _owned(tree, resolve):
     such names'. A parameter, a global, a loop variable or an unpacked name is not."""
     bound = _bindings(tree)
     params = {n.id for n in name_nodes(tree.args) if isinstance(n, gast.Name)}
-    owned = set(bound) - params
-    changed = True
-    while changed:  # drop a name bound to anything not (yet) owned, until none is
-        changed = False
-        for n in list(owned):
-            if any(v is None or not views.sources(v, resolve) <= owned for v in bound[n]):
-                owned.discard(n)
-                changed = True
-    return owned
+    return fixpoint.greatest(
+        bound,
+        lambda n, owned: all(
+            v is not None and views.sources(v, resolve) <= owned for v in bound[n]
+        ),
+        start=set(bound) - params,
+    )
 
 
 def _bindings(tree):

@@ -15,7 +15,7 @@ import inspect
 import gast
 
 from transpile.analysis import views
-from transpile.core import printer
+from transpile.core import fixpoint, printer
 from transpile.core.errors import TranspileError, at
 from transpile.core.nodes import descendants, name_nodes
 from transpile.front import parse
@@ -94,19 +94,17 @@ def _may_write_arguments(func) -> bool:
 def _shared_with_parameters(tree, resolve):
     """The parameters and the names that may be them or views of them."""
     shared = {n.id for n in name_nodes(tree.args) if isinstance(n, gast.Name)}
-    assigns = [s for s in descendants(tree) if isinstance(s, gast.Assign)]
-    changed = True
-    while changed:
-        changed = False
-        for s in assigns:
-            if not views.sources(s.value, resolve) & shared:
-                continue
-            for t in s.targets:
-                for n in name_nodes(t):
-                    if isinstance(n, gast.Name) and n.id not in shared:
-                        shared.add(n.id)
-                        changed = True
-    return shared
+    bound = {}  # name -> the values assigned to a target holding it
+    for s in descendants(tree):
+        if isinstance(s, gast.Assign):
+            for n in (n for t in s.targets for n in name_nodes(t)):
+                if isinstance(n, gast.Name):
+                    bound.setdefault(n.id, []).append(s.value)
+    return fixpoint.least(
+        bound,
+        lambda n, shared: any(views.sources(v, resolve) & shared for v in bound[n]),
+        start=shared,
+    )
 
 
 def _root(node):

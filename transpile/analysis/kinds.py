@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import gast
 
-from transpile.core.nodes import all_stmts, descendants, readers
+from transpile.core import fixpoint
+from transpile.core.nodes import all_stmts, descendants
 from transpile.rules.sequences import SEQUENCE_OPS, is_sequence_op
 from transpile_runtime import ops
 
@@ -75,17 +76,10 @@ def _bind_unknown(bindings, target, ctx=None):
 
 def _sequences(bindings, known, parsed):
     """The names every binding of which is a sequence, to a fixed point."""
-    sequences = set()
-    looked_up = readers(bindings)
-    todo = list(bindings)
-    while todo:  # a name found a sequence may make those bound from it sequences too
-        n = todo.pop()
-        if n not in sequences and all(
-            _is_sequence(v, n, sequences, known, parsed) for v in bindings[n]
-        ):
-            sequences.add(n)
-            todo.extend(looked_up.get(n, ()))
-    return sequences
+    return fixpoint.least(
+        bindings,
+        lambda n, found: all(_is_sequence(v, n, found, known, parsed) for v in bindings[n]),
+    )
 
 
 def _used_as_numbers(body, sequences):

@@ -7,8 +7,9 @@ cannot broadcast its partner (``shapes`` uses that).
 import gast
 
 import transpile_runtime as runtime
+from transpile.core import fixpoint
 from transpile.core.ir import MISSING
-from transpile.core.nodes import descendants, readers
+from transpile.core.nodes import descendants
 from transpile.rules import registry
 
 
@@ -28,15 +29,9 @@ def scalar_names(tree, parsed):
     other operand, so its partner's adjoint needs no ``unbroadcast``."""
     rules = registry()
     values = _bindings(tree)
-    known = set(values)
-    looked_up = readers(values)
-    todo = list(values)
-    while todo:  # drop names bound to a value not (or no longer) known scalar
-        n = todo.pop()
-        if n in known and not all(_scalar_value(v, known, parsed, rules) for v in values[n]):
-            known.discard(n)
-            todo.extend(looked_up.get(n, ()))  # what was scalar through n may be no more
-    return known
+    return fixpoint.greatest(
+        values, lambda n, known: all(_scalar_value(v, known, parsed, rules) for v in values[n])
+    )
 
 
 def _bindings(tree):

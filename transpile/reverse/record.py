@@ -13,6 +13,7 @@ import gast
 
 from transpile.analysis import views
 from transpile.cleanup import shapes
+from transpile.core import fixpoint
 from transpile.core.ir import RESTORE
 from transpile.core.nodes import (
     all_stmts,
@@ -276,14 +277,7 @@ def _views(primal, resolve):
 
 def _reachable(edges, start):
     """The names ``start`` reaches through ``edges`` (name -> names), itself excluded."""
-    found, todo = set(), [start]
-    while todo:
-        for m in edges.get(todo.pop(), ()):
-            if m not in found:
-                found.add(m)
-                todo.append(m)
-    found.discard(start)
-    return found
+    return fixpoint.reachable(edges, edges.get(start, ())) - {start}
 
 
 def free_loads(stmts, exclude):

@@ -11,6 +11,7 @@ where its adjoint was filled slot by slot (``ops.like``).
 import gast
 
 from transpile.analysis.kinds import is_sequence_call
+from transpile.core import fixpoint
 from transpile.core.nodes import assign, clone, const, descendants, name
 from transpile.rules.sequences import is_sequence_op
 from transpile_runtime import ops
@@ -171,13 +172,7 @@ def _through_copies(tree, names, resolve):
         if b is not None:
             tied.setdefault(a, []).append(b)
             tied.setdefault(b, []).append(a)
-    found, todo = set(names), list(names)
-    while todo:  # each name once: linear in the copies
-        for other in tied.get(todo.pop(), ()):
-            if other not in found:
-                found.add(other)
-                todo.append(other)
-    return found
+    return fixpoint.reachable(tied, names)
 
 
 def _varied_at_end(activity, tree):
