@@ -231,10 +231,7 @@ def _explain(generated, lines, functions, seen, variant=None, note=""):
     wrt = tuple(fn.params[i] for i in generated.recipe.ctx.wrt)
     user = _user_statements(generated.recipe.func())
     # later stages rewrite the tree in place: the functions compiled come from a second run
-    compiled = pipeline.remake(generated.recipe, until="inline")
-    if variant is not None:
-        compiled.outputs[-1] = dataclasses.replace(compiled.outputs[-1], body=variant.body)
-    sources, adjoints = _adjoints(compiled, user)
+    sources, adjoints = _adjoints(_compiled(generated, variant), user)
     first = user[0][0] if user else fn.parsed.tree.lineno + fn.parsed.line_offset
     last = max((end for _, end, _ in user), default=first)
     function = Function(
@@ -263,6 +260,14 @@ def _explain(generated, lines, functions, seen, variant=None, note=""):
     explained = {(f.name, f.filename) for f in functions}
     for func, caller in quiet_calls:
         _explain_quiet(func, caller, lines, functions, explained)
+
+
+def _compiled(generated, variant):
+    """The functions compiled for ``generated``; the gradient's body the variant's."""
+    compiled = pipeline.remake(generated.recipe, until="inline")
+    if variant is not None:
+        compiled.outputs[-1] = dataclasses.replace(compiled.outputs[-1], body=variant.body)
+    return compiled
 
 
 def _grouped(fn, user):
