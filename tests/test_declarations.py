@@ -12,7 +12,7 @@ side list of its own.
 * ``linear``, ``shape_args``, ``fresh`` and ``passes`` hold on sample arguments;
 * no module of ``transpile/`` keeps a list of helper names or numpy functions;
 * ``np.take``, declared only in its family file (``rules/shape.py``, its helper in
-  ``runtime/ops.py``), reaches every pass: its gradient is checked against finite
+  ``runtime/ops/indexing.py``), reaches every pass: its gradient is checked against finite
   differences on the first and a later call by its rows in ``test_rules.py``, and its
   later calls run a shape-specialized variant.
 """
@@ -43,13 +43,16 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _helpers():
-    """The helpers of ``transpile_runtime.ops``: its public functions, the decorator aside."""
-    return {
+    """The helpers of ``transpile_runtime.ops``: the public functions of its namespace,
+    each defined in one of its family modules, the decorator aside."""
+    found = {
         n: f
         for n, f in vars(ops).items()
-        if inspect.isfunction(f) and f.__module__ == ops.__name__ and not n.startswith("_")
-        if f is not ops.helper
+        if inspect.isfunction(f) and f.__module__.startswith(ops.__name__ + ".")
+        if not n.startswith("_") and f is not ops.helper
     }
+    assert len(found) > 100  # the namespace re-exports the families' helpers
+    return found
 
 
 def _template_functions(family):
