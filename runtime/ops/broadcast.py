@@ -66,13 +66,7 @@ def unreduce(g, x, axis=None, keepdims=False):
         return unarray(unreduce(g, backend.as_array(x, g), axis, keepdims), x)  # np.sum([a, b])
     shape = _shape(x)
     if not shape:
-        dtype = getattr(x, "dtype", None)  # a 0-d x: its dtype, even for a Python-float g
-        if dtype is None or not isinstance(g, float):
-            return g
-        like = x.first if isinstance(x, _BroadcastLike) else x
-        if type(like) is np.ndarray or like is None or isinstance(like, np.generic):
-            return dtype.type(g)
-        return backend.as_array(g, like).astype(dtype, copy=False)  # a 0-d array of x's library
+        return _unreduce_to_number(g, x)
     if not keepdims and axis is not None and not isinstance(g, numbers.Number):
         # (a number is the adjoint of a reduction over every axis: it broadcasts as it is)
         kept = list(shape)
@@ -82,24 +76,43 @@ def unreduce(g, x, axis=None, keepdims=False):
     like = x.first if isinstance(x, _BroadcastLike) else x
     dtype = getattr(x, "dtype", None)
     if like is not None and dtype is not None:
-        if dtype.kind not in "fc":  # the gradient of integers is a float
-            dtype = np.float64
-        scalar = getattr(g, "ndim", 0) == 0
-        if any(map(backend.unknown_length, shape)):  # dask after a mask: known later
-            return np.zeros_like(like, dtype=dtype) + g
-        if math.prod(shape) <= _SMALL:
-            # a fresh array of x's array module (cupy stays cupy): small arrays are
-            # cheaper to fill than to use as a broadcast view
-            out = np.empty_like(like, dtype=dtype, shape=shape)
-            if scalar:
-                return backend.fill(out, g)
-            out[...] = g
-            return out
-        if scalar and isinstance(g, (numbers.Number, np.generic)):
-            # a large one is a read-only view of one number: no memory
-            g = np.full_like(like, g, dtype=dtype, shape=())
-        elif scalar:  # a 0-d array of x's library (dask: a lazy one, never a fill value)
-            g = g.astype(dtype, copy=False)
+        return _spread_like(g, like, dtype, shape)
+    return np.broadcast_to(g, shape)
+
+
+def _unreduce_to_number(g, x):
+    """``unreduce`` for a 0-d ``x``: ``g`` itself, in ``x``'s dtype where ``g`` is a
+    Python float (a 0-d array of ``x``'s library where ``x`` is not numpy's)."""
+    dtype = getattr(x, "dtype", None)  # a 0-d x: its dtype, even for a Python-float g
+    if dtype is None or not isinstance(g, float):
+        return g
+    like = x.first if isinstance(x, _BroadcastLike) else x
+    if type(like) is np.ndarray or like is None or isinstance(like, np.generic):
+        return dtype.type(g)
+    return backend.as_array(g, like).astype(dtype, copy=False)  # a 0-d array of x's library
+
+
+def _spread_like(g, like, dtype, shape):
+    """``g`` broadcast to ``shape`` as an array of ``like``'s library and of ``dtype``
+    (a float one): a fresh array where that is small, else a read-only broadcast view."""
+    if dtype.kind not in "fc":  # the gradient of integers is a float
+        dtype = np.float64
+    scalar = getattr(g, "ndim", 0) == 0
+    if any(map(backend.unknown_length, shape)):  # dask after a mask: known later
+        return np.zeros_like(like, dtype=dtype) + g
+    if math.prod(shape) <= _SMALL:
+        # a fresh array of x's array module (cupy stays cupy): small arrays are
+        # cheaper to fill than to use as a broadcast view
+        out = np.empty_like(like, dtype=dtype, shape=shape)
+        if scalar:
+            return backend.fill(out, g)
+        out[...] = g
+        return out
+    if scalar and isinstance(g, (numbers.Number, np.generic)):
+        # a large one is a read-only view of one number: no memory
+        g = np.full_like(like, g, dtype=dtype, shape=())
+    elif scalar:  # a 0-d array of x's library (dask: a lazy one, never a fill value)
+        g = g.astype(dtype, copy=False)
     return np.broadcast_to(g, shape)
 
 

@@ -68,10 +68,7 @@ def uneinsum_any(g, subscripts, operands, index):
     adjoint lies on that diagonal), an index only this operand has (summed away:
     broadcast back), and axes of length 1 broadcast against the others."""
     terms, output = _einsum_spec(subscripts, operands)
-    sizes = {}
-    for t, o in zip(terms, operands):
-        for c, n in zip(t, np.shape(o)):
-            sizes[c] = max(sizes.get(c, 1), n)
+    sizes = _letter_sizes(terms, operands)
     mine = terms[index]
     unique = "".join(dict.fromkeys(mine))
     others = [t for k, t in enumerate(terms) if k != index]
@@ -79,16 +76,41 @@ def uneinsum_any(g, subscripts, operands, index):
     reachable = set(output).union(*others)
     kept = "".join(c for c in unique if c in reachable)
     grad = np.einsum(",".join([output, *others]) + "->" + kept, g, *rest)
-    if kept != unique:  # summed away: the same adjoint for every index
-        grad = np.reshape(grad, [sizes[c] if c in kept else 1 for c in unique])
-        grad = np.broadcast_to(grad, [sizes[c] for c in unique])
     shape = np.shape(operands[index])
-    own = dict(zip(mine, shape))
-    ones = tuple(i for i, c in enumerate(unique) if own[c] == 1 and sizes[c] != 1)
-    if ones:  # broadcast against the other operands
-        grad = np.sum(grad, axis=ones, keepdims=True)
+    grad = _to_own_axes(grad, kept, unique, sizes, dict(zip(mine, shape)))
     if unique == mine:
         return grad
+    return _on_diagonal(grad, mine, unique, shape)
+
+
+def _letter_sizes(terms, operands):
+    """The length of each index letter of an einsum: the largest of its axes (an axis
+    of length 1 broadcasts against the others)."""
+    sizes = {}
+    for t, o in zip(terms, operands):
+        for c, n in zip(t, np.shape(o)):
+            sizes[c] = max(sizes.get(c, 1), n)
+    return sizes
+
+
+def _to_own_axes(grad, kept, unique, sizes, own):
+    """The adjoint ``grad`` over the letters ``kept`` made one over the operand's letters
+    ``unique``, whose own lengths are ``own``: broadcast along the letters summed away
+    (the same adjoint for every index), summed along the operand's axes of length 1
+    that broadcast against the other operands."""
+    if kept != unique:
+        grad = np.reshape(grad, [sizes[c] if c in kept else 1 for c in unique])
+        grad = np.broadcast_to(grad, [sizes[c] for c in unique])
+    ones = tuple(i for i, c in enumerate(unique) if own[c] == 1 and sizes[c] != 1)
+    if ones:
+        grad = np.sum(grad, axis=ones, keepdims=True)
+    return grad
+
+
+def _on_diagonal(grad, mine, unique, shape):
+    """Zeros of ``shape`` holding ``grad`` (indexed by the letters ``unique``) on the
+    diagonal that the operand's repeated letters ``mine`` read."""
+    own = dict(zip(mine, shape))
     out = np.zeros_like(grad, shape=shape)  # the diagonal, as indices of the unique letters
     axis = {c: i for i, c in enumerate(unique)}
     ranges = {
