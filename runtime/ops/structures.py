@@ -1,9 +1,9 @@
 """Adjoints of any structure: numbers, arrays, and dicts, lists and tuples of them.
 Zeros shaped like a value, copies, sums of two adjoints, a gradient in the containers
 of its argument or in its dtype (``cast_like``, ``unarray``), inner products and
-scaling, a tuple with one entry replaced (``replaced``); the dict helpers of a tape (``saved_item``, ``restore_item``, ``MISSING``),
-the iteration helpers of ``for`` loops, and ``UNSET``, a loop temporary before its
-first write.
+scaling, a tuple with one entry replaced (``replaced``); the dict helpers of a tape
+(``saved_item``, ``restore_item``, ``MISSING``), the iteration helpers of ``for``
+loops, and ``UNSET``, a loop temporary before its first write.
 """
 
 import numpy as np
