@@ -8,6 +8,7 @@ import numpy as np
 from transpile import defuse
 from transpile.ir import Annotation, annotation
 from transpile.nodes import descendants, name, name_nodes
+from transpile.rules.declare import helper_of
 
 
 def propagate_copies(body, names=None):
@@ -157,8 +158,10 @@ def _with_out(node, buffer, np_name):
 
 def written_through(body, ops_name):
     """The names whose arrays ``body`` may write into: targets of an item assignment or
-    an augmented assignment, ``out=`` arguments, and names given to any runtime helper
-    (``ops.add_at(buffer, index, g)`` writes into ``buffer``)."""
+    an augmented assignment, ``out=`` arguments, and names given to a runtime helper
+    (``ops.add_at(buffer, index, g)`` writes into ``buffer``) other than those it reads
+    only for their shape (``ops.unreduce(g, x)`` never writes into ``x``, nor returns
+    it: its declared ``shape_args``)."""
     found = set()
     for s in body:
         for n in descendants(s):
@@ -175,5 +178,11 @@ def _written_by_call(call, ops_name):
     found = {m.id for k in call.keywords if k.arg == "out" for m in name_nodes(k.value)}
     f = call.func
     if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == ops_name:
-        found |= {a.id for a in call.args if isinstance(a, gast.Name)}
+        declared = helper_of(f.attr)
+        shape_only = declared.shape_args if declared is not None else ()
+        found |= {
+            a.id
+            for k, a in enumerate(call.args)
+            if isinstance(a, gast.Name) and k not in shape_only
+        }
     return found
