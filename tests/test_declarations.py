@@ -266,6 +266,26 @@ def test_fresh_and_passing_helpers_share_as_declared():
             assert out.flags.writeable, name
 
 
+def test_fresh_helpers_write_into_no_argument():
+    # what buffers.written_through relies on: an array given to a fresh helper
+    # (ops.winner(d, 0.1)) is not written through, so 1.0 * d may be d itself
+    checked = 0
+    for name in SAMPLES:
+        f = getattr(ops, name)
+        if not f.declared.fresh:
+            continue
+        args = _sample(name)
+        before = [a.copy() for a in _arrays(args)]
+        f(*args)
+        for old, now in zip(before, _arrays(args)):
+            np.testing.assert_array_equal(now, old, err_msg=name)
+        checked += 1
+    assert checked >= 8
+    weights = (np.array([1.0, 3.0]), np.array([2.0, 2.0]))
+    ops.winner(*weights)
+    np.testing.assert_array_equal(weights[0], [1.0, 3.0])
+
+
 def test_a_helper_declared_shares_may_return_a_read_only_view():
     # the reason ``shares`` exists: ownership must not take these for new arrays
     g = np.arange(9.0).reshape(3, 3)

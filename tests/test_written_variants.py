@@ -37,6 +37,14 @@ def quotient_chain(x):  # benchmarks/problems.py's ufunc_chain: the sum of a quo
     return np.sum(g / (1.0 + a * a))
 
 
+def clipped_chain(x):  # d is given to ops.winner (np.maximum's weight), which writes nothing
+    c = np.cos(np.sin(x))
+    e = np.tanh(x * c)
+    d = np.log1p(e * e) / 2.0
+    g = np.maximum(d, 0.1) * np.exp(-(x * x))
+    return np.sum(g * d)
+
+
 def rnn_dot(Wx, Wh, b, xs, ys):
     h = np.zeros((xs.shape[1], Wh.shape[0]))
     loss = 0.0
@@ -112,6 +120,7 @@ def mlp_args(rng):
 PROGRAMS = [
     (chain, (0,), lambda rng: (rng.uniform(-1.0, 1.0, 7),)),
     (quotient_chain, (0,), lambda rng: (rng.uniform(-1.0, 1.0, 7),)),
+    (clipped_chain, (0,), lambda rng: (rng.uniform(-1.0, 1.0, 7),)),
     (rnn_dot, (0, 1, 2), rnn_args),
     (rnn_list, (0, 1, 2), lambda rng: rnn_args(rng, h0=True)),
     (rnn_helper, (0, 1, 2), lambda rng: rnn_args(rng, h0=True)),
@@ -159,6 +168,19 @@ def test_the_seed_of_a_sum_read_for_its_shape_still_folds_a_product_by_one():
     text = "\n".join(code_of(g, (x,)))
     assert "1.0 *" not in text and "* 1.0" not in text and "ops.unreduce" not in text, text
     want = fd.numeric_grad(quotient_chain, (x,), (0,))
+    for _ in range(2):  # the variant, twice
+        fd.assert_close((g(x),), want, rtol=1e-6, atol=1e-9)
+
+
+def test_an_array_given_to_a_fresh_helper_still_folds_a_product_by_one():
+    """``d`` is read by ``ops.winner(d, 0.1)``, which makes a new array and writes into
+    none: ``dg = 1.0 * d`` (a new array of d's size) is ``d`` itself in the variant."""
+    g = grad(clipped_chain)
+    x = np.random.default_rng(2).uniform(-1.0, 1.0, 50)
+    assert "ops.winner(d, 0.1)" in source(g)
+    text = "\n".join(code_of(g, (x,)))
+    assert "1.0 *" not in text and "* 1.0" not in text, text
+    want = fd.numeric_grad(clipped_chain, (x,), (0,))
     for _ in range(2):  # the variant, twice
         fd.assert_close((g(x),), want, rtol=1e-6, atol=1e-9)
 

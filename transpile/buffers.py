@@ -159,9 +159,11 @@ def _with_out(node, buffer, np_name):
 def written_through(body, ops_name):
     """The names whose arrays ``body`` may write into: targets of an item assignment or
     an augmented assignment, ``out=`` arguments, and names given to a runtime helper
-    (``ops.add_at(buffer, index, g)`` writes into ``buffer``) other than those it reads
-    only for their shape (``ops.unreduce(g, x)`` never writes into ``x``, nor returns
-    it: its declared ``shape_args``)."""
+    that may write into them or hand them back (``ops.add_at(buffer, index, g)``
+    writes into ``buffer``; what ``ops.unbroadcast(g, x)`` returns may be ``g``, and a
+    write into it one into ``g``). A helper declared ``fresh`` writes into no argument
+    and returns none (``ops.winner(d, 0.1)``), and one reads its ``shape_args`` only for
+    their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written."""
     found = set()
     for s in body:
         for n in descendants(s):
@@ -179,6 +181,8 @@ def _written_by_call(call, ops_name):
     f = call.func
     if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == ops_name:
         declared = helper_of(f.attr)
+        if declared is not None and declared.fresh:
+            return found
         shape_only = declared.shape_args if declared is not None else ()
         found |= {
             a.id

@@ -21,7 +21,8 @@ def helper(
     checks=False,
 ):
     """Declare what the compiler may assume of the helper below; exactly one of:
-    ``fresh``, its result shares memory with no argument and nothing else holds it;
+    ``fresh``, its result shares memory with no argument and nothing else holds it, and
+    it writes into no argument;
     ``passes``, it may return its first argument itself or a writable view of it;
     ``shares``, it may return a read-only array or one an argument also reaches.
     ``linear``: linear in its first argument, with an array or number result (a sign
