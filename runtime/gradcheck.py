@@ -353,42 +353,54 @@ def check_entries(
     name = getattr(f, "__name__", type(f).__name__)
     analytic = grad_fn(*args)
     parts = analytic if as_tuple else (analytic,)
-    leaves = []  # (argument index, leaf position, path, argument leaf, analytic leaf)
-    for i, part in zip(indices, parts, strict=True):
-        x_paths = _leaf_paths(args[i], _arg_name(f, i))
-        a_leaves = flatten(part)[0]
-        if len(a_leaves) != len(x_paths):
-            row = GradRow(_arg_name(f, i), None, np.inf, np.inf, False, "structure mismatch")
-            return GradReport(f"{name}, wrt={wrt!r}", (row,), rtol, atol, analytic)
-        for k, (path, x) in enumerate(x_paths.items()):
-            leaves.append((i, k, path, x, a_leaves[k]))
+    leaves, mismatch = _entry_leaves(f, args, indices, parts)
+    if mismatch is not None:
+        return GradReport(f"{name}, wrt={wrt!r}", (mismatch,), rtol, atol, analytic)
     sizes = [int(np.size(x)) for *_, x, _ in leaves]
     rng = np.random.default_rng(seed)
     drawn = np.sort(rng.choice(sum(sizes), size=min(entries, sum(sizes)), replace=False))
     starts = np.cumsum([0, *sizes])
     rows = []
-    for j, (i, k, path, x, a) in enumerate(leaves):
+    for j, leaf in enumerate(leaves):
         mine = drawn[(drawn >= starts[j]) & (drawn < starts[j + 1])] - starts[j]
-        if mine.size == 0:
-            continue
-        positions = [np.unravel_index(int(m), np.shape(x)) for m in mine]
-        numeric = np.array([_numeric_entry(f, args, i, k, pos, base) for pos in positions])
-        a = np.asarray(a, dtype=np.float64)
-        if a.shape != np.shape(x):
-            rows.append(_compare_leaf(path, a, np.zeros(np.shape(x)), rtol, atol))
-            continue
-        got = np.array([a[pos] for pos in positions])
-        row = _compare_leaf(f"{path} ({mine.size} of {np.size(x)})", got, numeric, rtol, atol)
-        note = row.note
-        if not row.passed and np.ndim(x) and np.isfinite(row.max_abs_err):
-            worst = int(np.argmax(np.abs(got - numeric) - rtol * np.abs(numeric)))
-            where = tuple(int(p) for p in positions[worst])  # the entry's own index
-            note = (
-                f"worst at index {where}: analytic {got[worst]:.6g}, numeric {numeric[worst]:.6g}"
-            )
-        rows.append(dataclasses.replace(row, shape=np.shape(x), note=note))
+        if mine.size:
+            rows.append(_entries_row(f, args, leaf, mine, base, rtol, atol))
     title = f"{name}, wrt={wrt!r}, {len(drawn)} entries drawn (seed {seed})"
     return GradReport(title, tuple(rows), rtol, atol, analytic, None)
+
+
+def _entry_leaves(f, args, indices, parts):
+    """``(leaves, None)``, each leaf ``(argument index, leaf position, path, argument
+    leaf, analytic leaf)``; or ``(None, row)`` with the row of an argument whose
+    gradient has another structure."""
+    leaves = []
+    for i, part in zip(indices, parts, strict=True):
+        x_paths = _leaf_paths(args[i], _arg_name(f, i))
+        a_leaves = flatten(part)[0]
+        if len(a_leaves) != len(x_paths):
+            row = GradRow(_arg_name(f, i), None, np.inf, np.inf, False, "structure mismatch")
+            return None, row
+        for k, (path, x) in enumerate(x_paths.items()):
+            leaves.append((i, k, path, x, a_leaves[k]))
+    return leaves, None
+
+
+def _entries_row(f, args, leaf, mine, base, rtol, atol):
+    """The row of one leaf, compared on its entries ``mine`` (flat indices) drawn."""
+    i, k, path, x, a = leaf
+    positions = [np.unravel_index(int(m), np.shape(x)) for m in mine]
+    numeric = np.array([_numeric_entry(f, args, i, k, pos, base) for pos in positions])
+    a = np.asarray(a, dtype=np.float64)
+    if a.shape != np.shape(x):
+        return _compare_leaf(path, a, np.zeros(np.shape(x)), rtol, atol)
+    got = np.array([a[pos] for pos in positions])
+    row = _compare_leaf(f"{path} ({mine.size} of {np.size(x)})", got, numeric, rtol, atol)
+    note = row.note
+    if not row.passed and np.ndim(x) and np.isfinite(row.max_abs_err):
+        worst = int(np.argmax(np.abs(got - numeric) - rtol * np.abs(numeric)))
+        where = tuple(int(p) for p in positions[worst])  # the entry's own index
+        note = f"worst at index {where}: analytic {got[worst]:.6g}, numeric {numeric[worst]:.6g}"
+    return dataclasses.replace(row, shape=np.shape(x), note=note)
 
 
 def _numeric_entry(f, args, index, k, pos, base):

@@ -27,6 +27,25 @@ def chain(x):
     return np.sum(g * d)
 
 
+def quotient_chain(x):  # benchmarks/problems.py's ufunc_chain: the sum of a quotient
+    a = np.sin(x)
+    b = np.exp(a)
+    c = np.tanh(b)
+    d = np.log1p(x * x)
+    e = np.sqrt(d + 1.0)
+    f = np.cos(e) * c
+    g = np.arctan(f - x)
+    return np.sum(g / (1.0 + a * a))
+
+
+def clipped_chain(x):  # d is given to ops.winner (np.maximum's weight), which writes nothing
+    c = np.cos(np.sin(x))
+    e = np.tanh(x * c)
+    d = np.log1p(e * e) / 2.0
+    g = np.maximum(d, 0.1) * np.exp(-(x * x))
+    return np.sum(g * d)
+
+
 def rnn_dot(Wx, Wh, b, xs, ys):
     h = np.zeros((xs.shape[1], Wh.shape[0]))
     loss = 0.0
@@ -101,6 +120,8 @@ def mlp_args(rng):
 
 PROGRAMS = [
     (chain, (0,), lambda rng: (rng.uniform(-1.0, 1.0, 7),)),
+    (quotient_chain, (0,), lambda rng: (rng.uniform(-1.0, 1.0, 7),)),
+    (clipped_chain, (0,), lambda rng: (rng.uniform(-1.0, 1.0, 7),)),
     (rnn_dot, (0, 1, 2), rnn_args),
     (rnn_list, (0, 1, 2), lambda rng: rnn_args(rng, h0=True)),
     (rnn_helper, (0, 1, 2), lambda rng: rnn_args(rng, h0=True)),
@@ -136,6 +157,33 @@ def test_chain_variant_makes_no_array_to_multiply_by_one_nor_recomputes_sin_and_
     text = "\n".join(code)
     assert "1.0 *" not in text and "* 1.0" not in text, text  # the seed of g * d
     assert text.count("np.sin(x)") == 1 and text.count("np.cos(x)") == 1, text
+
+
+def test_the_seed_of_a_sum_read_for_its_shape_still_folds_a_product_by_one():
+    """The generic gradient passes the summed array to ``ops.unreduce(1.0, _t5)`` for its
+    shape only: that is no write into it, so ``1.0 * _t5`` (the seed times the value it
+    was read with) is ``_t5`` itself in the variant, not a new array of its size."""
+    g = grad(quotient_chain)
+    x = np.random.default_rng(1).uniform(-1.0, 1.0, 50)
+    assert "ops.unreduce(1.0, _t5)" in source(g)
+    text = "\n".join(code_of(g, (x,)))
+    assert "1.0 *" not in text and "* 1.0" not in text and "ops.unreduce" not in text, text
+    want = fd.numeric_grad(quotient_chain, (x,), (0,))
+    for _ in range(2):  # the variant, twice
+        fd.assert_close((g(x),), want, rtol=1e-6, atol=1e-9)
+
+
+def test_an_array_given_to_a_fresh_helper_still_folds_a_product_by_one():
+    """``d`` is read by ``ops.winner(d, 0.1)``, which makes a new array and writes into
+    none: ``dg = 1.0 * d`` (a new array of d's size) is ``d`` itself in the variant."""
+    g = grad(clipped_chain)
+    x = np.random.default_rng(2).uniform(-1.0, 1.0, 50)
+    assert "ops.winner(d, 0.1)" in source(g)
+    text = "\n".join(code_of(g, (x,)))
+    assert "1.0 *" not in text and "* 1.0" not in text, text
+    want = fd.numeric_grad(clipped_chain, (x,), (0,))
+    for _ in range(2):  # the variant, twice
+        fd.assert_close((g(x),), want, rtol=1e-6, atol=1e-9)
 
 
 def test_rnn_with_np_dot_and_a_running_loss_is_specialized_in_its_loop():

@@ -49,14 +49,9 @@ class Bundle:
     def copy(self, module, name):
         """The module's name for ``module.name``, copied with what it reads."""
         value = module.__dict__[name]
-        home = sys.modules.get(getattr(value, "__module__", None) or "")
-        if (
-            (inspect.isfunction(value) or inspect.isclass(value))
-            and home is not None
-            and home is not module
-            and is_runtime(home.__name__)
-        ):
-            return self.copy(home, value.__name__)  # imported there: copied from its home
+        home, home_name = _home(value, name)
+        if home is not None and home is not module:
+            return self.copy(home, home_name)  # imported there: copied from its home
         key = (module.__name__, name)
         if key in self.copied:
             return self.copied[key]
@@ -97,6 +92,23 @@ class Bundle:
             fields = ", ".join(f"{a}={n}" for a, n in members.items())
             lines.append(f"{name} = {namespace_type}({fields})")
         return "\n\n\n".join(lines)
+
+
+def _home(value, name):
+    """``(module, name)`` of the runtime module that defines ``value`` (imported where it
+    is read: ``ops`` re-exports its families' helpers), or ``(None, None)``. A function
+    or class knows its module; a marker such as ``ops.UNSET`` is defined, as ``name``,
+    in the module of its class."""
+    if inspect.isfunction(value) or inspect.isclass(value):
+        home = sys.modules.get(value.__module__ or "")
+        name = value.__name__
+    else:
+        home = sys.modules.get(getattr(type(value), "__module__", None) or "")
+        if home is not None and home.__dict__.get(name) is not value:
+            home = None
+    if home is None or not is_runtime(home.__name__):
+        return None, None
+    return home, name
 
 
 def is_runtime(module_name):

@@ -8,6 +8,7 @@ import numpy as np
 from transpile.core import defuse
 from transpile.core.ir import RESTORE, Annotation, annotation
 from transpile.core.nodes import descendants, name, name_nodes
+from transpile.rules.declare import helper_of
 
 
 def propagate_copies(body, names=None):
@@ -200,8 +201,12 @@ def _with_out(node, buffer, np_name):
 
 def written_through(body, ops_name):
     """The names whose arrays ``body`` may write into: targets of an item assignment or
-    an augmented assignment, ``out=`` arguments, and names given to any runtime helper
-    (``ops.add_at(buffer, index, g)`` writes into ``buffer``)."""
+    an augmented assignment, ``out=`` arguments, and names given to a runtime helper
+    that may write into them or hand them back (``ops.add_at(buffer, index, g)``
+    writes into ``buffer``; what ``ops.unbroadcast(g, x)`` returns may be ``g``, and a
+    write into it one into ``g``). A helper declared ``fresh`` writes into no argument
+    and returns none (``ops.winner(d, 0.1)``), and one reads its ``shape_args`` only for
+    their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written."""
     found = set()
     for s in body:
         for n in descendants(s):
@@ -218,5 +223,13 @@ def _written_by_call(call, ops_name):
     found = {m.id for k in call.keywords if k.arg == "out" for m in name_nodes(k.value)}
     f = call.func
     if isinstance(f, gast.Attribute) and getattr(f.value, "id", None) == ops_name:
-        found |= {a.id for a in call.args if isinstance(a, gast.Name)}
+        declared = helper_of(f.attr)
+        if declared is not None and declared.fresh:
+            return found
+        shape_only = declared.shape_args if declared is not None else ()
+        found |= {
+            a.id
+            for k, a in enumerate(call.args)
+            if isinstance(a, gast.Name) and k not in shape_only
+        }
     return found

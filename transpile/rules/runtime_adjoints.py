@@ -1,7 +1,8 @@
 """The adjoints of numpy functions in ``transpile_runtime.ops`` (``unsort``, ``uncumsum``,
 ``unconcatenate``, ...), as rules: the second derivative of a function calling ``np.sort``,
 ``np.cumsum``, ``np.var`` ... differentiates its gradient's code, which calls them (those
-of linear algebra and products: ``runtime_linalg.py``).
+of linear algebra and products: ``runtime_linalg.py``); the helpers live in the families
+of ``runtime/ops/`` (``reductions.py``, ``shape.py``, ``indexing.py``, ``sequences.py``, ...).
 
 Most are linear in their first argument, the adjoint flowing in, and read the others for
 their shape, their axes or a permutation only (options here, never differentiated: a

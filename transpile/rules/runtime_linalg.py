@@ -10,7 +10,9 @@ the adjoint of the other operand. Where an adjoint depends on a result of its op
 (``undet`` on ``det(a)``, ``uncumprod`` on ``cumprod(a)``), that result is an option
 (``_y``) and the helper the rule calls holds its dependence (``ops.undet_slope``).
 Where the math is longer than a line, it is a named helper in ``ops`` (without a rule
-of its own: a third derivative through it is refused by name).
+of its own: a third derivative through it is refused by name), next to the helper it
+differentiates in that helper's family (``runtime/ops/linalg.py``, ``decompositions.py``,
+``products.py``, ``einsum.py``).
 """
 
 import numpy as np
