@@ -228,6 +228,12 @@ class _Unset:
 UNSET = _Unset()
 
 
+def _same_structure(g, x):
+    """Whether ``g`` could be a contribution to the list or tuple ``x`` entry by entry
+    (a list of one per entry; the adjoint of a concatenation, ``x + y``, has more)."""
+    return isinstance(x, (list, tuple)) and len(g) == len(x)
+
+
 @helper(passes=True, linear=True, shape_args=(1,), specialized=True)
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
@@ -239,6 +245,9 @@ def unbroadcast(g, x):
         try:  # arrays or numpy scalars: the common case
             xs, gs = x.shape, g.shape
         except AttributeError:  # a Python number, a recorded shape, a list
+            if isinstance(g, (list, tuple)) and _same_structure(g, x):
+                # a list argument of a defvjp rule (a loop's tape rule, to second order)
+                return type(g)(unbroadcast(a, b) for a, b in zip(g, x))
             if isinstance(g, (list, tuple)):
                 raise TypeError(
                     "an operation on lists or tuples was differentiated as arithmetic: "
@@ -450,7 +459,10 @@ def tangent_like(t, y):
     shape = _shape(y)
     if _shape(t) == shape:
         return t
-    return np.broadcast_to(backend.as_array(t, y), shape)  # a number: in y's library
+    t_array = backend.as_array(t, y)  # a number: in y's library
+    if type(t) in (int, float) and getattr(y, "dtype", np.dtype(int)).kind == "f":
+        t_array = t_array.astype(y.dtype)  # weak, as in ``x + s * 0.3``: y's precision
+    return np.broadcast_to(t_array, shape)
 
 
 @helper(shares=True)

@@ -18,10 +18,12 @@ from transpile import bound_functions, higher, objects, parse, recursion, vararg
 from transpile.errors import TranspileError, at
 from transpile.nodes import all_stmts
 from transpile.parse import MISSING
+from transpile_runtime import instances
 
 
 def differentiate(fn, ctx, call, callee, stmt, act):
     """``(fwd_name, bwd_name, differentiated parameter names, argument nodes)``."""
+    callee, made = instances.unwrapped(callee)
     sig = inspect.signature(callee)
     try:
         bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
@@ -62,7 +64,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         sequences=sequences,
         functions=functions_passed(fn, callee, arguments),
         varargs=count,
-        classes=objects.passed(fn, ctx, arguments),
+        classes=objects.passed(fn, ctx, arguments, made),
     )
     if id(gen) not in fn.callee_names:
         fwd_name, bwd_name = _bind_pair(fn, ctx, gen, tree.name)

@@ -33,6 +33,7 @@ from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
 from transpile.rules import blocked_operands
 from transpile.template import expand_forward
+from transpile_runtime import instances
 
 MODES = ("jvp", "tangent")
 _HINT = (
@@ -275,7 +276,7 @@ class _Forward:
 
     def tangent_user(self, s, match, target):
         call = s.value
-        callee = match.callee
+        callee, made = instances.unwrapped(match.callee)
         sig = inspect.signature(callee)
         try:
             bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
@@ -297,7 +298,7 @@ class _Forward:
             stack=self.ctx.stack,
             sequences=sequences,
             varargs=count,
-            classes=objects.passed(self.fn, self.ctx, arguments),  # self.helper(x) inside
+            classes=objects.passed(self.fn, self.ctx, arguments, made),  # self.helper(x) inside
             functions=callees.functions_passed(self.fn, callee, arguments),
         )
         if all(g is not gen for g in self.fn.callees):

@@ -26,6 +26,8 @@ _SEQUENCE_OPS = (gast.Add, gast.Mult)
 # list, and those whose result is of the kind of their first argument
 _LIST_HELPERS = (ops.head, ops.tail, ops.unrepeat, ops.spread, ops.unhead, ops.untail)
 _KIND_KEEPING = (ops.zeros_like, ops.scatter_added, ops.copy, ops.add, ops.like)
+# adjoints of joining arrays: a list where the arrays joined (their second argument) were
+_KIND_OF_SECOND = (ops.unconcatenate, ops.unstack)
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,10 @@ def is_sequence_call(value, resolve) -> bool:
     return isinstance(value, gast.Call) and resolve(value.func) in (builtins.list, builtins.tuple)
 
 
+def _in(node, sequences):
+    return isinstance(node, gast.Name) and node.id in sequences
+
+
 def _is_sequence(value, target, sequences, known, parsed):
     if value is _PARAM:
         return target in known
@@ -138,8 +144,9 @@ def _is_sequence(value, target, sequences, known, parsed):
         if any(func is h for h in _LIST_HELPERS):
             return True
         if any(func is h for h in _KIND_KEEPING) and value.args:
-            first = value.args[0]
-            return isinstance(first, gast.Name) and first.id in sequences
+            return _in(value.args[0], sequences)
+        if any(func is h for h in _KIND_OF_SECOND) and len(value.args) > 1:
+            return _in(value.args[1], sequences)
         return is_sequence_call(value, parsed.resolve)
     if isinstance(value, gast.Subscript):
         return (

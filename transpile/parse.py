@@ -28,6 +28,7 @@ import gast
 from transpile import higher, lambda_source, stack_room, varargs
 from transpile.errors import TranspileError, UndefinedName
 from transpile.nodes import descendants, function_def, name_nodes
+from transpile_runtime import instances
 
 MISSING = object()
 
@@ -180,6 +181,7 @@ def run(func) -> Parsed:
 
 
 def _run(func):
+    func, _ = instances.unwrapped(func)  # a function given objects made in its caller
     if not inspect.isfunction(func):
         raise _source_error(func, "it is not a Python function")
     if func.__code__.co_name == "<lambda>":
