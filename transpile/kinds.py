@@ -47,7 +47,7 @@ def run(tree, parsed, known=frozenset()) -> Kinds:
     bindings = _bindings(tree.body, params)
     sequences = _sequences(bindings, known, parsed)
     assumed = _used_as_numbers(tree.body, sequences)
-    dicts = {n for n, values in bindings.items() if all(_is_dict(v, parsed) for v in values)}
+    dicts = _dicts(bindings, parsed)
     return Kinds(frozenset(sequences), frozenset(assumed & set(params)), frozenset(dicts))
 
 
@@ -116,11 +116,30 @@ def is_sequence_op(value, sequences) -> bool:
     )
 
 
-def _is_dict(value, parsed):
-    """Whether ``value`` builds a new dict (a display or ``dict(...)``)."""
+def _dicts(bindings, parsed):
+    """The names every binding of which builds a new dict, to a fixed point."""
+    dicts = set()
+    looked_up = readers(bindings)
+    todo = list(bindings)
+    while todo:  # a name found a dict may make those bound from it dicts too
+        n = todo.pop()
+        if n not in dicts and bindings[n] and all(_is_dict(v, parsed, dicts) for v in bindings[n]):
+            dicts.add(n)
+            todo.extend(looked_up.get(n, ()))
+    return dicts
+
+
+def _is_dict(value, parsed, dicts):
+    """Whether ``value`` builds a new dict (a display, ``dict(...)``, or in a gradient
+    read again the adjoint or tangent of one: ``ops.zeros_like(d)``)."""
     if isinstance(value, gast.Dict):
         return True
-    return isinstance(value, gast.Call) and parsed.resolve(value.func) is builtins.dict
+    if not isinstance(value, gast.Call):
+        return False
+    func = parsed.resolve(value.func)
+    if func is builtins.dict:
+        return True
+    return any(func is h for h in _KIND_KEEPING) and bool(value.args) and _in(value.args[0], dicts)
 
 
 def is_sequence_call(value, resolve) -> bool:

@@ -230,8 +230,8 @@ class _Rewrite(gast.NodeTransformer):
             return node
         function, receiver, base = target
         runs = function
-        made = self.layout_of(node.func.value) if isinstance(node.func, gast.Attribute) else None
-        if receiver is not None and isinstance(made, object_args.Layout) and made.made:
+        made = self.layout_of(receiver) if receiver is not None else None
+        if isinstance(made, object_args.Layout) and made.made:
             # where the call is not differentiated, the method runs on an instance
             receiver_param = next(iter(inspect.signature(function).parameters))
             runs = instances.with_instances(function, ((receiver_param, made.cls, made),))
