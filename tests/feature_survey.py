@@ -1,7 +1,7 @@
 """Survey: run many random feature programs (``feature_gen.py``) through
 ``test_property_features.check_program`` and count what happened to each.
 
-    python tests/feature_survey.py N SEED [--known] [--out FILE.jsonl]
+    python tests/feature_survey.py N SEED [--known] [--out FILE.jsonl] [--only a,b]
 
 Each program ends as one of: ``passed``; ``skipped`` (finite differences mean
 nothing there, or a refusal the README lists under "Not yet", or a known refusal);
@@ -44,6 +44,7 @@ def main():
     parser.add_argument("seed", type=int)
     parser.add_argument("--known", action="store_true")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--only", default=None, help="comma-separated stages (and elementwise)")
     opts = parser.parse_args()
     out = opts.out or tempfile.mktemp(suffix=".jsonl")
     raw = out + ".raw"
@@ -60,9 +61,11 @@ def main():
     counts = collections.Counter()
     by_entry = collections.defaultdict(collections.Counter)
 
+    only = set(opts.only.split(",")) | {"elementwise"} if opts.only else None
+
     @settings(_settings(opts.n), phases=["generate"])
     @seed(opts.seed)
-    @given(program=feature_programs(known=opts.known))
+    @given(program=feature_programs(known=opts.known, only=only))
     def run(program):
         before = os.path.getsize(raw) if os.path.exists(raw) else 0
         try:
