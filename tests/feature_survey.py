@@ -52,10 +52,20 @@ def main():
     os.environ["FEATURE_SEED"] = str(opts.seed)
     warnings.simplefilter("ignore")
 
+    import test_property_features
     from feature_gen import feature_programs
     from hypothesis import given, seed, settings
     from hypothesis.errors import UnsatisfiedAssumption
     from test_property_features import _settings, check_program
+
+    skips = collections.Counter()  # why programs were skipped (refusals accepted, ...)
+    original_skip = test_property_features._skip
+
+    def counted_skip(reason):
+        skips[reason] += 1
+        original_skip(reason)
+
+    test_property_features._skip = counted_skip
 
     folder = pathlib.Path(tempfile.mkdtemp(prefix="survey_"))
     counts = collections.Counter()
@@ -96,6 +106,9 @@ def main():
     print("total", sum(counts.values()), dict(counts))
     for entry in sorted(by_entry):
         print(f"  {entry:18s}", dict(by_entry[entry]))
+    print("skipped because:")
+    for reason, n in skips.most_common():
+        print(f"  {n:6d} {reason}")
 
 
 if __name__ == "__main__":

@@ -151,6 +151,19 @@ def _in(node, sequences):
     return isinstance(node, gast.Name) and node.id in sequences
 
 
+def _is_sequence_result(call, sequences, parsed):
+    """Whether ``call`` makes a list or tuple: ``list(...)``, a helper that always does,
+    or one whose result has the kind of an argument that is a sequence."""
+    func = parsed.resolve(call.func)
+    if any(func is h for h in _LIST_HELPERS):
+        return True
+    if any(func is h for h in _KIND_KEEPING) and call.args:
+        return _in(call.args[0], sequences)
+    if any(func is h for h in _KIND_OF_SECOND) and len(call.args) > 1:
+        return _in(call.args[1], sequences)
+    return is_sequence_call(call, parsed.resolve)
+
+
 def _is_sequence(value, target, sequences, known, parsed):
     if value is _PARAM:
         return target in known
@@ -159,14 +172,7 @@ def _is_sequence(value, target, sequences, known, parsed):
     if isinstance(value, gast.Name):
         return value.id in sequences
     if isinstance(value, gast.Call):
-        func = parsed.resolve(value.func)
-        if any(func is h for h in _LIST_HELPERS):
-            return True
-        if any(func is h for h in _KIND_KEEPING) and value.args:
-            return _in(value.args[0], sequences)
-        if any(func is h for h in _KIND_OF_SECOND) and len(value.args) > 1:
-            return _in(value.args[1], sequences)
-        return is_sequence_call(value, parsed.resolve)
+        return _is_sequence_result(value, sequences, parsed)
     if isinstance(value, gast.Subscript):
         return (
             isinstance(value.slice, gast.Slice)
