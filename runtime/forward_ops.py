@@ -151,6 +151,24 @@ def cholesky(y, ta, upper=False):
     return _mT(tl) if upper else tl
 
 
+def cholesky_factor(y, ty, ta, upper=False):
+    """The tangent of ``cholesky(y, ta, upper)`` along the tangent ``ty`` of the factor
+    (a second derivative through a loop's tape): with ``X = L^-1 S L^-T``, ``S`` the
+    symmetric matrix ``ta`` stands for, ``T Phi(X) - L Phi(L^-1 T X + X T^T L^-T)``."""
+    L, T = (_mT(y), _mT(ty)) if upper else (y, ty)
+    ta = _symmetric(ta, lower=not upper)
+    x = np.linalg.solve(L, _mT(np.linalg.solve(L, _mT(ta))))
+    m = np.linalg.solve(L, T) @ x
+    dx = -(m + _mT(m))
+    out = T @ _phi(x) + L @ _phi(dx)
+    return _mT(out) if upper else out
+
+
+def _phi(x):
+    """The lower triangle of ``x`` with its diagonal halved."""
+    return np.tril(x, -1) + 0.5 * np.tril(np.triu(x))
+
+
 def _gaps(w):
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
     diff = w[..., None, :] - w[..., :, None]

@@ -4,7 +4,7 @@ others, read for their shape or a permutation, are constants here)."""
 
 import numpy as np
 
-from transpile_runtime import ops
+from transpile_runtime import forward_ops, ops
 
 _A3 = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.8]])
 _V3 = np.array([0.4, -1.1, 0.7])
@@ -257,6 +257,18 @@ def h_uncholesky(g, y):
 
 def h_uncholesky_upper(g, y):
     return np.sum(np.sin(ops.uncholesky(g, y, True)) * _A3)
+
+
+def h_slogdet_tangent(ta, a, y):  # y: slogdet(a), read for the sign's shape
+    return np.sum(np.sin(forward_ops.slogdet(y, a, ta)[1]) * _V3)
+
+
+def h_cholesky_tangent(ta, y):
+    return np.sum(np.sin(forward_ops.cholesky(y, ta)) * _A3)
+
+
+def h_cholesky_tangent_upper(ta, y):
+    return np.sum(np.sin(forward_ops.cholesky(y, ta, True)) * _A3)
 
 
 def h_tangent_like(tangent):

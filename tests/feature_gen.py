@@ -10,9 +10,16 @@ The body threads one active value ``h`` of shape (3,) through a few *stages*; ea
 stage uses one construct (``STAGES``): comprehensions (list, dict, generator; loops
 over a dict's keys, values and items), lambdas bound to names and passed to helpers,
 nested ``def`` closures, ``functools.partial``, small classes with methods and
-``__call__`` (global objects and objects made in the function), the dict and list
-parameters, ``*args`` helpers, recursion with a base case, ``np.linalg``, ``einsum``,
-``split``, ``where``, fancy indexing and writes into fresh arrays. Scalar entry points
+``__call__`` (global objects and objects made in the function, given to helpers), the
+dict and list parameters, ``*args`` helpers, recursion (direct and mutual) with a base
+case, early returns, ``np.linalg``, ``einsum``, ``split``, ``where``, fancy indexing,
+writes into fresh arrays (``+=`` into slices, masks, views taken after the writes:
+``.T``, ``reshape``, ``ravel``, ``swapaxes``, a row), keyword arguments skipping
+defaults (directly and through ``functools.partial``; a default computed from a global
+rebound after the ``def``), ``if/elif/else``, ``while``, ``break``, ``continue``,
+``zip``, ``enumerate``, lists built by ``append``, augmented assignment, builtins and
+``math`` (``abs``, ``max``, ``sorted`` with a key, ``map``, a set comprehension).
+``s`` is a Python float or a numpy scalar of the dtype. Scalar entry points
 (``grad``, ``hvp``, ...) get ``f`` returning a reduction of ``h``; the others (``vjp``,
 ``jvp``, ``jacobian``) get ``f`` returning ``h`` itself.
 
@@ -21,7 +28,7 @@ so that hypothesis shrinks towards one plain stage through ``grad``.
 
 ``KNOWN`` names the stages (per entry point) that fail today for a reason another
 helper is fixing; ``feature_programs(known=False)`` leaves them out (the default run),
-``known=True`` draws them too (surveys).
+``known=True`` draws them too (surveys: ``tests/feature_survey.py``).
 """
 
 from dataclasses import dataclass
@@ -74,6 +81,8 @@ class FeatureProgram:
 
         x = arr()
         s = float(round(rng.normal() * 0.7, 6))
+        if "numpy_scalar" in self.features:  # s a numpy scalar of the dtype: np.float32(0.3)
+            s = dtype.type(s)
         b = float(round(rng.normal() * 0.5, 6))
         p = {"w": arr(), "b": np.asarray(b, dtype=dtype) if self.zero_d else b}
         q = [arr(), arr()]
@@ -152,6 +161,26 @@ DEFS = {
     ),
     "scaled": "def scaled(z, *, k=1.5):\n    return z * k + np.sin(z)",
     "apply_act": "def apply_act(z, act=np.tanh):\n    return act(z) * 1.2 + z",
+    "shift": (
+        "OFFSET = 0.25\n\n\ndef shift(z, a=1.0, b=OFFSET * 2.0, c=0.5):\n"
+        "    return z * a + b + np.sin(z) * c\n\n\nOFFSET = 10.0  # rebound: the default is 0.5"
+    ),
+    "clipped": (
+        "def clipped(z, c):\n"
+        "    if np.max(z) > 3.0:\n"
+        "        return z * 0.0 + 3.0\n"
+        "    return np.tanh(z) * c + z"
+    ),
+    "even_step": (
+        "def even_step(z, k):\n"
+        "    if k <= 0:\n"
+        "        return z\n"
+        "    return odd_step(np.sin(z) + 0.1 * z, k - 1)\n\n\n"
+        "def odd_step(z, k):\n"
+        "    if k <= 0:\n"
+        "        return z * 0.5\n"
+        "    return even_step(z * 0.9 + np.cos(z) * 0.1, k - 1)"
+    ),
     "LAYER": "LAYER = Affine(np.array([0.8, -0.5, 1.1]), 0.2)",
     "SCALE": "SCALE = functools.partial(mix, 0.7)",
 }
@@ -536,6 +565,112 @@ def _view_write(g):
     ]
 
 
+def _view_after_writes(g):
+    # views (.T, reshape, ravel, swapaxes, a row) of an array written through its base,
+    # taken after the writes: supported (a view read after a later write is refused)
+    out, r = g.fresh("out"), g.fresh("r")
+    view = g.pick(
+        [
+            f"{out}.T",
+            f"{out}.reshape(4)",
+            f"np.ravel({out})",
+            f"np.swapaxes({out}, 0, 1)",
+            f"{out}[1]",
+            f"np.transpose({out})",
+        ]
+    )
+    return [
+        f"{out} = np.zeros((2, 2), dtype=h.dtype)",
+        f"{out}[0, 1] = h[0] * {g.const()}",
+        f"{out}[1, :] = np.sin(h[1:]) * s",
+        f"{out}[0, 0] += h[2]",
+        f"{r} = {view}",
+        f"h = h * np.sum({r} * {r}) + np.sum({r}[1:]) * 0.3",
+    ]
+
+
+def _keyword_defaults(g):
+    # keyword arguments skipping defaults, and defaults computed at the def
+    g.use("shift")
+    m = g.fresh("m")
+    form = g.pick(
+        [
+            "h = shift(h, c=s)",
+            "h = shift(h, b=s * h, c=@C)",
+            "h = shift(z=h, a=@C)",
+            "h = shift(h, 1.5, c=s)",
+            f"{m} = functools.partial(shift, c=s, a=@C)\nh = {m}(h)",
+            f"{m} = functools.partial(shift, b=h)\nh = {m}(h * s)",
+        ]
+    )
+    return form.replace("@C", g.const()).split("\n")
+
+
+def _control_flow(g):
+    t = g.fresh("t")
+    form = g.pick(
+        [
+            "if np.sum(h) > 0.0:\n    h = h * s\nelif h[0] > 0.5:\n    h = np.sin(h)\nelse:\n"
+            "    h = h * h",
+            f"{t} = 0\nwhile {t} < 2:\n    h = np.tanh(h) + 0.1 * h\n    {t} += 1",
+            "for i in range(4):\n    if i == 2:\n        break\n    h = h * @C + np.sin(h)",
+            "for i in range(3):\n    if i == 1:\n        continue\n    h = h + s * h[i]",
+            "for a, b in zip(q, (0.5, 1.5)):\n    h = h + a * b",
+            "for i, w in enumerate(reversed(q)):\n    h = h * (1.0 + 0.1 * i) + w * s",
+        ]
+    )
+    return form.replace("@C", g.const()).split("\n")
+
+
+def _list_append(g):
+    hs, w = g.fresh("hs"), g.fresh("w")
+    form = g.pick(
+        [
+            f"{hs} = []\nfor i in range(3):\n    {hs}.append(h * (i + 1.0))\nh = np.stack({hs})[-1] + {hs}[0]",
+            f"{hs} = []\nfor {w} in q:\n    {hs}.append(np.sin({w} * h))\nh = sum({hs}) * @C",
+            f"{hs} = [h]\nfor i in range(2):\n    {hs}.append(np.tanh({hs}[-1]))\n"
+            f"h = np.concatenate({hs})[3:6] + h",
+        ]
+    )
+    return form.replace("@C", g.const()).split("\n")
+
+
+def _augmented(g):
+    out = g.fresh("out")
+    form = g.pick(
+        [
+            "h = h * 1.0\nh += s * x\nh *= @C",
+            f"{out} = np.zeros((3, 2), dtype=h.dtype)\n{out}[:, 0] += h\n{out}[:, 1] += h * s\n"
+            f"h = np.sum({out} * {out}, axis=1)",
+            f"{out} = h.copy()\n{out}[h > 0.0] = 0.5 * h[h > 0.0]\nh = {out} + h",
+        ]
+    )
+    return form.replace("@C", g.const()).split("\n")
+
+
+def _builtins_math(g):
+    form = g.pick(
+        [
+            "h = h * math.exp(s * 0.1) + abs(s) * h",
+            "h = h * max(s, 0.2) + min(float(np.sum(h)), 1.0)",
+            "h = h * sorted([q[0][0], q[1][0], s], key=abs)[1]",
+            "h = h + np.stack(list(map(np.sin, q)))[0] * math.sin(s)",
+            "h = h * sum({w * 1.0 for w in (0.5, 1.5)}) + np.sum([v * v for v in h])",
+        ]
+    )
+    return [form]
+
+
+def _early_return(g):
+    g.use("clipped")
+    return [g.pick(["h = clipped(h, s)", "h = clipped(h * @C, 0.1)"]).replace("@C", g.const())]
+
+
+def _mutual_recursion(g):
+    g.use("even_step")
+    return [f"h = even_step(h, {g.pick([1, 2, 3])})"]
+
+
 STAGES = {
     "elementwise": _elementwise,
     "list_comprehension": _list_comprehension,
@@ -562,6 +697,14 @@ STAGES = {
     "fancy_index": _fancy_index,
     "fresh_write": _fresh_write,
     "copy_write": _copy_write,
+    "view_after_writes": _view_after_writes,
+    "keyword_defaults": _keyword_defaults,
+    "control_flow": _control_flow,
+    "list_append": _list_append,
+    "augmented": _augmented,
+    "builtins_math": _builtins_math,
+    "early_return": _early_return,
+    "mutual_recursion": _mutual_recursion,
     # known classes (see KNOWN)
     "dict_iteration": _dict_iteration,
     "dict_comprehension_new_key": _dict_comprehension_new_key,
@@ -576,20 +719,9 @@ ALL = tuple(ENTRIES)
 # fails under, who fixes it, what happens)]. The default run leaves each out under
 # those entry points; remove an entry when its fix lands.
 KNOWN = {
-    "dict_iteration": [(ALL, "crash", "KeyError / unhashable / dict_values in generated code")],
-    "dict_comprehension_new_key": [(ALL, "crash", "refused: writing into 'd', an argument?")],
-    "made_object_method_calls": [(ALL, "crash", "AttributeError: 'dict' object has no ...")],
-    "made_object_inactive": [(ALL, "crash", "method of an object of inactive fields")],
-    "lambda_to_helper": [(ALL, "unassigned", "a local lambda or def passed to a helper")],
-    "keyword_only": [(ALL, "unassigned", "a helper's keyword-only parameter refused")],
-    # AttributeError under forward mode and second order (the refusals of forward mode
-    # through methods, *args and recursion are matched by message: KNOWN_REFUSALS)
-    "made_object": [(FORWARD + SECOND, "crash", "AttributeError: 'dict' object has ...")],
-    "fresh_write": [(SECOND, "higher", "tangent of ops.copy shared: wrong H v")],
-    # a, *rest = np.split(h, 3); np.concatenate([a] + rest) under reverse over reverse: the
-    # list adjoint of rest meets ops.unbroadcast (TypeError), since split and concatenate
-    # have second-order rules; found when the branches met, not fixed yet
-    "unpacking": [(("hvp_reverse",), "unassigned", "TypeError: list adjoint unbroadcast")],
+    # other work (functions as values, keyword-only parameters of called helpers)
+    "lambda_to_helper": [(ALL, "functions as values", "a local lambda or def passed")],
+    "keyword_only": [(ALL, "kwargs", "a helper's keyword-only parameter refused")],
 }
 
 
@@ -602,13 +734,8 @@ def _stages_for(entry, known, only=None):
     ]
 
 
-def _wrt_indices(wrt):
-    items = wrt if isinstance(wrt, tuple) else (wrt,)
-    return [PARAMS.index(w) if isinstance(w, str) else w for w in items]
-
-
 def _render(defs, body):
-    lines = ["import functools", "", "import numpy as np", "", ""]
+    lines = ["import functools", "import math", "", "import numpy as np", "", ""]
     for name in defs:
         lines += [DEFS[name], "", ""]
     lines.append("def f(x, s, p, q):")
@@ -622,18 +749,8 @@ def feature_programs(draw, known=False, entries=ENTRIES, only=None):
     from (surveys)."""
     entry = draw(st.sampled_from(entries))
     gen = Gen(draw, [])
-    choices = WRT[entry]
-    if entry == "hvp_reverse" and not known:
-        # unassigned (found here): reverse over reverse of a function with a loop, in a
-        # list parameter: TypeError from ops.unbroadcast of the list gradient
-        choices = [w for w in choices if 3 not in _wrt_indices(w)]
-    wrt = gen.pick(choices)
-    stages = _stages_for(entry, known, only)
-    if not known and set(_wrt_indices(wrt)) <= {2, 3} and "made_object" in stages:
-        # `crash`: an object made in the function whose fields do not depend on wrt:
-        # AttributeError: 'dict' object has no attribute 'w' (h depends on x and s)
-        stages.remove("made_object")
-    gen.stages = stages
+    wrt = gen.pick(WRT[entry])
+    gen.stages = _stages_for(entry, known, only)
     dtype = gen.pick(["float64", "float32"])
     zero_d = draw(st.booleans())
     body = [
@@ -653,6 +770,8 @@ def feature_programs(draw, known=False, entries=ENTRIES, only=None):
     features = set(gen.features) | {f"entry:{entry}", f"dtype:{dtype}"}
     if zero_d:
         features.add("zero_d")
+    if draw(st.booleans()):
+        features.add("numpy_scalar")
     return FeatureProgram(
         source=source,
         entry=entry,

@@ -11,7 +11,7 @@ import tests.adjoint_rule_funcs as af
 from tests.fd import assert_close, numeric_grad, numeric_jvp
 from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp
 from transpile.rules import declarations, runtime_adjoints, runtime_linalg
-from transpile_runtime import ops
+from transpile_runtime import forward_ops, ops
 
 _R = np.random.default_rng(19)
 
@@ -22,6 +22,12 @@ def _n(*shape):
 
 def _spd():
     return af._A3 + 0.1 * _n(3, 3)
+
+
+def _factor():
+    """A Cholesky factor (lower) of a well-conditioned matrix."""
+    a = _spd()
+    return np.linalg.cholesky(a @ a.T)
 
 
 RULE_ROWS = [
@@ -85,6 +91,9 @@ RULE_ROWS = [
     (af.h_unaverage_returned, (0.7,), 0, []),
     (af.h_uncholesky, (_n(3, 3), np.linalg.cholesky(_spd() @ _spd().T)), (0, 1), [ops.uncholesky]),
     (af.h_uncholesky_upper, (_n(3, 3), np.linalg.cholesky(_spd() @ _spd().T).T), (0, 1), []),
+    (af.h_slogdet_tangent, (_n(3, 3), _spd(), (1.0, 0.0)), (0, 1), [forward_ops.slogdet]),
+    (af.h_cholesky_tangent, (_n(3, 3), _factor()), (0, 1), [forward_ops.cholesky]),
+    (af.h_cholesky_tangent_upper, (_n(3, 3), _factor().T), (0, 1), []),
     (af.h_tangent_like, (_n(4),), 0, [ops.tangent_like]),
     (af.h_fwinner, (np.array([0.2, 0.9, -0.4]),), 0, [ops.fwinner]),
 ]

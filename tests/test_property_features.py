@@ -210,11 +210,6 @@ class Entry:
         self.wrt = program.wrt
         self.value = f(*copy.deepcopy(args))
 
-    def float_tangent_in_float32(self):
-        # unassigned (found here): a tangent along a Python float argument is float64
-        # where the output is float32, in jvp and jacobian's forward mode
-        return self.program.dtype == "float32" and 1 in self.ref.indices
-
     def wrt_args(self):
         return [self.args[i] for i in self.ref.indices]
 
@@ -299,8 +294,7 @@ class Jvp(Entry):
         value, value_dot = result
         self.check_dtypes(value, self.value, "value")
         np.testing.assert_allclose(value, self.value, rtol=1e-6, atol=1e-9)
-        if not self.float_tangent_in_float32():
-            self.check_dtypes(value_dot, self.value, "tangent")
+        self.check_dtypes(value_dot, self.value, "tangent")
         tangents = self.as_list(tangent)
         expected = self.ref.directional(self.f, tangents)
         coarse = self.ref.directional(self.f, tangents, step=2e-4)
@@ -356,7 +350,7 @@ class Jacobian(Entry):
         for got, x in zip(_leaves(result), x_leaves):
             assert isinstance(got, np.ndarray), f"jacobian block is {type(got).__name__}"
             assert np.issubdtype(got.dtype, np.floating), f"jacobian block is {got.dtype}"
-            # (a block in a Python float argument: see float_tangent_in_float32)
+            # (a block in a Python float argument is float64: jacobians.precision)
             if self.value.dtype == np.float32 and getattr(x, "dtype", None) == np.float32:
                 assert got.dtype == np.float32, f"jacobian block is {got.dtype} for float32"
         self.ref.close(
@@ -741,19 +735,28 @@ def summed_over_list(x, q):
     return np.sum(h * h)
 
 
-# Found, not fixed (reported): hvp(mode="reverse") in a list parameter of a function
-# with a loop raises TypeError "an operation on lists or tuples was differentiated as
-# arithmetic" from ops.unbroadcast (the tape rule's adjoint line wraps the list
-# gradient `df_vjp_q(dg, g, x, q)` in ops.unbroadcast(..., q))
-@pytest.mark.xfail(raises=TypeError, strict=True, reason="unassigned: list gradient unbroadcast")
-def test_reverse_hvp_in_a_list_parameter_through_a_loop():
+# Found: hvp(mode="reverse") in a list parameter of a function with a loop raised
+# TypeError "an operation on lists or tuples was differentiated as arithmetic" from
+# ops.unbroadcast: the tape rule's adjoint line wraps the list gradient
+# `df_vjp_q(dg, g, x, q)` in ops.unbroadcast(..., q), which now goes entry by entry
+@pytest.mark.parametrize("wrt", [1, (0, 1)])
+def test_reverse_hvp_in_a_list_parameter_through_a_loop(wrt):
     x = np.array([0.1, 0.2, 0.3])
     q = [np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.1, -0.2])]
     v = [np.ones(3), np.array([1.0, -1.0, 2.0])]
-    got = hvp(summed_over_list, wrt=1, mode="reverse")(x, q, v)
-    # f = sum((sin x + q0 + q1)^2): H v in q_k is 2 (v0 + v1) for each k
-    expected = [2.0 * (v[0] + v[1])] * 2
-    fd.assert_close(got, expected, 1e-10, 1e-12, path="H v")
+    vx = np.array([0.5, 1.0, -1.0])
+    # f = sum(h^2), h = sin x + q0 + q1: df/dq_k = 2 h, df/dx = 2 h cos x
+    h = np.sin(x) + q[0] + q[1]
+    if wrt == 1:
+        tangent, dh = v, v[0] + v[1]
+        expected = [2.0 * dh, 2.0 * dh]
+    else:
+        tangent, dh = (vx, v), np.cos(x) * vx + v[0] + v[1]
+        expected = (2.0 * np.cos(x) * dh - 2.0 * h * np.sin(x) * vx, [2.0 * dh, 2.0 * dh])
+    product = hvp(summed_over_list, wrt=wrt, mode="reverse")
+    for _ in range(2):
+        got = product(x, q, tangent)
+        fd.assert_close(got, expected, 1e-10, 1e-12, path="H v")
 
 
 def _apply_twice(fn, z):
@@ -786,15 +789,20 @@ def shifted_tanh(x, s):
     return np.tanh(x + s * 0.3)
 
 
-# Found, not fixed (reported): jvp along a Python float argument of a float32 function
-# returns a float64 tangent (the float tangent promotes the tangent code), as does
-# jacobian with respect to it; along the float32 array the tangent is float32
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason="unassigned: float tangent dtype")
-def test_tangent_along_a_float_argument_keeps_the_output_precision():
+# Found: jvp along a Python float argument of a float32 function returned a float64
+# tangent: ops.tangent_like made the number's broadcast a float64 array, where the
+# function itself (`x + s * 0.3`) keeps the Python number weak and stays float32
+@pytest.mark.parametrize("wrt", [1, (0, 1)])
+def test_tangent_along_a_float_argument_keeps_the_output_precision(wrt):
     x = np.array([0.1, 0.2, 0.3], np.float32)
-    value, tangent = jvp(shifted_tanh, wrt=1)(x, 0.5, 1.0)
-    np.testing.assert_allclose(tangent, 0.3 * (1.0 - np.tanh(x + 0.15) ** 2), rtol=1e-5)
-    assert tangent.dtype == value.dtype == np.float32
+    tangent_in = 1.0 if wrt == 1 else (np.array([0.5, -1.0, 2.0], np.float32), 1.0)
+    dx = np.zeros(3) if wrt == 1 else tangent_in[0].astype(np.float64)
+    expected = fd.numeric_jvp(shifted_tanh, [x, 0.5], (0, 1), [dx, 1.0])
+    j = jvp(shifted_tanh, wrt=wrt)
+    for _ in range(2):
+        value, tangent = j(x, 0.5, tangent_in)
+        np.testing.assert_allclose(tangent, expected, rtol=1e-5)
+        assert tangent.dtype == value.dtype == np.float32
 
 
 def _scaled(z, *, k=1.5):

@@ -18,6 +18,20 @@ from .declare import helper
 from .structures import unarray
 
 
+def _unbroadcast_entries(g, x):
+    """``unbroadcast`` of a list or tuple ``g``: entry by entry where it is a contribution
+    to the list or tuple ``x`` (a list argument of a defvjp rule, as a loop's tape rule
+    to second order); any other list is arithmetic on lists the compiler did not see."""
+    if isinstance(x, (list, tuple)) and len(g) == len(x):
+        return type(g)(unbroadcast(a, b) for a, b in zip(g, x))
+    raise TypeError(
+        "an operation on lists or tuples was differentiated as arithmetic: "
+        "a `+` or `*` of lists that the transpiler could not see as such "
+        "(for example entries of a parameter structure); wrap each operand in "
+        "list(...) so that it is seen as a list"
+    ) from None  # (raised while unbroadcast handles an AttributeError)
+
+
 @helper(passes=True, linear=True, shape_args=(1,), specialized=True)
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
@@ -30,12 +44,7 @@ def unbroadcast(g, x):
             xs, gs = x.shape, g.shape
         except AttributeError:  # a Python number, a recorded shape, a list
             if isinstance(g, (list, tuple)):
-                raise TypeError(
-                    "an operation on lists or tuples was differentiated as arithmetic: "
-                    "a `+` or `*` of lists that the transpiler could not see as such "
-                    "(for example entries of a parameter structure); wrap each operand in "
-                    "list(...) so that it is seen as a list"
-                ) from None
+                return _unbroadcast_entries(g, x)
             xs, gs = _shape(x), getattr(g, "shape", ())
     if gs == xs:
         return g
@@ -199,7 +208,10 @@ def tangent_like(t, y):
     shape = _shape(y)
     if _shape(t) == shape:
         return t
-    return np.broadcast_to(backend.as_array(t, y), shape)  # a number: in y's library
+    t_array = backend.as_array(t, y)  # a number: in y's library
+    if type(t) in (int, float) and getattr(y, "dtype", np.dtype(int)).kind == "f":
+        t_array = t_array.astype(y.dtype)  # weak, as in ``x + s * 0.3``: y's precision
+    return np.broadcast_to(t_array, shape)
 
 
 @helper(fresh=True, shape_args=(0,))

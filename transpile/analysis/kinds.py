@@ -27,6 +27,8 @@ from transpile_runtime import ops
 # list, and those whose result is of the kind of their first argument
 _LIST_HELPERS = (ops.head, ops.tail, ops.unrepeat, ops.spread, ops.unhead, ops.untail)
 _KIND_KEEPING = (ops.zeros_like, ops.scatter_added, ops.copy, ops.add, ops.like)
+# adjoints of joining arrays: a list where the arrays joined (their second argument) were
+_KIND_OF_SECOND = (ops.unconcatenate, ops.unstack)
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def run(tree, parsed, known=frozenset()) -> Kinds:
     bindings = _bindings(tree.body, params)
     sequences = _sequences(bindings, known, parsed)
     assumed = _used_as_numbers(tree.body, sequences)
-    dicts = {n for n, values in bindings.items() if all(_is_dict(v, parsed) for v in values)}
+    dicts = _dicts(bindings, parsed)
     return Kinds(frozenset(sequences), frozenset(assumed & set(params)), frozenset(dicts))
 
 
@@ -99,16 +101,47 @@ def _used_as_numbers(body, sequences):
 _PARAM = object()
 
 
-def _is_dict(value, parsed):
-    """Whether ``value`` builds a new dict (a display or ``dict(...)``)."""
+def _dicts(bindings, parsed):
+    """The names every binding of which builds a new dict, to a fixed point."""
+    return fixpoint.least(
+        bindings,
+        lambda n, found: bool(bindings[n]) and all(_is_dict(v, parsed, found) for v in bindings[n]),
+    )
+
+
+def _is_dict(value, parsed, dicts):
+    """Whether ``value`` builds a new dict (a display, ``dict(...)``, or in a gradient
+    read again the adjoint or tangent of one: ``ops.zeros_like(d)``)."""
     if isinstance(value, gast.Dict):
         return True
-    return isinstance(value, gast.Call) and parsed.resolve(value.func) is builtins.dict
+    if not isinstance(value, gast.Call):
+        return False
+    func = parsed.resolve(value.func)
+    if func is builtins.dict:
+        return True
+    return any(func is h for h in _KIND_KEEPING) and bool(value.args) and _in(value.args[0], dicts)
 
 
 def is_sequence_call(value, resolve) -> bool:
     """Whether ``value`` is a call making a list or tuple (``list(xs)``, ``tuple(xs)``)."""
     return isinstance(value, gast.Call) and resolve(value.func) in (builtins.list, builtins.tuple)
+
+
+def _in(node, sequences):
+    return isinstance(node, gast.Name) and node.id in sequences
+
+
+def _is_sequence_result(call, sequences, parsed):
+    """Whether ``call`` makes a list or tuple: ``list(...)``, a helper that always does,
+    or one whose result has the kind of an argument that is a sequence."""
+    func = parsed.resolve(call.func)
+    if any(func is h for h in _LIST_HELPERS):
+        return True
+    if any(func is h for h in _KIND_KEEPING) and call.args:
+        return _in(call.args[0], sequences)
+    if any(func is h for h in _KIND_OF_SECOND) and len(call.args) > 1:
+        return _in(call.args[1], sequences)
+    return is_sequence_call(call, parsed.resolve)
 
 
 def _is_sequence(value, target, sequences, known, parsed):
@@ -119,13 +152,7 @@ def _is_sequence(value, target, sequences, known, parsed):
     if isinstance(value, gast.Name):
         return value.id in sequences
     if isinstance(value, gast.Call):
-        func = parsed.resolve(value.func)
-        if any(func is h for h in _LIST_HELPERS):
-            return True
-        if any(func is h for h in _KIND_KEEPING) and value.args:
-            first = value.args[0]
-            return isinstance(first, gast.Name) and first.id in sequences
-        return is_sequence_call(value, parsed.resolve)
+        return _is_sequence_result(value, sequences, parsed)
     if isinstance(value, gast.Subscript):
         return (
             isinstance(value.slice, gast.Slice)

@@ -31,7 +31,7 @@ from transpile.rules.declare import helper_of
 ENTRY = "entry"
 
 
-IN_PLACE_METHODS = {"pop"}
+IN_PLACE_METHODS = {"pop", "append"}  # (append: the adjoint of a pop, read again)
 
 
 def stage(fn, ctx):

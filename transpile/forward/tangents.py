@@ -36,6 +36,7 @@ from transpile.core.template import expand_forward
 from transpile.front import objects, parse, varargs
 from transpile.reverse import callees
 from transpile.rules import blocked_operands, user_rules
+from transpile_runtime import instances
 
 MODES = ("jvp", "tangent")
 _HINT = (
@@ -173,6 +174,8 @@ class _Forward:
         """``target = value`` and the line of its tangent (for a call of a user function,
         one line giving both)."""
         target = s.targets[0].id
+        if _pops(s.value) and self.act.is_varied(s, s.value.func.value.id):
+            return self.popped(s, target)
         if target not in self.act.useful_after[id(s)]:
             return [s]
         match = self.act.matches.get(id(s))
@@ -278,7 +281,7 @@ class _Forward:
 
     def tangent_user(self, s, match, target):
         call = s.value
-        callee = match.callee
+        callee, made = instances.unwrapped(match.callee)
         sig = inspect.signature(callee)
         try:
             bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
@@ -300,7 +303,7 @@ class _Forward:
             stack=self.ctx.stack,
             sequences=sequences,
             varargs=count,
-            classes=objects.passed(self.fn, self.ctx, arguments),  # self.helper(x) inside
+            classes=objects.passed(self.fn, self.ctx, arguments, made),  # self.helper(x) inside
             functions=callees.functions_passed(self.fn, callee, arguments),
         )
         if all(g is not gen for g in self.fn.callees):
@@ -344,6 +347,22 @@ class _Forward:
             gast.copy_location(gast.Assign(targets=[slot], value=written, type_comment=None), s)
         )
         return out
+
+    def popped(self, s, target):
+        """``g = items.pop()`` (a gradient read again pops its items' adjoints): the
+        tangent list is popped alongside, so that the two stay in step."""
+        base = s.value.func.value.id
+        pop = gast.Call(
+            func=gast.Attribute(value=name(self.tangent(base)), attr="pop", ctx=gast.Load()),
+            args=[],
+            keywords=[],
+        )
+        useful = self.act.useful_after[id(s)]
+        if target in useful and target in self.act.varied_after[id(s)]:
+            return [s, *self.comment(s), assign(self.tangent(target), pop, s)]
+        if base in useful:
+            return [s, gast.copy_location(gast.Expr(value=pop), s)]
+        return [s]
 
     def call_statement(self, s):
         """``hs.append(h)`` appends ``h``'s tangent to ``hs``'s; another method changing a
@@ -405,6 +424,18 @@ def _spread_arguments(callee, sig, bound):
             if value is not inspect.Parameter.empty:
                 arguments[pname] = value
     return params, arguments, varargs.Spread(count, keys) if keys else count
+
+
+def _pops(value):
+    """Whether ``value`` is ``items.pop()``."""
+    return (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Attribute)
+        and isinstance(value.func.value, gast.Name)
+        and value.func.attr == "pop"
+        and not value.args
+        and not value.keywords
+    )
 
 
 def _appends(s):

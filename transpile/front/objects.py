@@ -39,7 +39,6 @@ where it carries a differentiated value, naming the class.
 
 import collections
 import dataclasses
-import functools
 import inspect
 
 import gast
@@ -48,7 +47,7 @@ from transpile.core.errors import at
 from transpile.core.ir import MISSING
 from transpile.core.nodes import all_stmts, clone, const, contains_jump, name
 from transpile.front import bound_functions, object_args, parse
-from transpile_runtime import stop_gradient
+from transpile_runtime import instances, stop_gradient
 
 
 def stage(fn, ctx):
@@ -179,10 +178,10 @@ class _Rewrite(gast.NodeTransformer):
                 "assign the result to another name",
             )
 
-    def bind(self, obj, base, runs=None):
+    def bind(self, obj, base, runs=None, variant=None):
         """A name for ``obj`` to the compiler, bound to ``runs`` (``obj`` by default) in
-        the generated code."""
-        key = (id(obj), runs is not None and runs is not obj)
+        the generated code (one name per ``variant`` of ``runs``)."""
+        key = (id(obj), runs is not None and runs is not obj, variant)
         if key not in self.bound:
             n = self.fn.namer.fresh(base)
             self.parsed.bound[n] = obj
@@ -227,16 +226,51 @@ class _Rewrite(gast.NodeTransformer):
         target = self.callee(node.func)
         if target is None:
             node.func = self.visit(node.func)
+            self.hold_made_arguments(node)
             return node
         function, receiver, base = target
         runs = function
-        made = self.layout_of(node.func.value) if isinstance(node.func, gast.Attribute) else None
-        if receiver is not None and isinstance(made, object_args.Layout) and made.made:
-            runs = _on_instance(function, made.cls)
+        made = self.layout_of(receiver) if receiver is not None else None
+        if isinstance(made, object_args.Layout) and made.made:
+            # where the call is not differentiated, the method runs on an instance
+            receiver_param = next(iter(inspect.signature(function).parameters))
+            runs = instances.with_instances(function, ((receiver_param, made.cls, made),))
         node.func = gast.copy_location(name(self.bind(function, base, runs)), node.func)
         if receiver is not None:
             node.args.insert(0, self.visit(receiver))
         return node
+
+    def hold_made_arguments(self, node):
+        """A call of a function of the user's given an object made in the function:
+        where the call is not differentiated, it runs on an instance holding the
+        fields of the dict the object is built as (``instances.with_instances``)."""
+        if not _chain(node.func) or not any(
+            self.made(a) for a in [*node.args, *(k.value for k in node.keywords)]
+        ):
+            return
+        function = self.parsed.resolve(node.func)
+        if not inspect.isfunction(function):
+            return
+        try:
+            bound = inspect.signature(function).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords}
+            )
+        except TypeError:
+            return  # (the call's own error, where it runs)
+        made = tuple(
+            (p, lay.cls, lay)
+            for p, arg in bound.arguments.items()
+            if isinstance(arg, gast.AST) and (lay := self.made(arg)) is not None
+        )
+        if made:
+            runs = instances.with_instances(function, made)
+            held = self.bind(function, function.__name__, runs, tuple(p for p, _, _ in made))
+            node.func = gast.copy_location(name(held), node.func)
+
+    def made(self, node):
+        """The layout of the object made in the function that ``node`` names, or None."""
+        lay = self.locals.get(node.id) if isinstance(node, gast.Name) else None
+        return lay if isinstance(lay, object_args.Layout) and lay.made else None
 
     def callee(self, func):
         """``(function, receiver or None, readable name)`` for a call of a method, a
@@ -283,23 +317,6 @@ class _Rewrite(gast.NodeTransformer):
             )
             new = gast.Attribute(value=sg, attr=node.attr, ctx=gast.Load())
         return gast.copy_location(new, node)
-
-
-def _on_instance(method, cls):
-    """``method`` of ``cls`` as the generated code calls it where the call is not
-    differentiated: its receiver, an object made in the function, is held as the dict
-    of its fields, so the method (which may call other methods) runs on an instance of
-    ``cls`` holding those fields, made without ``__init__``."""
-
-    @functools.wraps(method)
-    def call(receiver, *args, **kwargs):
-        if type(receiver) is dict:
-            fields, receiver = receiver, cls.__new__(cls)
-            for k, v in fields.items():
-                object.__setattr__(receiver, k, v)
-        return method(receiver, *args, **kwargs)
-
-    return call
 
 
 def _class_attribute(parsed, bind, node, lay):
@@ -471,14 +488,17 @@ def _stored(tree):
     }
 
 
-def passed(fn, ctx, arguments) -> tuple:
+def passed(fn, ctx, arguments, made=()) -> tuple:
     """``(callee parameter, Layout)`` for the arguments of a call that are objects of a
     known class: a parameter of the caller's with a layout, a field of one (through the
-    temporary A-normal form made of it), or a global object."""
+    temporary A-normal form made of it), a global object, or one of ``made`` (what
+    ``instances.unwrapped`` gives: objects made in the caller, in a gradient read
+    again)."""
     layouts = dict(ctx.classes)
+    held = {p: lay for p, _, lay in made}
     out = []
     for pname, node in arguments.items():
-        lay = _argument_layout(fn, layouts, node)
+        lay = _argument_layout(fn, layouts, node) or held.get(pname)
         if lay is not None:
             out.append((pname, lay))
     return tuple(out)

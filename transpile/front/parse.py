@@ -30,6 +30,7 @@ from transpile.core.errors import TranspileError, UndefinedName
 from transpile.core.ir import MISSING
 from transpile.core.nodes import descendants, function_def, name_nodes
 from transpile.front import lambda_source, varargs
+from transpile_runtime import instances
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,7 @@ def run(func) -> Parsed:
 
 
 def _run(func):
+    func, _ = instances.unwrapped(func)  # a function given objects made in its caller
     if not inspect.isfunction(func):
         raise _source_error(func, "it is not a Python function")
     if func.__code__.co_name == "<lambda>":

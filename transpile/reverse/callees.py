@@ -19,10 +19,12 @@ from transpile.core.errors import TranspileError, at
 from transpile.core.ir import MISSING
 from transpile.core.nodes import all_stmts
 from transpile.front import bound_functions, higher, objects, parse, varargs
+from transpile_runtime import instances
 
 
 def differentiate(fn, ctx, call, callee, stmt, act):
     """``(fwd_name, bwd_name, differentiated parameter names, argument nodes)``."""
+    callee, made = instances.unwrapped(callee)
     sig = inspect.signature(callee)
     try:
         bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
@@ -63,7 +65,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         sequences=sequences,
         functions=functions_passed(fn, callee, arguments),
         varargs=count,
-        classes=objects.passed(fn, ctx, arguments),
+        classes=objects.passed(fn, ctx, arguments, made),
     )
     if id(gen) not in fn.callee_names:
         fwd_name, bwd_name = _bind_pair(fn, ctx, gen, tree.name)

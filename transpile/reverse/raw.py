@@ -264,10 +264,24 @@ class _Reverse:
     def active_assignment(self, s, match, target):
         """The primal statement and adjoint block of an active ``target = value``: one
         method per kind of match."""
+        if _pops(s.value):
+            return self.popped(s, target)
         handler = getattr(self, f"adjoint_{match.kind}", None)
         if handler is None:
             raise self.no_rule(s, match)
         return handler(s, match, target)
+
+    def popped(self, s, target):
+        """``g = items.pop()`` (a gradient read again pops its items' adjoints): the
+        adjoint puts ``g``'s back at the end of ``items``'s, where the backward sweep
+        reaches it, the mirror of ``append``."""
+        base = s.value.func.value.id
+        append = gast.Call(
+            func=gast.Attribute(value=name(self.d(base)), attr="append", ctx=gast.Load()),
+            args=[name(self.d(target))],
+            keywords=[],
+        )
+        return [s], [gast.Expr(value=append)]
 
     def no_rule(self, s, match):
         """The error for an active operation without a rule, in the user's terms."""
@@ -596,6 +610,18 @@ class _Reverse:
         if varied_item:
             return [s], [comment(_line(self.ctx, s), s), _accumulate(self.d(item.id), pop)]
         return [s], [gast.Expr(value=pop)]
+
+
+def _pops(value):
+    """Whether ``value`` is ``items.pop()``."""
+    return (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Attribute)
+        and isinstance(value.func.value, gast.Name)
+        and value.func.attr == "pop"
+        and not value.args
+        and not value.keywords
+    )
 
 
 def _accumulate(target: str, value, op=None):

@@ -122,7 +122,7 @@ def _sequences(fn, tree):
 
 def _container_names(fn, tree):
     """Names that may hold lists, tuples or dicts: their adjoints add with ops.add."""
-    names = set(tree.subscripted)
+    names, passed = set(tree.subscripted), set()
     for n in tree.to_names:
         v = n.value
         match = fn.activity.matches.get(id(n))
@@ -132,6 +132,13 @@ def _container_names(fn, tree):
             # the result, and every argument: a callee's adjoint of a dict is a dict
             names.add(n.targets[0].id)
             names |= {a.id for a in match.operands if isinstance(a, gast.Name)}
+            passed |= {a.id for a in match.operands if isinstance(a, gast.Name)}
+    # the items of a tuple passed to a callee (the tangents a jvp is given, `(self_dot,
+    # z_dot)`): each may be a dict or a list (an object's tangent), as the callee's
+    # adjoint of it is
+    for n in tree.to_names:
+        if n.targets[0].id in passed and isinstance(n.value, (gast.List, gast.Tuple)):
+            names |= {e.id for e in n.value.elts if isinstance(e, gast.Name)}
     return _through_copies(tree, names | _sequences(fn, tree), fn.parsed.resolve)
 
 

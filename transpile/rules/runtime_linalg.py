@@ -19,7 +19,7 @@ import numpy as np
 
 from transpile.core.template import d, t
 from transpile.rules.declare import VARIES, rule
-from transpile_runtime import ops
+from transpile_runtime import forward_ops, ops
 
 
 @rule(ops.solve_rhs_adjoint, shape=VARIES, fresh=True)
@@ -81,6 +81,27 @@ def uncholesky(r, g, y, _upper=False):  # linear in g; y, the factor, through it
     d[y] += ops.uncholesky_factor_adjoint(d[r], g, y, _upper)
     t[r] += ops.uncholesky(t[g], y, _upper)
     t[r] += ops.uncholesky_factor_tangent(g, t[y], y, _upper)
+
+
+# Tangents of linear algebra (``forward_ops``), reversed: a gradient through a loop's tape
+# differentiated again is reverse over forward (``through_tape``). Each tangent is
+# linear in the argument's tangent, and its adjoint there is the first-order adjoint.
+
+
+@rule(forward_ops.slogdet, shape=VARIES, fresh=True)
+def slogdet_tangent(r, _y, a, ta):  # (0, trace(a^-1 ta))
+    d[ta] += ops.unslogdet(d[r], a)
+    d[a] += ops.unslogdet_slope(d[r], ta, a)
+    t[r] += forward_ops.slogdet(_y, a, t[ta])
+    t[r] += forward_ops.slogdet(_y, a, -(t[a] @ np.linalg.solve(a, ta)))
+
+
+@rule(forward_ops.cholesky, shape=VARIES, fresh=True)
+def cholesky_tangent(r, y, ta, _upper=False):  # L Phi(L^-1 ta L^-T) = uncholesky's adjoint
+    d[ta] += ops.uncholesky(d[r], y, _upper)
+    d[y] += ops.uncholesky_factor_adjoint(ta, d[r], y, _upper)
+    t[r] += forward_ops.cholesky(y, t[ta], _upper)
+    t[r] += forward_ops.cholesky_factor(y, t[y], ta, _upper)
 
 
 # Products: the adjoint of one operand is linear in the cotangent and in the other
