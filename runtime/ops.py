@@ -415,6 +415,16 @@ def _broadcast_shapes(shapes):
 
 
 @helper(fresh=True)
+def except_clause(exception, *types):
+    """The number (from 1) of the first except clause whose types ``exception`` is an
+    instance of: the handler Python runs, for a try statement with several."""
+    for i, kinds in enumerate(types, 1):
+        if isinstance(exception, kinds):
+            return i
+    raise exception  # not reached: the clause that called this caught only ``types``
+
+
+@helper(fresh=True)
 def shape_of(x):
     """What a loop records of a value its adjoint reads only for its shape: the shape
     of a numpy array or a number; for an array of another library, a stand-in with

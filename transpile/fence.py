@@ -10,13 +10,11 @@ refused too).
 
 import gast
 
-from transpile import inplace
+from transpile import exceptions, inplace
 from transpile.errors import at
 from transpile.nodes import descendants
 
 _STATEMENTS = {
-    gast.Try: ("try/except", "move the try/except outside the differentiated function"),
-    gast.With: ("with", "move the `with` block outside the differentiated function"),
     gast.AsyncWith: ("async with", "differentiate a plain synchronous function"),
     gast.AsyncFor: ("async for", "differentiate a plain synchronous function"),
     gast.AsyncFunctionDef: ("async def", "differentiate a plain synchronous function"),
@@ -34,6 +32,7 @@ _EXPRESSIONS = {
     gast.NamedExpr: ("an assignment expression (:=)", "assign on a separate line"),
 }
 _MATCH = getattr(gast, "Match", None)
+_TRY_STAR = getattr(gast, "TryStar", None)
 
 
 def stage(fn, ctx):
@@ -69,12 +68,21 @@ def _check(parsed, root):
         kind = type(node)
         if kind is gast.With and grad_hook(parsed, node) is not None:
             continue
+        if kind in (gast.Try, gast.With):
+            exceptions.check(parsed, node)
         if kind in _STATEMENTS:
             what, hint = _STATEMENTS[kind]
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
         if kind in _EXPRESSIONS:
             what, hint = _EXPRESSIONS[kind]
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
+        if _TRY_STAR is not None and kind is _TRY_STAR:
+            raise at(
+                parsed,
+                node,
+                "except* (exception groups) is not supported in a differentiated function",
+                "catch the group outside the differentiated function",
+            )
         if _MATCH is not None and kind is _MATCH:
             raise at(
                 parsed,

@@ -29,8 +29,9 @@ import numpy as np
 
 from transpile import callees, objects, parse, printer, recursion, user_rules, varargs, views
 from transpile.errors import at
+from transpile.exceptions import is_attempt
 from transpile.ir import COMMENT, Output
-from transpile.nodes import assign, clone, const, descendants, name
+from transpile.nodes import assign, clone, const, descendants, name, stores
 from transpile.rules import blocked_operands
 from transpile.template import expand_forward
 
@@ -132,9 +133,27 @@ class _Forward:
     # blocks --------------------------------------------------------------------------
     def block(self, stmts):
         out = []
-        for s in stmts:
-            out.extend(self.stmt(s))
+        for i, s in enumerate(stmts):
+            if i and is_attempt(stmts[i - 1], s):
+                out.extend(self.attempt(s))
+            else:
+                out.extend(self.stmt(s))
         return out
+
+    def attempt(self, s):
+        """The block of a lowered try (``exceptions``): its own lines inside it, their
+        tangents after it, run where it completed (a tangent's error is not the user's
+        exception to catch)."""
+        lines = self.block(s.orelse)
+        primal = {n for b in s.orelse for n in stores(b)}
+        inside = [b for b in lines if set(stores(b)) & primal or _effect(b)]
+        after = [b for b in lines if not any(b is c for c in inside)]
+        inside = inside or [gast.Pass()]
+        attempt = gast.copy_location(gast.If(test=s.test, body=s.body, orelse=inside), s)
+        if not after:
+            return [attempt]
+        then = gast.If(test=clone(s.test), body=[gast.Pass()], orelse=after)
+        return [attempt, gast.copy_location(then, s)]
 
     def stmt(self, s):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
@@ -517,6 +536,13 @@ def _called(value):
     if isinstance(value, gast.Attribute):
         return f"the attribute .{value.attr}"
     return printer.expression(value)
+
+
+def _effect(s):
+    """A call for its effect (not a comment)."""
+    return isinstance(s, gast.Expr) and not (
+        isinstance(s.value, gast.Constant) and str(s.value.value).startswith(COMMENT)
+    )
 
 
 def _line(parsed, node):

@@ -794,6 +794,24 @@ class _Analysis:
         other = self.block(s.orelse, st)
         return _join([then, other])
 
+    def stmt_Try(self, s, st):
+        """An except clause may start from any point of the try block: from the join of
+        the states there (the block is straight-line, ``exceptions.check``)."""
+        states = [st.copy()]
+        for b in s.body:
+            states.append(self.stmt(b, states[-1].copy()) if states[-1] is not None else None)
+        entry = _join(states)
+        ends = [self.block(h.body, entry.copy()) for h in s.handlers]
+        done = states[-1]
+        ends.append(self.block(s.orelse, done) if done is not None else None)
+        after = _join(ends)
+        return self.block(s.finalbody, after) if after is not None else None
+
+    def stmt_With(self, s, st):
+        for item in s.items:
+            self.expr(item.context_expr, st)
+        return self.block(s.body, st)
+
     def stmt_While(self, s, st):
         head = st
         while True:

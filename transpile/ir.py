@@ -22,6 +22,13 @@ ZERO = "__zero__"
 RESTORE = "__restore__"
 COMMENT = "__comment__ "
 GRAD_HOOK = "__grad_hook__"  # __grad_hook__(x, "dx", "<block>"): insert_grad_of's block
+# try/except and with, lowered (``exceptions``) and printed back (``regions``):
+TRY = "__try__"  # caught = __try__(k, E1, ...): the branch after it is try block k
+CAUGHT = "__exception__"  # e = __exception__(k): what an except clause of try k caught
+WITH = "__with__"  # [x =] __with__(k, cm): region k runs inside ``with cm [as x]``
+REGION = "__region__"  # __region__(k): region k is a try block whose finally clause ...
+FINALLY = "__finally__"  # __finally__(k): ... starts here
+END = "__end__"  # __end__(k): region k ends here
 
 
 class Annotation(enum.Enum):

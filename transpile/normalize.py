@@ -39,8 +39,18 @@ import gast
 
 from transpile import desugar, dict_loops, fence, lower, printer, rename
 from transpile.errors import at
-from transpile.ir import GRAD_HOOK, Annotation, annotation
-from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
+from transpile.ir import GRAD_HOOK, TRY, Annotation, annotation
+from transpile.nodes import (
+    assign,
+    call,
+    calls_marker,
+    clone,
+    const,
+    contains_jump,
+    descendants,
+    is_atom,
+    name,
+)
 from transpile.parse import MISSING
 from transpile_runtime import ops
 
@@ -77,6 +87,9 @@ class _Normalizer:
             elif isinstance(n, gast.FunctionDef) and n is not parsed.tree:
                 self.bindings[n.name] = self.bindings.get(n.name, 0) + 1
         self.values = desugar.used_as_values(parsed.tree, self._is_map)
+        self.caught = {  # the names of lowered try statements (``exceptions``)
+            n.targets[0].id for n in walked if isinstance(n, gast.Assign) and calls_marker(n, TRY)
+        }
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
@@ -513,6 +526,8 @@ class _Normalizer:
         comparison is made a bool too: of lazy arrays (dask) it is an array, which
         every test would compute again, in the primal and once more in the adjoint;
         ``not`` gives a bool already."""
+        if isinstance(node, gast.Name) and node.id in self.caught:
+            return node  # set by its try statement: the adjoint reads it after the try
         test = self.atom(node, pre)
         made = pre[-1] if pre and isinstance(test, gast.Name) else None
         decided = (

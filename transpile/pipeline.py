@@ -34,6 +34,7 @@ from transpile import (
     deadcode,
     dispatch,
     emit,
+    exceptions,
     fence,
     fixed_shapes,
     forward,
@@ -49,6 +50,7 @@ from transpile import (
     progress,
     record,
     recursion,
+    regions,
     reverse,
     seeding,
     shapes,
@@ -74,6 +76,7 @@ STAGES = (
     Stage("parse", parse.stage, "read the source; refuse a decorated or changed function"),
     Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
     Stage("names", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
+    Stage("exceptions", exceptions.stage, "try/except and with made branches and marked regions"),
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
     Stage("anf", normalize.stage, "single exit, one operation per line, jumps lowered, renames"),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
@@ -101,6 +104,7 @@ STAGES = (
     Stage("ownership", ownership.stage, "returned gradients own their arrays, or are copied"),
     Stage("specializable", fixed_shapes.stage, "whether shape variants can be made, from what"),
     Stage("inline", inline.stage, "temporaries used once printed where they are used"),
+    Stage("regions", regions.stage, "the marked regions printed back as try and with blocks"),
     # back end
     Stage("final", emit.stage, "source printed and compiled"),
     Stage("entry", dispatch.stage, "the entry: checks per call, routes to shape variants"),
@@ -111,7 +115,7 @@ STAGE_NAMES = tuple(s.name for s in STAGES)
 FORWARD_STAGES = (
     *STAGES[: STAGE_NAMES.index("aliasing") + 1],
     Stage("tangents", forward.stage, "the function, each active line followed by its tangent"),
-    *(s for s in STAGES if s.name in ("dead", "tidy", "inline", "final")),
+    *(s for s in STAGES if s.name in ("dead", "tidy", "inline", "regions", "final")),
 )
 
 
