@@ -9,6 +9,7 @@ import itertools
 import math
 import numbers
 from collections import namedtuple
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -780,8 +781,9 @@ def keys(d):
 
 @helper(passes=True)
 def iterated(seq):
-    """What ``for item in seq`` goes over, indexable: a dict's keys, else ``seq``."""
-    return list(seq) if isinstance(seq, dict) else seq
+    """What ``for item in seq`` goes over, indexable: a dict's keys, the items of an
+    iterator (a generator, a ``zip`` or ``map`` object), else ``seq``."""
+    return list(seq) if isinstance(seq, (dict, Iterator)) else seq
 
 
 @helper(passes=True)

@@ -10,7 +10,7 @@ refused too).
 
 import gast
 
-from transpile import exceptions, inplace
+from transpile import exceptions, generators, inplace
 from transpile.errors import at
 from transpile.nodes import descendants
 
@@ -56,12 +56,14 @@ def run(parsed, helper=False) -> None:
             "in a differentiated function",
             "use plain positional parameters (with defaults if needed)",
         )
+    yields = generators.own_yields(tree)
+    allowed = generators.check(parsed, yields) if yields else set()
     for stmt in tree.body:
-        _check(parsed, stmt)
+        _check(parsed, stmt, allowed)
     inplace.check(parsed, helper)
 
 
-def _check(parsed, root):
+def _check(parsed, root, allowed=frozenset()):
     for node in descendants(root):
         if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
             continue  # anything goes inside stop_gradient(...): it is never differentiated
@@ -73,7 +75,7 @@ def _check(parsed, root):
         if kind in _STATEMENTS:
             what, hint = _STATEMENTS[kind]
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
-        if kind in _EXPRESSIONS:
+        if kind in _EXPRESSIONS and id(node) not in allowed:
             what, hint = _EXPRESSIONS[kind]
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
         if _TRY_STAR is not None and kind is _TRY_STAR:

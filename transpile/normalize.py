@@ -274,6 +274,40 @@ class _Normalizer:
             columns.append(gast.Call(func=name("tuple"), args=[column], keywords=[]))
         return _loc(gast.Tuple(elts=columns, ctx=gast.Load()), value)
 
+    def _transposed(self, node):
+        """``zip(*rows)`` read as a value (``pairs = zip(*rows)``, ``list(zip(*rows))``,
+        ``for a, b in zip(*rows)``), as the items it gives: ``[tuple([row[j] for row in
+        rows]) for j in range(min([len(row) for row in rows], default=0))]``; None for any
+        other expression."""
+        if not (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and self.parsed.resolve(node.func) is builtins.zip
+            and len(node.args) == 1
+            and isinstance(node.args[0], gast.Starred)
+            and not node.keywords
+        ):
+            return None
+        rows = node.args[0].value
+        row, j = desugar.unused_name("row", rows), desugar.unused_name("j", rows)
+
+        def over_rows(elt):
+            store = name(row, gast.Store())
+            gen = gast.comprehension(target=store, iter=clone(rows), ifs=[], is_async=0)
+            return gast.ListComp(elt=elt, generators=[gen])
+
+        item = gast.Subscript(value=name(row), slice=name(j), ctx=gast.Load())
+        column = gast.Call(func=name("tuple"), args=[over_rows(item)], keywords=[])
+        lengths = over_rows(gast.Call(func=name("len"), args=[name(row)], keywords=[]))
+        shortest = gast.Call(
+            func=name("min"),
+            args=[lengths],
+            keywords=[gast.keyword(arg="default", value=const(0))],
+        )
+        count = gast.Call(func=name("range"), args=[shortest], keywords=[])
+        gen = gast.comprehension(target=name(j, gast.Store()), iter=count, ifs=[], is_async=0)
+        return _loc(gast.ListComp(elt=column, generators=[gen]), node)
+
     def _gather_starred(self, target, value, origin):
         """``a, *rest = x, y, z`` as ``a, rest = x, [y, z]``: ``target`` with its starred
         name, and ``value`` (a display, edited) with the items it takes as a list."""
@@ -439,6 +473,9 @@ class _Normalizer:
                 raise at(self.parsed, origin, "unpack enumerate(...) as `for i, x in ...`")
             length, elems = self._elements(it.args[0], target.elts[1], index, pre, origin)
             return length, [(target.elts[0], name(index))] + elems
+        transposed = self._transposed(it)
+        if transposed is not None:
+            return self._sequence_elements(transposed, target, index, pre, origin)
         if _is_call_to(self.parsed, it, builtins.zip):
             if not (isinstance(target, gast.Tuple) and len(target.elts) == len(it.args)):
                 raise at(self.parsed, origin, "unpack zip(...) into one name per sequence")
@@ -620,6 +657,9 @@ class _Normalizer:
         return result
 
     def expr_Call(self, node, pre):
+        transposed = self._transposed(node)
+        if transposed is not None:
+            return self.expr(transposed, pre, top=True)
         view = dict_loops.view(self.parsed, node)
         if view is not None and isinstance(view[0], gast.Name):
             return self.expr(self._view_list(*view, node, pre), pre, top=True)

@@ -45,8 +45,7 @@ def stage(fn, ctx):
                     s,
                     "a branch or loop (from a conditional expression, a call inlined or a "
                     "sum over a sequence) inside a try block",
-                    "compute it before the try, or in a function of yours called in the "
-                    "try block",
+                    "compute it before the try, or in a function of yours called in the try block",
                 )
     wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
     primal, adjoint, pushed = run(
@@ -124,8 +123,7 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
             inner = {
                 n.id
                 for n in name_nodes(s)
-                if isinstance(n, gast.Name)
-                and (isinstance(n.ctx, gast.Store) or id(s) in hoisted)
+                if isinstance(n, gast.Name) and (isinstance(n.ctx, gast.Store) or id(s) in hoisted)
             }
             for n in sorted((inner & pushed) - defined):
                 unset = (
@@ -341,10 +339,7 @@ def attempts(primal):
     """The blocks of the lowered try statements in ``primal``: what raises there."""
     found = []
     blocks = [primal] + [
-        b
-        for s in all_stmts(primal)
-        if isinstance(s, _BLOCKS)
-        for b in (s.body, s.orelse)
+        b for s in all_stmts(primal) if isinstance(s, _BLOCKS) for b in (s.body, s.orelse)
     ]
     for block in blocks:
         for head, s in itertools.pairwise(block):
