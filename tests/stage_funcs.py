@@ -50,7 +50,9 @@ def pass_at_the_end(x):
 
 
 def uses_with(x):
-    with np.errstate(all="ignore"):  # refused
+    with np.errstate(all="ignore"):
+        if x[0] > 0.0:
+            return np.sum(x)  # refused
         y = np.log(x)
     return np.sum(y)
 
@@ -306,3 +308,19 @@ def loop_copy(x):
 def value_and_aux(x):
     h = np.tanh(x)
     return np.sum(h), h
+
+
+def pairs(v):
+    for i in range(0, v.shape[0], 2):
+        yield v[i], v[i + 1]
+
+
+def factored(S, y):
+    try:
+        L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError as err:
+        print(err)
+        L = np.linalg.cholesky(S + np.eye(2))
+    with np.errstate(divide="ignore"):
+        r = np.linalg.solve(L, y)
+    return np.sum(r * r)

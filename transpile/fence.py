@@ -37,14 +37,20 @@ _TRY_STAR = getattr(gast, "TryStar", None)
 
 def stage(fn, ctx):
     """Refuse what cannot be differentiated, before anything is rewritten."""
-    run(fn.parsed, helper=ctx.mode in ("split", "tangent"))
+    called = ctx.mode in ("split", "tangent")
+    helper = called and not ctx.updates_followed
+    fn.updates_followed = run(fn.parsed, helper=helper, called=called)
     return fn
 
 
-def run(parsed, helper=False) -> None:
-    """Raise TranspileError for the first unsupported construct in ``parsed.tree``.
+def run(parsed, helper=False, called=True) -> frozenset:
+    """Raise TranspileError for the first unsupported construct in ``parsed.tree``;
+    return the user functions it calls whose in-place updates of their parameters
+    ``inplace`` followed (``inplace.check``).
 
-    ``helper``: ``parsed`` is a user function called by the one being differentiated.
+    ``helper``: ``parsed`` is a user function called by the one being differentiated,
+    whose caller did not follow its updates of its parameters: those are refused.
+    ``called``: it is called by the function differentiated (a generator may be).
     """
     tree = parsed.tree
     args = tree.args
@@ -57,10 +63,17 @@ def run(parsed, helper=False) -> None:
             "use plain positional parameters (with defaults if needed)",
         )
     yields = generators.own_yields(tree)
+    if yields and not called:
+        raise at(
+            parsed,
+            yields[0],
+            "yield is not supported in the function differentiated (a generator)",
+            "differentiate a function that consumes it (`sum(gen(x))`, `for v in gen(x)`)",
+        )
     allowed = generators.check(parsed, yields) if yields else set()
     for stmt in tree.body:
         _check(parsed, stmt, allowed)
-    inplace.check(parsed, helper)
+    return inplace.check(parsed, helper)
 
 
 def _check(parsed, root, allowed=frozenset()):

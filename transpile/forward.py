@@ -318,6 +318,7 @@ class _Forward:
             varargs=count,
             classes=objects.passed(self.fn, self.ctx, arguments),  # self.helper(x) inside
             functions=callees.functions_passed(self.fn, callee, arguments),
+            updates_followed=callee in self.fn.updates_followed,
         )
         if all(g is not gen for g in self.fn.callees):
             self.fn.callees.append(gen)

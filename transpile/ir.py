@@ -76,6 +76,9 @@ class Context:
     classes: tuple = ()  # (parameter, object_args.Layout): user objects passed (objects)
     fuse: bool = False  # shape variants evaluate elementwise chains with numexpr (fuse)
     has_aux: bool = False  # the function returns (value, aux): value is differentiated
+    # a callee whose caller followed its in-place updates of its parameters (the
+    # caller's own arrays, read no more there): ``fence`` lets it make them
+    updates_followed: bool = False
 
 
 @dataclass
@@ -129,6 +132,9 @@ class Function:
     callee_names: dict = field(default_factory=dict)  # id(Generated) -> (fwd, bwd) names
     cuts: tuple = ()  # cuts.Unreached of the wrt parameters with no path to the output
     objects: dict = field(default_factory=dict)  # local name -> Layout of its object (objects)
+    # the user functions called whose in-place updates of their parameters ``fence``
+    # followed here (``inplace``): their transpilations may make them
+    updates_followed: frozenset = frozenset()
     generated: object = None  # pipeline.Generated, once compiled
 
     @property

@@ -145,6 +145,7 @@ def transpile(
     fuse=False,
     has_aux=False,
     verbose=0,
+    updates_followed=False,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -171,6 +172,7 @@ def transpile(
         classes,
         bool(fuse),
         bool(has_aux),
+        bool(updates_followed),
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
@@ -194,6 +196,7 @@ def transpile(
         classes=tuple(classes),
         fuse=bool(fuse),
         has_aux=bool(has_aux),
+        updates_followed=bool(updates_followed),
     )
     steps = progress.Progress(
         f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))
