@@ -107,6 +107,8 @@ def _check_try(parsed, node):
     for i, h in enumerate(node.handlers):
         if h.type is None and i != len(node.handlers) - 1:
             raise at(parsed, h, "a bare `except:` before other except clauses")
+    if not node.handlers:
+        return  # try/finally: the block runs to its end, or the exception leaves
     assigned = set()
     for k, s in enumerate(node.body):
         if not isinstance(s, _SIMPLE) and not (
@@ -294,6 +296,8 @@ class _Lowering:
         return starts + body + ends + ([returned] if returned else [])
 
     def try_statement(self, s):
+        if not s.handlers:  # try/finally: nothing is caught, no branch
+            return self.finally_region(s, self.block(s.body))
         k = self.region()
         caught = self.namer.fresh("caught")
         types = [h.type if h.type is not None else name("BaseException") for h in s.handlers]
@@ -313,6 +317,9 @@ class _Lowering:
         lowered = [head, attempt, *branches]
         if not s.finalbody:
             return lowered
+        return self.finally_region(s, lowered)
+
+    def finally_region(self, s, lowered):
         f = self.region()
         return [
             self.marker(REGION, [const(f)], s),
