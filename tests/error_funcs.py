@@ -173,7 +173,7 @@ def helper_with_try(z):
     try:
         y = z * 2.0
     finally:
-        return y  # ERR
+        return y  # noqa: B012  # ERR
 
 
 def calls_helper_with_try(x):

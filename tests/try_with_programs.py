@@ -57,7 +57,12 @@ def gp_evidence(theta, X, y):
     finally:
         n = X.shape[0]
     alpha = np.linalg.solve(L, y)
-    return 0.5 * alpha @ alpha + np.sum(np.log(np.diag(L))) + 0.5 * n * np.log(2 * np.pi) + 0.0 * len(note)
+    return (
+        0.5 * alpha @ alpha
+        + np.sum(np.log(np.diag(L)))
+        + 0.5 * n * np.log(2 * np.pi)
+        + 0.0 * len(note)
+    )
 
 
 def signed_roots(x):
