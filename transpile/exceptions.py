@@ -177,22 +177,11 @@ def _check_exposed(parsed, node):
     """A name that a statement of the try block assigns before a later one raises holds
     the new value in Python; the handler sees the old one restored. Refuse where the
     handler, or anything after it, may read it."""
-    tree = parsed.tree
     for k, s in enumerate(node.body[:-1]):
         for x in _stored(s):
-            if node.handlers and all(_killed(h.body, x) for h in node.handlers):
+            if all(_killed(h.body, x) for h in node.handlers):
                 continue
-            later = {id(n) for t in node.body[k + 1 :] for n in descendants(t)}
-            reads = [
-                n
-                for n in descendants(tree)
-                if isinstance(n, gast.Name)
-                and n.id == x
-                and isinstance(n.ctx, gast.Load)
-                and id(n) not in later
-                and not any(n is m for t in node.orelse for m in descendants(t))
-            ]
-            if reads:
+            if _read_where_caught(parsed.tree, node, k, x):
                 raise at(
                     parsed,
                     s,
@@ -201,6 +190,19 @@ def _check_exposed(parsed, node):
                     f"assign `{x}` in every except clause too, or move this line into the "
                     "`else:` clause",
                 )
+
+
+def _read_where_caught(tree, node, k, x):
+    """Whether the function may read ``x`` other than in the lines of the try block
+    after its ``k``-th and in the ``else:`` clause (which run only where it completed)."""
+    safe = {id(n) for t in (*node.body[k + 1 :], *node.orelse) for n in descendants(t)}
+    return any(
+        isinstance(n, gast.Name)
+        and n.id == x
+        and isinstance(n.ctx, gast.Load)
+        and id(n) not in safe
+        for n in descendants(tree)
+    )
 
 
 def _killed(block, x):

@@ -31,8 +31,13 @@ _EXPRESSIONS = {
     gast.Await: ("await", "differentiate a plain synchronous function"),
     gast.NamedExpr: ("an assignment expression (:=)", "assign on a separate line"),
 }
-_MATCH = getattr(gast, "Match", None)
-_TRY_STAR = getattr(gast, "TryStar", None)
+if hasattr(gast, "Match"):
+    _STATEMENTS[gast.Match] = ("match", "use if/elif/else")
+if hasattr(gast, "TryStar"):
+    _STATEMENTS[gast.TryStar] = (
+        "except* (exception groups)",
+        "catch the group outside the differentiated function",
+    )
 
 
 def stage(fn, ctx):
@@ -91,20 +96,6 @@ def _check(parsed, root, allowed=frozenset()):
         if kind in _EXPRESSIONS and id(node) not in allowed:
             what, hint = _EXPRESSIONS[kind]
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
-        if _TRY_STAR is not None and kind is _TRY_STAR:
-            raise at(
-                parsed,
-                node,
-                "except* (exception groups) is not supported in a differentiated function",
-                "catch the group outside the differentiated function",
-            )
-        if _MATCH is not None and kind is _MATCH:
-            raise at(
-                parsed,
-                node,
-                "match is not supported in a differentiated function",
-                "use if/elif/else",
-            )
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
             raise at(
                 parsed,

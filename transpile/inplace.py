@@ -405,6 +405,21 @@ def _outside(obj):
     return obj[0] in ("free", "stale")
 
 
+def _users_array_error(aug, n, callee, func, p):
+    """A helper ``func`` updates in place, by ``aug``, the array its caller received."""
+    op, rhs = _OPS.get(type(aug.op), "?"), _unparse(aug.value)
+    which = f"parameter `{n}`" if n == p else f"parameter `{p}` (`{n}` shares its array)"
+    return at(
+        callee,
+        aug,
+        f"`{n} {op}= {rhs}` in {func}() updates in place the array the caller passed as "
+        f"{which}: numpy changes the caller's array as well, while the derivative would "
+        f"treat the update as a new value local to {func}()",
+        f"write `{n} = {n} {op} {rhs}` to make a new array (rebinding leaves the caller's "
+        "array alone)",
+    )
+
+
 def _summary_of(callee):
     """``summary``'s tuple for an analysed user function (see ``_Analysis.summary``)."""
     direct, items = callee.returned, callee.returned_items
@@ -816,22 +831,14 @@ class _Analysis:
         call returns is bound after)."""
         aug, n, callee = update
         if self.raising and any(_param_of(o) or _outside(o) and o[0] != "stale" for o in objs):
-            op, rhs = _OPS.get(type(aug.op), "?"), _unparse(aug.value)
-            which = f"parameter `{n}`" if n == p else f"parameter `{p}` (`{n}` shares its array)"
-            raise at(
-                callee,
-                aug,
-                f"`{n} {op}= {rhs}` in {func.__name__}() updates in place the array the "
-                f"caller passed as {which}: numpy changes the caller's array as well, while "
-                f"the derivative would treat the update as a new value local to "
-                f"{func.__name__}()",
-                f"write `{n} = {n} {op} {rhs}` to make a new array (rebinding leaves the "
-                "caller's array alone)",
-            )
+            raise _users_array_error(aug, n, callee, func.__name__, p)
         if self.raising:
             self.followed.add(func)
         self.updates[(id(e), p)] = (aug, n, callee, func.__name__, p)
-        stale = ("stale", (id(e), p))
+        self.make_stale(objs, ("stale", (id(e), p)), st)
+
+    def make_stale(self, objs, stale, st):
+        """Every reference to ``objs`` of this function now reaches ``stale``."""
         for o in objs:
             for name in self.env_refs.get(o, ()):
                 refs = st.env.get(name)

@@ -406,6 +406,11 @@ def _same_code(a, b):
     # equal bytes (the usual case) need no disassembly
     if a.co_code != b.co_code and _instructions(a) != _instructions(b):
         return False
+    return _same_constants(a, b)
+
+
+def _same_constants(a, b):
+    """The same constants; a docstring may differ in the indentation of its lines."""
     if len(a.co_consts) != len(b.co_consts):
         return False
     for i, (x, y) in enumerate(zip(a.co_consts, b.co_consts)):
