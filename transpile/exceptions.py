@@ -304,22 +304,37 @@ class _Lowering:
         caught = self.namer.fresh("caught")
         types = [h.type if h.type is not None else name("BaseException") for h in s.handlers]
         head = assign(caught, call(name(TRY), [const(k), *types], s), s)
-        attempt = gast.copy_location(
-            gast.If(test=name(caught), body=[gast.Pass()], orelse=self.block(s.body)), s
-        )
-        branches = self.block(s.orelse)
+        block = self.block(s.body)
+        if block and isinstance(block[-1], (gast.Return, gast.Raise)):
+            # the block ends the function (or raises): where it raised, the handlers run,
+            # and the else clause never does; so every path of the branch ends
+            handlers = self.handlers(s, k, caught, None)
+            attempt = gast.If(test=name(caught), body=handlers, orelse=block)
+            lowered = [head, gast.copy_location(attempt, s)]
+        else:
+            attempt = gast.If(test=name(caught), body=[gast.Pass()], orelse=block)
+            branches = self.handlers(s, k, caught, self.block(s.orelse))
+            lowered = [head, gast.copy_location(attempt, s), *branches]
+        if not s.finalbody:
+            return lowered
+        return self.finally_region(s, lowered)
+
+    def handlers(self, s, k, caught, otherwise):
+        """The except clauses as a branch on ``caught`` (``otherwise``: where none ran);
+        with ``otherwise`` None (none is reached then), the last clause is the else."""
+        branches = otherwise
         for i in reversed(range(len(s.handlers))):
             h = s.handlers[i]
             body = self.handler(h, k)
+            if branches is None:
+                branches = body
+                continue
             if len(s.handlers) == 1:
                 test = name(caught)
             else:
                 test = gast.Compare(left=name(caught), ops=[gast.Eq()], comparators=[const(i + 1)])
             branches = [gast.copy_location(gast.If(test=test, body=body, orelse=branches), h)]
-        lowered = [head, attempt, *branches]
-        if not s.finalbody:
-            return lowered
-        return self.finally_region(s, lowered)
+        return branches
 
     def finally_region(self, s, lowered):
         f = self.region()
