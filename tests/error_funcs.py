@@ -14,15 +14,18 @@ import numpy as np
 
 
 def uses_try(x):
-    try:  # ERR
-        y = x * 2.0
+    try:
+        for _ in range(2):  # ERR
+            x = x * 2.0
     except ValueError:
-        y = x
-    return np.sum(y)
+        pass
+    return np.sum(x)
 
 
 def uses_with(x):
-    with open(__file__):  # ERR
+    with open(__file__):
+        if np.sum(x) > 0.0:
+            return np.sum(x)  # ERR
         y = x * 2.0
     return np.sum(y)
 
@@ -167,10 +170,10 @@ def writes_argument_view(x):
 
 
 def helper_with_try(z):
-    try:  # ERR
-        return z * 2.0
-    except ValueError:
-        return z
+    try:
+        y = z * 2.0
+    finally:
+        return y  # noqa: B012  # ERR
 
 
 def calls_helper_with_try(x):

@@ -50,7 +50,9 @@ def pass_at_the_end(x):
 
 
 def uses_with(x):
-    with np.errstate(all="ignore"):  # refused
+    with np.errstate(all="ignore"):
+        if x[0] > 0.0:
+            return np.sum(x)  # refused
         y = np.log(x)
     return np.sum(y)
 
@@ -346,3 +348,31 @@ def makes_an_object(x):
     """An object made in the function: its method call is rewritten (``objects``)."""
     s = Scale(2.0)
     return np.sum(s.apply(x) ** 2)
+
+
+def pairs(v):
+    for i in range(0, v.shape[0], 2):
+        yield v[i], v[i + 1]
+
+
+def factored(S, y):
+    try:
+        L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError as err:
+        print(err)
+        L = np.linalg.cholesky(S + np.eye(2))
+    with np.errstate(divide="ignore"):
+        r = np.linalg.solve(L, y)
+    return np.sum(r * r)
+
+
+def _halve(v):
+    v *= 0.5
+    return v
+
+
+def halves_in_a_helper(x):
+    """A helper's in-place update of an array the caller made, followed (``fence``)."""
+    v = x * 2.0
+    v = _halve(v)
+    return np.sum(v * v)

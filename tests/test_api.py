@@ -524,11 +524,11 @@ def test_cli_reports_transpile_error(tmp_path):
     path = tmp_path / "cli_bad.py"
     path.write_text(
         "import numpy as np\n\ndef f(x):\n    try:\n        return np.sum(x)\n"
-        "    except ValueError:\n        return 0.0\n"
+        "    finally:\n        return 0.0\n"
     )
     done = run_cli(f"{path}:f")
     assert done.returncode != 0
-    assert f"{path}:4" in done.stderr
+    assert f"{path}:5" in done.stderr  # the return in a try statement with finally
     assert "Traceback" not in done.stderr
 
 

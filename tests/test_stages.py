@@ -47,8 +47,8 @@ def built(func, stage, wrt=(0,), mode="grad", sequences=frozenset()):
     return pipeline.run(ctx, until=stage)
 
 
-def dump(func, stage, wrt=(0,)):
-    return pipeline.dump(func, wrt, stage)
+def dump(func, stage, wrt=(0,), mode="grad"):
+    return pipeline.dump(func, wrt, stage, mode=mode)
 
 
 def golden(text):
@@ -253,10 +253,10 @@ def test_higher_makes_a_gradients_add_at_a_new_array_and_leaves_user_code_alone(
 
 def test_fence_refuses_unsupported_syntax_at_its_line():
     built(S.uses_with, "parse")
-    with pytest.raises(TranspileError, match="with is not supported") as info:
+    with pytest.raises(TranspileError, match="inside a `with` block") as info:
         built(S.uses_with, "fence")
     assert info.value.filename == str(FUNCS)
-    assert info.value.lineno == line_of(S.uses_with, "with np.errstate")
+    assert info.value.lineno == line_of(S.uses_with, "return np.sum(x)  # refused")
 
 
 def test_fence_refuses_an_in_place_update_another_name_sees():
@@ -1254,8 +1254,9 @@ def _differs(value, default):
         (S.value_and_aux, "value_and_grad", {"has_aux": True}),
         (S.makes_an_object, "vjp", {}),
         (S.calls, "jvp", {}),
+        (S.halves_in_a_helper, "grad", {}),
     ],
-    ids=["calls", "rows", "has_aux", "object-vjp", "calls-jvp"],
+    ids=["calls", "rows", "has_aux", "object-vjp", "calls-jvp", "updates-followed"],
 )
 def test_each_fact_is_made_by_the_stage_it_names(func, mode, options):
     declared = {f.name: f.metadata["made_by"] for f in dataclasses.fields(Function)}
@@ -1279,8 +1280,74 @@ def test_every_fact_is_documented_and_seen_made():
         (S.rows, "grad", {}),
         (S.value_and_aux, "value_and_grad", {"has_aux": True}),
         (S.makes_an_object, "vjp", {}),
+        (S.halves_in_a_helper, "grad", {}),
     ]:
         seen.update(_facts_first_set(func, mode, **options))
     for f in dataclasses.fields(Function):
         assert f.metadata["what"] and f.metadata["read_by"], f.name
     assert set(seen) == {f.name for f in dataclasses.fields(Function)} - {"cuts"}
+
+
+# generators, exceptions, regions
+
+
+def test_generators_makes_a_generators_yields_appends_to_the_list_it_returns():
+    assert dump(S.pairs, "generators", mode="split") == golden(
+        """
+        def pairs(v):
+            items = []
+            for i in range(0, v.shape[0], 2):
+                items.append((v[i], v[i + 1]))
+            return items
+        """
+    )
+
+
+def test_exceptions_makes_a_try_a_branch_on_the_clause_that_ran_and_marks_a_with():
+    assert dump(S.factored, "exceptions") == golden(
+        """
+        def factored(S, y):
+            caught = __try__(1, np.linalg.LinAlgError)
+            if caught:
+                pass
+            else:
+                L = np.linalg.cholesky(S)
+            if caught:
+                err = __exception__(1)
+                print(err)
+                L = np.linalg.cholesky(S + np.eye(2))
+            __with__(2, np.errstate(divide='ignore'))
+            r = np.linalg.solve(L, y)
+            __end__(2)
+            return np.sum(r * r)
+        """
+    )
+
+
+def test_regions_prints_the_markers_back_as_try_and_with_statements():
+    before = dump(S.factored, "inline")
+    assert "__try__(1, np.linalg.LinAlgError)" in before and "__end__(2)" in before
+    after = dump(S.factored, "regions")
+    assert "__" not in after.replace("__zero__", "")
+    assert (
+        textwrap.indent(
+            golden(
+                """
+            try:
+                L = np.linalg.cholesky(S)
+            except np.linalg.LinAlgError as exception:
+                caught = 1
+                err = exception
+                L = L_old_1
+            else:
+                caught = 0
+            if caught:
+                print(err)
+            """
+            ),
+            "    ",
+        )
+        in after
+    )
+    with_block = "    with np.errstate(divide='ignore'):\n        r = np.linalg.solve(L, y)\n"
+    assert with_block in after

@@ -205,6 +205,12 @@ def calls_updating_helper(x):
     return np.sum(y * z)
 
 
+def rebinds_after_updating_helper(x):
+    y = x * 1.0
+    y = helper_updates_parameter(y)
+    return np.sum(y * x)
+
+
 def helper_updates_parameter_alias(a, b):
     c = b
     c += a  # ERR
@@ -238,6 +244,8 @@ def test_fence_refuses_a_parameter_update_only_in_a_helper():
     with pytest.raises(TranspileError) as info:
         fence.run(parse.run(helper_updates_parameter), helper=True)
     assert_located(info.value, helper_updates_parameter)
+    # a caller whose array it is, and which reads it no more, follows the update
+    assert fence.run(parse.run(rebinds_after_updating_helper)) == {helper_updates_parameter}
 
 
 # --------------------------------------------------------------------------

@@ -24,7 +24,17 @@ import gast
 
 from transpile.analysis import activity, aliasing, cuts, kinds
 from transpile.backend import dispatch, fixed_shapes, specialize
-from transpile.cleanup import copies, deadcode, inline, ownership, shapes, signs, tidy, zeros
+from transpile.cleanup import (
+    copies,
+    deadcode,
+    inline,
+    ownership,
+    regions,
+    shapes,
+    signs,
+    tidy,
+    zeros,
+)
 from transpile.core import (
     assumptions,
     emit,
@@ -42,7 +52,9 @@ from transpile.forward import tangents as forward
 from transpile.front import (
     auxiliary,
     bound_functions,
+    exceptions,
     fence,
+    generators,
     higher,
     naming,
     normalize,
@@ -71,6 +83,8 @@ STAGES = (
     Stage("higher", higher.stage, "a gradient read again: its ops.add_at makes a new array"),
     Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
     Stage("naming", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
+    Stage("generators", generators.stage, "a generator's yields made appends to a list it returns"),
+    Stage("exceptions", exceptions.stage, "try/except and with made branches and marked regions"),
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
     Stage(
         "normalize", normalize.stage, "single exit, one operation per line, jumps lowered, renames"
@@ -100,6 +114,7 @@ STAGES = (
     Stage("ownership", ownership.stage, "returned gradients own their arrays, or are copied"),
     Stage("fixed_shapes", fixed_shapes.stage, "whether shape variants can be made, from what"),
     Stage("inline", inline.stage, "temporaries used once printed where they are used"),
+    Stage("regions", regions.stage, "the marked regions printed back as try and with blocks"),
     # back end
     Stage("emit", emit.stage, "source printed and compiled"),
     Stage("dispatch", dispatch.stage, "the entry: checks per call, routes to shape variants"),
@@ -110,7 +125,7 @@ STAGE_NAMES = tuple(s.name for s in STAGES)
 FORWARD_STAGES = (
     *STAGES[: STAGE_NAMES.index("aliasing") + 1],
     Stage("tangents", forward.stage, "the function, each active line followed by its tangent"),
-    *(s for s in STAGES if s.name in ("deadcode", "tidy", "inline", "emit")),
+    *(s for s in STAGES if s.name in ("deadcode", "tidy", "inline", "regions", "emit")),
 )
 
 # a shape variant (made by the entry, ``dispatch``, on a signature's second call): the
@@ -153,6 +168,7 @@ def transpile(
     fuse=False,
     has_aux=False,
     verbose=0,
+    updates_followed=False,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -179,6 +195,7 @@ def transpile(
         classes,
         bool(fuse),
         bool(has_aux),
+        bool(updates_followed),
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
@@ -202,6 +219,7 @@ def transpile(
         classes=tuple(classes),
         fuse=bool(fuse),
         has_aux=bool(has_aux),
+        updates_followed=bool(updates_followed),
     )
     steps = progress.Progress(
         f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))

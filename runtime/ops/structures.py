@@ -6,6 +6,8 @@ scaling, a tuple with one entry replaced (``replaced``); the dict helpers of a t
 loops, and ``UNSET``, a loop temporary before its first write.
 """
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from .. import backend
@@ -128,8 +130,9 @@ def keys(d):
 
 @helper(passes=True)
 def iterated(seq):
-    """What ``for item in seq`` goes over, indexable: a dict's keys, else ``seq``."""
-    return list(seq) if isinstance(seq, dict) else seq
+    """What ``for item in seq`` goes over, indexable: a dict's keys, the items of an
+    iterator (a generator, a ``zip`` or ``map`` object), else ``seq``."""
+    return list(seq) if isinstance(seq, (dict, Iterator)) else seq
 
 
 @helper(passes=True)
@@ -186,3 +189,13 @@ def like(g, x):
         items = [like(a, b) for a, b in zip(g, x)]
         return tuple(items) if isinstance(x, tuple) else items
     return g
+
+
+@helper(fresh=True)
+def except_clause(exception, *types):
+    """The number (from 1) of the first except clause whose types ``exception`` is an
+    instance of: the handler Python runs, for a try statement with several."""
+    for i, kinds in enumerate(types, 1):
+        if isinstance(exception, kinds):
+            return i
+    raise exception  # not reached: the clause that called this caught only ``types``

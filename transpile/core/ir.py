@@ -23,6 +23,13 @@ RESTORE = "__restore__"
 COMMENT = "__comment__ "
 GRAD_HOOK = "__grad_hook__"  # __grad_hook__(x, "dx", "<block>"): insert_grad_of's block
 MISSING = object()  # what a name resolves to when it denotes nothing (a local, unknown)
+# try/except and with, lowered (``exceptions``) and printed back (``regions``):
+TRY = "__try__"  # caught = __try__(k, E1, ...): the branch after it is try block k
+CAUGHT = "__exception__"  # e = __exception__(k): what an except clause of try k caught
+WITH = "__with__"  # [x =] __with__(k, cm): region k runs inside ``with cm [as x]``
+REGION = "__region__"  # __region__(k): region k is a try block whose finally clause ...
+FINALLY = "__finally__"  # __finally__(k): ... starts here
+END = "__end__"  # __end__(k): region k ends here
 
 
 class Annotation(enum.Enum):
@@ -71,6 +78,9 @@ class Context:
     fuse: bool = False  # shape variants evaluate elementwise chains with numexpr (fuse)
     has_aux: bool = False  # the function returns (value, aux): value is differentiated
     variant_stages: tuple = ()  # pipeline.VARIANT_STAGES, run by the entry (dispatch)
+    # a callee whose caller followed its in-place updates of its parameters (the
+    # caller's own arrays, read no more there): ``fence`` lets it make them
+    updates_followed: bool = False
 
 
 @dataclass
@@ -194,6 +204,13 @@ class Function:
     )
     objects: dict = fact(
         dict, "objects", "raw, tangents", "local name -> object_args.Layout of the object it holds"
+    )
+    updates_followed: frozenset = fact(
+        frozenset,
+        "fence",
+        "callees, tangents",
+        "the user functions called whose in-place updates of their parameters fence "
+        "followed here (inplace): their transpilations may make them",
     )
     generated: object = fact(
         None, "emit", "dispatch, pipeline", "ir.Generated: the compiled function and its source"

@@ -313,6 +313,30 @@ def _while(s, indent, lines):
     _else(s.orelse, indent, lines)
 
 
+def _try(s, indent, lines):
+    lines.append(f"{indent}try:")
+    _block(s.body, indent + "    ", lines)
+    for h in s.handlers:
+        caught = "" if h.type is None else " " + expression(h.type)
+        held = "" if h.name is None else " as " + expression(h.name)
+        lines.append(f"{indent}except{caught}{held}:")
+        _block(h.body, indent + "    ", lines)
+    _else(s.orelse, indent, lines)
+    if s.finalbody:
+        lines.append(f"{indent}finally:")
+        _block(s.finalbody, indent + "    ", lines)
+
+
+def _with(s, indent, lines):
+    items = ", ".join(
+        expression(i.context_expr)
+        + ("" if i.optional_vars is None else " as " + expression(i.optional_vars))
+        for i in s.items
+    )
+    lines.append(f"{indent}with {items}:")
+    _block(s.body, indent + "    ", lines)
+
+
 def _else(orelse, indent, lines):
     if orelse:
         lines.append(f"{indent}else:")
@@ -376,5 +400,7 @@ _STATEMENTS = {
     gast.If: _if,
     gast.For: _for,
     gast.While: _while,
+    gast.Try: _try,
+    gast.With: _with,
     gast.FunctionDef: _function,
 }

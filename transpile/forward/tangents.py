@@ -31,9 +31,10 @@ from transpile.analysis import views
 from transpile.core import printer, recursion
 from transpile.core.errors import at
 from transpile.core.ir import COMMENT, Output
-from transpile.core.nodes import assign, clone, const, descendants, name
+from transpile.core.nodes import assign, clone, const, descendants, name, stores
 from transpile.core.template import expand_forward
 from transpile.front import objects, parse, varargs
+from transpile.front.exceptions import is_attempt
 from transpile.reverse import callees
 from transpile.rules import blocked_operands, user_rules
 from transpile_runtime import instances
@@ -136,9 +137,27 @@ class _Forward:
     # blocks --------------------------------------------------------------------------
     def block(self, stmts):
         out = []
-        for s in stmts:
-            out.extend(self.stmt(s))
+        for i, s in enumerate(stmts):
+            if i and is_attempt(stmts[i - 1], s):
+                out.extend(self.attempt(s))
+            else:
+                out.extend(self.stmt(s))
         return out
+
+    def attempt(self, s):
+        """The block of a lowered try (``exceptions``): its own lines inside it, their
+        tangents after it, run where it completed (a tangent's error is not the user's
+        exception to catch)."""
+        lines = self.block(s.orelse)
+        primal = {n for b in s.orelse for n in stores(b)}
+        inside = [b for b in lines if set(stores(b)) & primal or _effect(b)]
+        after = [b for b in lines if not any(b is c for c in inside)]
+        inside = inside or [gast.Pass()]
+        attempt = gast.copy_location(gast.If(test=s.test, body=s.body, orelse=inside), s)
+        if not after:
+            return [attempt]
+        then = gast.If(test=clone(s.test), body=[gast.Pass()], orelse=after)
+        return [attempt, gast.copy_location(then, s)]
 
     def stmt(self, s):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Subscript):
@@ -305,6 +324,7 @@ class _Forward:
             varargs=count,
             classes=objects.passed(self.fn, self.ctx, arguments, made),  # self.helper(x) inside
             functions=callees.functions_passed(self.fn, callee, arguments),
+            updates_followed=callee in self.fn.updates_followed,
         )
         if all(g is not gen for g in self.fn.callees):
             self.fn.callees.append(gen)
@@ -551,6 +571,13 @@ def _called(value):
     if isinstance(value, gast.Attribute):
         return f"the attribute .{value.attr}"
     return printer.expression(value)
+
+
+def _effect(s):
+    """A call for its effect (not a comment)."""
+    return isinstance(s, gast.Expr) and not (
+        isinstance(s.value, gast.Constant) and str(s.value.value).startswith(COMMENT)
+    )
 
 
 def _line(parsed, node):

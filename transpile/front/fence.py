@@ -15,14 +15,15 @@ import gast
 
 from transpile.core.errors import at
 from transpile.core.nodes import descendants
-from transpile.front import inplace
+from transpile.front import exceptions, generators, inplace
 from transpile_runtime import insert_grad_of, stop_gradient
 
-# what the front end lowers (``normalize`` and its lowerings): every other type is refused
+# what the front end lowers (``normalize`` and its lowerings, ``exceptions``): every
+# other type is refused (a ``yield`` only where ``generators`` makes it an append)
 ACCEPTED_STATEMENTS = frozenset(
     (gast.AnnAssign, gast.Assert, gast.Assign, gast.AugAssign, gast.Break, gast.Continue)
     + (gast.Expr, gast.For, gast.FunctionDef, gast.If, gast.Pass, gast.Raise, gast.Return)
-    + (gast.While,)
+    + (gast.Try, gast.While, gast.With)
 )
 ACCEPTED_EXPRESSIONS = frozenset(
     (gast.Attribute, gast.BinOp, gast.BoolOp, gast.Call, gast.Compare, gast.Constant)
@@ -31,8 +32,6 @@ ACCEPTED_EXPRESSIONS = frozenset(
     + (gast.Starred, gast.Subscript, gast.Tuple, gast.UnaryOp)
 )
 _STATEMENTS = {
-    gast.Try: ("try/except", "move the try/except outside the differentiated function"),
-    gast.With: ("with", "move the `with` block outside the differentiated function"),
     gast.AsyncWith: ("async with", "differentiate a plain synchronous function"),
     gast.AsyncFor: ("async for", "differentiate a plain synchronous function"),
     gast.AsyncFunctionDef: ("async def", "differentiate a plain synchronous function"),
@@ -60,14 +59,20 @@ _REFUSED = {k: v for k, v in {**_STATEMENTS, **_EXPRESSIONS}.items() if k is not
 
 def stage(fn, ctx):
     """Refuse what cannot be differentiated, before anything is rewritten."""
-    run(fn.parsed, helper=ctx.mode in ("split", "tangent"))
+    called = ctx.mode in ("split", "tangent")
+    helper = called and not ctx.updates_followed
+    fn.updates_followed = run(fn.parsed, helper=helper, called=called)
     return fn
 
 
-def run(parsed, helper=False) -> None:
-    """Raise TranspileError for the first unsupported construct in ``parsed.tree``.
+def run(parsed, helper=False, called=True) -> frozenset:
+    """Raise TranspileError for the first unsupported construct in ``parsed.tree``;
+    return the user functions it calls whose in-place updates of their parameters
+    ``inplace`` followed (``inplace.check``).
 
-    ``helper``: ``parsed`` is a user function called by the one being differentiated.
+    ``helper``: ``parsed`` is a user function called by the one being differentiated,
+    whose caller did not follow its updates of its parameters: those are refused.
+    ``called``: it is called by the function differentiated (a generator may be).
     """
     tree = parsed.tree
     args = tree.args
@@ -79,19 +84,30 @@ def run(parsed, helper=False) -> None:
             "in a differentiated function",
             "use plain positional parameters (with defaults if needed)",
         )
+    yields = generators.own_yields(tree)
+    if yields and not called:
+        raise at(
+            parsed,
+            yields[0],
+            "yield is not supported in the function differentiated (a generator)",
+            "differentiate a function that consumes it (`sum(gen(x))`, `for v in gen(x)`)",
+        )
+    allowed = generators.check(parsed, yields) if yields else set()
     for stmt in tree.body:
-        _check(parsed, stmt)
-    inplace.check(parsed, helper)
+        _check(parsed, stmt, allowed)
+    return inplace.check(parsed, helper)
 
 
-def _check(parsed, root):
+def _check(parsed, root, allowed=frozenset()):
     for node in descendants(root):
         if isinstance(node, gast.Call) and _is_stop_gradient(parsed, node.func):
             continue  # anything goes inside stop_gradient(...): it is never differentiated
         kind = type(node)
         if kind is gast.With and grad_hook(parsed, node) is not None:
             continue
-        if _refused(node):
+        if kind in (gast.Try, gast.With):
+            exceptions.check(parsed, node)
+        if _refused(node) and id(node) not in allowed:
             what, hint = _REFUSED.get(kind, (kind.__name__, None))
             raise at(parsed, node, f"{what} is not supported in a differentiated function", hint)
         if isinstance(node, (gast.For, gast.While)) and node.orelse:

@@ -40,6 +40,7 @@ all. Updates by other means than augmented assignment (``np.add(a, b, out=a)``,
 """
 
 import builtins
+import dis
 import inspect
 
 import gast
@@ -287,15 +288,39 @@ _CONTAINER_BUILTINS = frozenset(
 )
 
 
-def check(parsed, is_helper: bool) -> None:
-    """Raise TranspileError for an augmented assignment whose in-place update is seen.
+def check(parsed, is_helper: bool) -> frozenset:
+    """Raise TranspileError for an augmented assignment whose in-place update is seen;
+    return the user functions called whose updates of their parameters were followed
+    here (a call updating the function's own array, read no more afterwards).
 
     ``parsed.tree`` is the user's ``FunctionDef`` before normalization. With
     ``is_helper``, an update of an array the caller passed in is refused too.
     """
-    if not any(isinstance(node, gast.AugAssign) for node in descendants(parsed.tree)):
-        return  # nothing updates in place here (a helper's own updates are checked there)
-    _Analysis(parsed, is_helper, raising=True, summaries={}).run()
+    nodes = descendants(parsed.tree)
+    if not any(isinstance(node, gast.AugAssign) for node in nodes) and not _calls_updating(
+        parsed, nodes
+    ):
+        return frozenset()  # nothing updates in place here or in what it calls
+    analysis = _Analysis(parsed, is_helper, raising=True, summaries={})
+    analysis.run()
+    return frozenset(analysis.followed)
+
+
+def _calls_updating(parsed, nodes):
+    """Whether a function of the user's that ``nodes`` call has an augmented assignment
+    (read from its code: ``+=`` compiles to an in-place operation)."""
+    for node in nodes:
+        if isinstance(node, gast.Call):
+            func = parsed.resolve(node.func)
+            if inspect.isfunction(func) and _library(func) is None and _updates(func.__code__):
+                return True
+    return False
+
+
+def _updates(code):
+    return any(
+        i.opname == "BINARY_OP" and i.argrepr.endswith("=") for i in dis.get_instructions(code)
+    )
 
 
 class _State:
@@ -381,6 +406,21 @@ def _outside(obj):
     return obj[0] in ("free", "stale")
 
 
+def _users_array_error(aug, n, callee, func, p):
+    """A helper ``func`` updates in place, by ``aug``, the array its caller received."""
+    op, rhs = _OPS.get(type(aug.op), "?"), _unparse(aug.value)
+    which = f"parameter `{n}`" if n == p else f"parameter `{p}` (`{n}` shares its array)"
+    return at(
+        callee,
+        aug,
+        f"`{n} {op}= {rhs}` in {func}() updates in place the array the caller passed as "
+        f"{which}: numpy changes the caller's array as well, while the derivative would "
+        f"treat the update as a new value local to {func}()",
+        f"write `{n} = {n} {op} {rhs}` to make a new array (rebinding leaves the caller's "
+        "array alone)",
+    )
+
+
 def _summary_of(callee):
     """``summary``'s tuple for an analysed user function (see ``_Analysis.summary``)."""
     direct, items = callee.returned, callee.returned_items
@@ -389,7 +429,11 @@ def _summary_of(callee):
     escapes = any(_outside(o) for o in direct | items)
     fresh = [o for o in direct if o[0] in ("site", "old")]
     holds = bool(held) or any(o[1] in callee.holders for o in fresh)
-    return (same, held, escapes, bool(fresh), holds, _stores_on_return(callee))
+    updates = {p: (*u, callee.parsed) for p, u in callee.param_updates.items()}
+    # a tuple or list made there (``return vx, vy``): its items are what it holds
+    container = bool(fresh) and all(o[1] in callee.containers for o in fresh)
+    stores = _stores_on_return(callee)
+    return (same, held, escapes, bool(fresh), holds, stores, updates, container)
 
 
 def _stores_on_return(callee):
@@ -448,6 +492,8 @@ class _Analysis:
         self.returned = EMPTY  # the objects a return statement may return
         self.returned_items = EMPTY  # ... and those they may hold
         self.exit_states = []  # states at the returns (for what parameters hold after)
+        self.param_updates = {}  # parameter -> (update, name) changing its array in place
+        self.followed = set()  # user functions whose updates of their parameters were followed
         self.made_in_loop = {}  # id(statement in a loop) -> ids of the nodes it evaluates
         for node in descendants(self.tree):
             if isinstance(node, (gast.For, gast.While)):
@@ -577,9 +623,29 @@ class _Analysis:
         stale = [o for o in self.elements(objs, st) if o[0] == "stale"]
         if not stale or not self.raising:
             return
-        aug, target = min((self.updates[o[1]] for o in stale), key=lambda u: u[0].lineno)
+        update = min((self.updates[o[1]] for o in stale), key=lambda u: u[0].lineno)
         shares = any(o[0] == "stale" for o in objs)
+        if len(update) > 2:  # made by a function of the user's called here
+            raise self.helper_alias_error(update, label, node, shares)
+        aug, target = update
         raise self.alias_error(aug, target, label, node, shares, loop)
+
+    def helper_alias_error(self, update, m, read, shares):
+        aug, n, callee, func, p = update
+        op, rhs = _OPS.get(type(aug.op), "?"), _unparse(aug.value)
+        which = f"parameter `{n}`" if n == p else f"parameter `{p}` (`{n}` shares its array)"
+        line = getattr(read, "lineno", 0) + self.parsed.line_offset
+        how = "shares" if shares else "holds"
+        return at(
+            callee,
+            aug,
+            f"`{n} {op}= {rhs}` in {func}() updates in place the array the caller passed as "
+            f"{which}, and `{m}` {how} that array and is read afterwards "
+            f"({self.parsed.filename}:{line}): numpy changes `{m}` as well, while the "
+            f"derivative would treat the update as a new value local to {func}()",
+            f"write `{n} = {n} {op} {rhs}` in {func}() to make a new array, or bind what "
+            f"{func}() returns instead of reading `{m}` again",
+        )
 
     def alias_error(self, aug, n, m, read, shares, loop=False):
         op = _OPS.get(type(aug.op), "?")
@@ -740,6 +806,10 @@ class _Analysis:
 
     def updated(self, s, n, objs, st, keep=EMPTY):
         """``objs`` (reached through name ``n``) are updated in place by ``s``."""
+        for o in objs:
+            p = _param_of(o)
+            if p is not None:
+                self.param_updates.setdefault(p, (s, n))
         if self.raising:
             self.refuse_escape(s, n, objs)
         self.updates[id(s)] = (s, n)
@@ -753,6 +823,31 @@ class _Analysis:
             for holder in self.held_refs.get(o, ()):
                 refs = st.held.get(holder)
                 if holder not in keep and refs is not None and o in refs:
+                    self.hold(st, holder, (refs - objs) | {stale})
+
+    def updated_by_call(self, e, func, p, update, objs, st):
+        """The call ``e`` of ``func`` updates in place the arrays ``objs`` passed as its
+        parameter ``p``: refused if they are the caller's or module-level ones; else
+        every name of this function that reaches them is stale from here on (what the
+        call returns is bound after)."""
+        aug, n, callee = update
+        if self.raising and any(_param_of(o) or _outside(o) and o[0] != "stale" for o in objs):
+            raise _users_array_error(aug, n, callee, func.__name__, p)
+        if self.raising:
+            self.followed.add(func)
+        self.updates[(id(e), p)] = (aug, n, callee, func.__name__, p)
+        self.make_stale(objs, ("stale", (id(e), p)), st)
+
+    def make_stale(self, objs, stale, st):
+        """Every reference to ``objs`` of this function now reaches ``stale``."""
+        for o in objs:
+            for name in self.env_refs.get(o, ()):
+                refs = st.env.get(name)
+                if refs is not None and o in refs:
+                    self.put(st, name, (refs - objs) | {stale})
+            for holder in self.held_refs.get(o, ()):
+                refs = st.held.get(holder)
+                if refs is not None and o in refs and holder not in objs:
                     self.hold(st, holder, (refs - objs) | {stale})
 
     def refuse_escape(self, s, n, objs):
@@ -794,6 +889,24 @@ class _Analysis:
         then = self.block(s.body, st.copy())
         other = self.block(s.orelse, st)
         return _join([then, other])
+
+    def stmt_Try(self, s, st):
+        """An except clause may start from any point of the try block: from the join of
+        the states there (the block is straight-line, ``exceptions.check``)."""
+        states = [st.copy()]
+        for b in s.body:
+            states.append(self.stmt(b, states[-1].copy()) if states[-1] is not None else None)
+        entry = _join(states)
+        ends = [self.block(h.body, entry.copy()) for h in s.handlers]
+        done = states[-1]
+        ends.append(self.block(s.orelse, done) if done is not None else None)
+        after = _join(ends)
+        return self.block(s.finalbody, after) if after is not None else None
+
+    def stmt_With(self, s, st):
+        for item in s.items:
+            self.expr(item.context_expr, st)
+        return self.block(s.body, st)
 
     def stmt_While(self, s, st):
         head = st
@@ -1181,7 +1294,7 @@ class _Analysis:
         return summary
 
     def user_call(self, e, func, summary, by_node, every, st):
-        same, held, escapes, fresh, holds, stores = summary
+        same, held, escapes, fresh, holds, stores, updates, container = summary
         try:
             bound = inspect.signature(func).bind(*e.args, **{k.arg: k.value for k in e.keywords})
         except (TypeError, ValueError):
@@ -1204,8 +1317,11 @@ class _Analysis:
         for pname, sources in stores.items():  # hs.append(h) inside the callee
             self.store_into(of([pname]), of(sources), st)
         result = of(same)
+        passed = {pname: of([pname]) for pname in updates}  # before any is made stale
+        for pname, update in updates.items():  # vx -= ... inside the callee
+            self.updated_by_call(e, func, pname, update, passed[pname], st)
         if escapes:
             result |= self.unknown(("free", f"{func.__name__}()"), st)
         if fresh or held:
-            result |= self.alloc(e, st, holds=holds, held=of(held))
+            result |= self.alloc(e, st, holds=holds, held=of(held), container=container)
         return result

@@ -39,10 +39,11 @@ import gast
 
 from transpile.core import printer
 from transpile.core.errors import at
-from transpile.core.ir import GRAD_HOOK, MISSING, Annotation, annotation
+from transpile.core.ir import GRAD_HOOK, MISSING, TRY, Annotation, annotation
 from transpile.core.nodes import (
     assign,
     call,
+    calls_marker,
     clone,
     const,
     contains_jump,
@@ -86,6 +87,9 @@ class _Normalizer:
             elif isinstance(n, gast.FunctionDef) and n is not parsed.tree:
                 self.bindings[n.name] = self.bindings.get(n.name, 0) + 1
         self.values = desugar.used_as_values(parsed.tree, self._is_map)
+        self.caught = {  # the names of lowered try statements (``exceptions``)
+            n.targets[0].id for n in walked if isinstance(n, gast.Assign) and calls_marker(n, TRY)
+        }
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
@@ -270,6 +274,40 @@ class _Normalizer:
             columns.append(gast.Call(func=name("tuple"), args=[column], keywords=[]))
         return _loc(gast.Tuple(elts=columns, ctx=gast.Load()), value)
 
+    def _transposed(self, node):
+        """``zip(*rows)`` read as a value (``pairs = zip(*rows)``, ``list(zip(*rows))``,
+        ``for a, b in zip(*rows)``), as the items it gives: ``[tuple([row[j] for row in
+        rows]) for j in range(min([len(row) for row in rows], default=0))]``; None for any
+        other expression."""
+        if not (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and self.parsed.resolve(node.func) is builtins.zip
+            and len(node.args) == 1
+            and isinstance(node.args[0], gast.Starred)
+            and not node.keywords
+        ):
+            return None
+        rows = node.args[0].value
+        row, j = desugar.unused_name("row", rows), desugar.unused_name("j", rows)
+
+        def over_rows(elt):
+            store = name(row, gast.Store())
+            gen = gast.comprehension(target=store, iter=clone(rows), ifs=[], is_async=0)
+            return gast.ListComp(elt=elt, generators=[gen])
+
+        item = gast.Subscript(value=name(row), slice=name(j), ctx=gast.Load())
+        column = gast.Call(func=name("tuple"), args=[over_rows(item)], keywords=[])
+        lengths = over_rows(gast.Call(func=name("len"), args=[name(row)], keywords=[]))
+        shortest = gast.Call(
+            func=name("min"),
+            args=[lengths],
+            keywords=[gast.keyword(arg="default", value=const(0))],
+        )
+        count = gast.Call(func=name("range"), args=[shortest], keywords=[])
+        gen = gast.comprehension(target=name(j, gast.Store()), iter=count, ifs=[], is_async=0)
+        return _loc(gast.ListComp(elt=column, generators=[gen]), node)
+
     def _gather_starred(self, target, value, origin):
         """``a, *rest = x, y, z`` as ``a, rest = x, [y, z]``: ``target`` with its starred
         name, and ``value`` (a display, edited) with the items it takes as a list."""
@@ -435,6 +473,9 @@ class _Normalizer:
                 raise at(self.parsed, origin, "unpack enumerate(...) as `for i, x in ...`")
             length, elems = self._elements(it.args[0], target.elts[1], index, pre, origin)
             return length, [(target.elts[0], name(index))] + elems
+        transposed = self._transposed(it)
+        if transposed is not None:
+            return self._sequence_elements(transposed, target, index, pre, origin)
         if _is_call_to(self.parsed, it, builtins.zip):
             if not (isinstance(target, gast.Tuple) and len(target.elts) == len(it.args)):
                 raise at(self.parsed, origin, "unpack zip(...) into one name per sequence")
@@ -522,6 +563,8 @@ class _Normalizer:
         comparison is made a bool too: of lazy arrays (dask) it is an array, which
         every test would compute again, in the primal and once more in the adjoint;
         ``not`` gives a bool already."""
+        if isinstance(node, gast.Name) and node.id in self.caught:
+            return node  # set by its try statement: the adjoint reads it after the try
         test = self.atom(node, pre)
         made = pre[-1] if pre and isinstance(test, gast.Name) else None
         decided = (
@@ -614,6 +657,9 @@ class _Normalizer:
         return result
 
     def expr_Call(self, node, pre):
+        transposed = self._transposed(node)
+        if transposed is not None:
+            return self.expr(transposed, pre, top=True)
         view = dict_loops.view(self.parsed, node)
         if view is not None and isinstance(view[0], gast.Name):
             return self.expr(self._view_list(*view, node, pre), pre, top=True)

@@ -66,6 +66,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         functions=functions_passed(fn, callee, arguments),
         varargs=count,
         classes=objects.passed(fn, ctx, arguments, made),
+        updates_followed=callee in fn.updates_followed,
     )
     if id(gen) not in fn.callee_names:
         fwd_name, bwd_name = _bind_pair(fn, ctx, gen, tree.name)

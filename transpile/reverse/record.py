@@ -9,11 +9,14 @@ and the matching ``tape.push(...)`` before the write. An array that the adjoint
 reads only for its shape is recorded as its shape (``ops.shape_of``), never whole.
 """
 
+import itertools
+
 import gast
 
 from transpile.analysis import views
 from transpile.cleanup import shapes
 from transpile.core import fixpoint
+from transpile.core.errors import at
 from transpile.core.ir import RESTORE
 from transpile.core.nodes import (
     all_stmts,
@@ -27,6 +30,7 @@ from transpile.core.nodes import (
     name_nodes,
     stores,
 )
+from transpile.front.exceptions import is_attempt
 
 _BLOCKS = (gast.If, gast.For, gast.While)
 
@@ -35,6 +39,16 @@ def stage(fn, ctx):
     """Resolve the restore markers: what the adjoint reads back is pushed on the tape by
     the primal; names the adjoint reads that only a branch or loop binds start as None."""
     adjoint_names, names = fn.adjoint_names, fn.names
+    for block in attempts(fn.primal):
+        for s in block:
+            if isinstance(s, _BLOCKS):
+                raise at(
+                    fn.parsed,
+                    s,
+                    "a branch or loop (from a conditional expression, a call inlined or a "
+                    "sum over a sequence) inside a try block",
+                    "compute it before the try, or in a function of yours called in the try block",
+                )
     wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
     primal, adjoint, pushed = run(
         fn.primal,
@@ -96,21 +110,22 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
     # whole would keep every iteration's temporary alive until the sweep comes back
     # (``ops.shape_of`` keeps a Python number as it is, and an array of another
     # library as a stand-in of that library)
-    shape_only = _shape_only_reads(adjoint, ops)
+    shape_only = _shape_only_reads(adjoint, ops) - _attempted(primal)
     restores = _Restores(markers, needed, names, namer, dicts, _in_loops(primal), shape_only)
     adjoint = restores.convert(adjoint)
-    primal = _with_pushes(primal, restores.pushes)
+    hoisted = set()  # ids of the pushes before a lowered try's block
+    primal = _with_pushes(primal, restores.pushes, hoisted)
     pushed = restores.pushed
     # a value pushed before its first write in a loop must exist: start it as None (or,
     # when only its shape is recorded, as ops.UNSET, which has an empty shape)
     defined = set(params)
     out = []
     for s in primal:
-        if isinstance(s, (gast.If, gast.For, gast.While)):
+        if isinstance(s, (gast.If, gast.For, gast.While)) or id(s) in hoisted:
             inner = {
                 n.id
                 for n in name_nodes(s)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                if isinstance(n, gast.Name) and (isinstance(n.ctx, gast.Store) or id(s) in hoisted)
             }
             for n in sorted((inner & pushed) - defined):
                 unset = (
@@ -292,16 +307,54 @@ def free_loads(stmts, exclude):
     return loads - stores
 
 
-def _with_pushes(stmts, pushes):
-    """``stmts`` with the pushes recorded for each statement (by ``id``) before it."""
+def _with_pushes(stmts, pushes, hoisted):
+    """``stmts`` with the pushes recorded for each statement (by ``id``) before it. In
+    the block of a lowered try (the branch after ``caught = __try__(...)``), every push
+    comes before the branch, and the branch taken when the block raised pops them back: an
+    exception part-way leaves the tape, and the names the adjoint reads, as they were
+    before the block, whose adjoint does not run then."""
     out = []
-    for s in stmts:
+    for i, s in enumerate(stmts):
         out.extend(pushes.get(id(s), []))
-        if isinstance(s, (gast.If, gast.For, gast.While)):
-            s.body = _with_pushes(s.body, pushes)
-            s.orelse = _with_pushes(s.orelse, pushes)
+        if i and is_attempt(stmts[i - 1], s):
+            first = [p for b in s.orelse for p in pushes.pop(id(b), [])]
+            out.extend(first)
+            hoisted.update(map(id, first))
+            s.orelse = _with_pushes(s.orelse, pushes, hoisted)
+            undo = [_undo(p) for p in reversed(first)]
+            s.body = undo + _with_pushes(s.body, pushes, hoisted)
+        elif isinstance(s, (gast.If, gast.For, gast.While)):
+            s.body = _with_pushes(s.body, pushes, hoisted)
+            s.orelse = _with_pushes(s.orelse, pushes, hoisted)
         out.append(s)
     return out
+
+
+def attempts(primal):
+    """The blocks of the lowered try statements in ``primal``: what raises there."""
+    found = []
+    blocks = [primal] + [
+        b for s in all_stmts(primal) if isinstance(s, _BLOCKS) for b in (s.body, s.orelse)
+    ]
+    for block in blocks:
+        for head, s in itertools.pairwise(block):
+            if is_attempt(head, s):
+                found.append(s.orelse)
+    return found
+
+
+def _undo(push):
+    """The statement putting back what ``push`` recorded: ``x = tape.pop()`` for
+    ``tape.push(x)``, ``x = x_old`` for ``x_old = x``."""
+    if isinstance(push, gast.Assign):
+        return assign(push.value.id, name(push.targets[0].id), push)
+    return assign(push.value.args[0].id, _method_call(push.value.func.value.id, "pop", []), push)
+
+
+def _attempted(primal):
+    """The names bound in the blocks of lowered try statements: recorded whole, so that
+    a block that raised can be undone."""
+    return {n for block in attempts(primal) for b in block for n in stores(b)}
 
 
 def _add_loads(block, bound, loads):
