@@ -805,11 +805,15 @@ def keyword_only_helper(x, s):
     return np.sum(_scaled(x, k=s))
 
 
-# Found, not fixed (reported): a called helper with a keyword-only parameter is refused
-# at every entry point ("*args, **kwargs and keyword-only parameters are not supported
-# in a differentiated function"), while the README supports keyword arguments and
-# defaults and lists only **kwargs in the function given to grad under "Not yet"
-@pytest.mark.xfail(raises=TranspileError, strict=True, reason="unassigned: keyword-only")
-def test_helper_with_a_keyword_only_parameter():
+# Found, then fixed: a called helper with a keyword-only parameter was refused at every
+# entry point ("*args, **kwargs and keyword-only parameters are not supported in a
+# differentiated function"); it is now a plain parameter passed by keyword
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_helper_with_a_keyword_only_parameter(mode):
     x, s = np.array([0.1, 0.2, 0.3]), 0.5
-    np.testing.assert_allclose(grad(keyword_only_helper, wrt=1)(x, s), np.sum(x), rtol=1e-12)
+    for _ in range(2):
+        if mode == "grad":
+            got = grad(keyword_only_helper, wrt=1)(x, s)
+        else:
+            got = jvp(keyword_only_helper, wrt=1)(x, s, 1.0)[1]
+        np.testing.assert_allclose(got, np.sum(x), rtol=1e-12)

@@ -401,7 +401,7 @@ def _spread_arguments(callee, sig, bound):
             params.append(pname)
             if value is not inspect.Parameter.empty:
                 arguments[pname] = value
-    return params, arguments, varargs.Spread(count, keys) if keys else count
+    return params, arguments, varargs.spread_of(sig, count, keys)
 
 
 def _appends(s):

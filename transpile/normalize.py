@@ -37,7 +37,7 @@ import functools
 
 import gast
 
-from transpile import desugar, dict_loops, fence, lower, printer, rename
+from transpile import desugar, dict_loops, fence, keyword_spread, lower, printer, rename
 from transpile.errors import at
 from transpile.ir import GRAD_HOOK, Annotation, annotation
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
@@ -80,6 +80,8 @@ class _Normalizer:
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
+        self.dict_keys = {}  # a name bound once to a dict display of fixed keys -> them
+        self.mutated_dicts = keyword_spread.mutated(walked)
         self.inlining = []  # the local functions whose bodies are being inlined
 
     # statements -----------------------------------------------------------------
@@ -235,6 +237,10 @@ class _Normalizer:
             return pre  # x = x changes nothing
         if isinstance(value, gast.Tuple) and self.bindings.get(target, 0) == 1:
             self.tuple_lengths[target] = len(value.elts)
+        keys = keyword_spread.display_keys(value)
+        if keys is not None and self.bindings.get(target, 0) == 1:
+            if target not in self.mutated_dicts:
+                self.dict_keys[target] = keys
         return pre + [assign(target, value, s)]
 
     def _unzipped(self, target, value):
@@ -808,6 +814,7 @@ class _Normalizer:
 
     def call(self, node, pre):
         node = self._spread_known_tuples(node)
+        node = keyword_spread.spread(node, self.parsed, self.dict_keys)
         desugared = self.desugared_call(node, pre)
         if desugared is not None:
             return desugared

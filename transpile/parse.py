@@ -134,8 +134,7 @@ def assigned_names(tree) -> set:
 def stage(fn, ctx):
     """Read the source of ``ctx.func``."""
     fn.parsed = run(ctx.func)
-    if ctx.varargs is not None:
-        fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
+    fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
     fn.parsed.bound.update(ctx.functions)
     higher.prepare(fn.parsed, ctx.func)  # a gradient differentiated again
     refuse_undefined(fn.parsed)

@@ -1,0 +1,131 @@
+"""``f(x, **d)`` at a call site, made one keyword per key: ``f(x, w=d["w"], b=d["b"])``.
+
+The keys are known where ``d`` is a dict display (``f(x, **{"w": s})``), a name bound
+once to one whose keys nothing changes (as a spread ``**kwargs`` parameter is, see
+``varargs``), or, for a dict of unknown keys (a parameter), where the callee is a
+function whose signature says which keys the call must take: every parameter that
+the call does not fill otherwise, none of them with a default (which a key might or
+might not override) and no ``**kwargs`` of its own. Anything else is refused by name.
+"""
+
+import inspect
+
+import gast
+
+from transpile.errors import at
+from transpile.nodes import clone, const
+from transpile.parse import MISSING
+
+_MUTATORS = frozenset(("update", "pop", "popitem", "setdefault", "clear", "__setitem__"))
+
+
+def mutated(walked) -> set:
+    """The names of the dicts whose keys may change: written into (``d[k] = v``,
+    ``del d[k]``) or given to a method that adds or removes keys (``d.update``)."""
+    found = set()
+    for n in walked:
+        if (
+            isinstance(n, gast.Subscript)
+            and isinstance(n.ctx, (gast.Store, gast.Del))
+            and isinstance(n.value, gast.Name)
+        ):
+            found.add(n.value.id)
+        elif (
+            isinstance(n, gast.Attribute)
+            and n.attr in _MUTATORS
+            and isinstance(n.value, gast.Name)
+        ):
+            found.add(n.value.id)
+    return found
+
+
+def display_keys(value):
+    """The keys of the dict display ``value`` when all are strings, else None."""
+    if not isinstance(value, gast.Dict) or None in value.keys:
+        return None
+    if not all(isinstance(k, gast.Constant) and isinstance(k.value, str) for k in value.keys):
+        return None
+    return tuple(k.value for k in value.keys)
+
+
+def spread(node, parsed, dict_keys):
+    """``node`` (a call) with each ``**d`` made one keyword per key of ``d``;
+    ``dict_keys``: name -> the keys of the dict it is bound to, where known."""
+    if not any(k.arg is None for k in node.keywords):
+        return node
+    keywords = []
+    for kw in node.keywords:
+        if kw.arg is not None:
+            keywords.append(kw)
+            continue
+        keys = display_keys(kw.value)
+        if keys is not None:
+            keywords += [gast.keyword(arg=k, value=v) for k, v in zip(keys, kw.value.values)]
+            continue
+        keys = dict_keys.get(kw.value.id) if isinstance(kw.value, gast.Name) else None
+        if keys is None:
+            keys = _keys_the_callee_takes(node, parsed, kw)
+        keywords += [gast.keyword(arg=k, value=_item(kw.value, k)) for k in keys]
+    return gast.copy_location(gast.Call(func=node.func, args=node.args, keywords=keywords), node)
+
+
+def _item(value, key):
+    return gast.Subscript(value=clone(value), slice=const(key), ctx=gast.Load())
+
+
+def _keys_the_callee_takes(node, parsed, kw):
+    """The parameters of the callee of ``node`` that ``**d`` must fill: those that the
+    call's own arguments do not; refused where a default or ``**kwargs`` leaves the
+    keys open, or the callee or ``d`` is not one that can be read twice."""
+    hint = (
+        "build the dict in this function as a display ({'w': w, ...}), or pass the "
+        "keyword arguments one by one"
+    )
+    if not _readable_twice(kw.value):
+        raise at(parsed, node, "**(an expression) in a call: its keys are not known", hint)
+    callee = parsed.resolve(node.func)
+    try:
+        sig = inspect.signature(callee) if callee is not MISSING else None
+    except (TypeError, ValueError):
+        sig = None
+    if sig is None:
+        raise at(
+            parsed, node, "**d in a call of a function whose parameters are not known here", hint
+        )
+    if any(isinstance(a, gast.Starred) for a in node.args):
+        raise at(parsed, node, "**d in a call with *args of unknown length", hint)
+    given = {k.arg for k in node.keywords if k.arg is not None}
+    open_keys, keys = [], []
+    params = list(sig.parameters.values())
+    positional = len(node.args)
+    for i, p in enumerate(params):
+        if p.kind is p.VAR_POSITIONAL:
+            positional = 0
+            continue
+        if p.kind is p.VAR_KEYWORD:
+            open_keys.append("**" + p.name)
+        elif p.kind is p.POSITIONAL_ONLY or (i < positional and p.kind is not p.KEYWORD_ONLY):
+            continue
+        elif p.name in given:
+            continue
+        elif p.default is not p.empty:
+            open_keys.append(p.name)
+        else:
+            keys.append(p.name)
+    if open_keys:
+        raise at(
+            parsed,
+            node,
+            f"**d in a call of {getattr(callee, '__name__', 'a function')}(): whether "
+            f"d holds {open_keys[0]!r} is not known here (a default or **kwargs)",
+            hint,
+        )
+    return tuple(keys)
+
+
+def _readable_twice(value):
+    """A name, or a subscript of one by constants: reading it once per key is reading
+    the same dict."""
+    while isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant):
+        value = value.value
+    return isinstance(value, gast.Name)
