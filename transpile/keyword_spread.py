@@ -28,12 +28,8 @@ def mutated(walked) -> set:
             isinstance(n, gast.Subscript)
             and isinstance(n.ctx, (gast.Store, gast.Del))
             and isinstance(n.value, gast.Name)
-        ):
-            found.add(n.value.id)
-        elif (
-            isinstance(n, gast.Attribute)
-            and n.attr in _MUTATORS
-            and isinstance(n.value, gast.Name)
+        ) or (
+            isinstance(n, gast.Attribute) and n.attr in _MUTATORS and isinstance(n.value, gast.Name)
         ):
             found.add(n.value.id)
     return found
@@ -104,9 +100,11 @@ def _keys_the_callee_takes(node, parsed, kw):
             continue
         if p.kind is p.VAR_KEYWORD:
             open_keys.append("**" + p.name)
-        elif p.kind is p.POSITIONAL_ONLY or (i < positional and p.kind is not p.KEYWORD_ONLY):
-            continue
-        elif p.name in given:
+        elif (
+            p.kind is p.POSITIONAL_ONLY
+            or (i < positional and p.kind is not p.KEYWORD_ONLY)
+            or p.name in given
+        ):
             continue
         elif p.default is not p.empty:
             open_keys.append(p.name)

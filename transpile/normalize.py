@@ -238,9 +238,9 @@ class _Normalizer:
         if isinstance(value, gast.Tuple) and self.bindings.get(target, 0) == 1:
             self.tuple_lengths[target] = len(value.elts)
         keys = keyword_spread.display_keys(value)
-        if keys is not None and self.bindings.get(target, 0) == 1:
-            if target not in self.mutated_dicts:
-                self.dict_keys[target] = keys
+        fixed = self.bindings.get(target, 0) == 1 and target not in self.mutated_dicts
+        if keys is not None and fixed:
+            self.dict_keys[target] = keys
         return pre + [assign(target, value, s)]
 
     def _unzipped(self, target, value):

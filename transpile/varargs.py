@@ -66,9 +66,7 @@ def plain_keyword_only(parsed):
     defaults = list(args.kw_defaults)
     if args.defaults or any(d is not None for d in defaults):
         first = 0 if args.defaults else next(i for i, d in enumerate(defaults) if d is not None)
-        args.defaults = args.defaults + [
-            const(None) if d is None else d for d in defaults[first:]
-        ]
+        args.defaults = args.defaults + [const(None) if d is None else d for d in defaults[first:]]
     args.args = args.args + args.kwonlyargs
     args.kwonlyargs, args.kw_defaults = [], []
     return parsed
