@@ -27,7 +27,17 @@ import linecache
 import gast
 import numpy as np
 
-from transpile import callees, objects, parse, printer, recursion, user_rules, varargs, views
+from transpile import (
+    attribute_writes,
+    callees,
+    objects,
+    parse,
+    printer,
+    recursion,
+    user_rules,
+    varargs,
+    views,
+)
 from transpile.errors import at
 from transpile.ir import COMMENT, Output
 from transpile.nodes import assign, clone, const, descendants, name
@@ -345,6 +355,7 @@ class _Forward:
     def call_statement(self, s):
         """``hs.append(h)`` appends ``h``'s tangent to ``hs``'s; another method changing a
         varied value is refused, as in reverse mode."""
+        attribute_writes.check(self.parsed, s, self.act.is_varied)
         func = s.value.func
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
             return [s]

@@ -335,13 +335,11 @@ class _Normalizer:
                 type_comment=None,
             )
             return pre + [gast.copy_location(node, origin)]
-        if isinstance(target, gast.Attribute):
-            raise at(
-                self.parsed,
-                origin,
-                "assigning to an attribute is not supported",
-                "build a new value instead of mutating an object",
-            )
+        if isinstance(target, gast.Attribute):  # run as written: setattr(obj, "attr", v)
+            pre = []
+            owner = self.atom(target.value, pre)
+            write = call(name("setattr"), [owner, const(target.attr), value_atom], origin)
+            return pre + [_loc(gast.Expr(value=write), origin)]
         raise at(self.parsed, origin, f"cannot assign to {type(target).__name__}")
 
     def stmt_If(self, s):

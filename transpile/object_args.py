@@ -43,6 +43,7 @@ class Layout:
     fields: tuple = ()  # (name, Layout of a nested object or None): the numeric fields
     functions: tuple = ()  # (name, function) the instance holds
     made: bool = False  # made in the function as the dict of its fields: no object behind
+    counters: tuple = ()  # the fields holding Python ints: never differentiated, writable
 
     def field(self, name):
         """``(True, nested Layout or None)`` for a numeric field, ``(False, None)`` else."""
@@ -132,7 +133,10 @@ def layout(value, view=True, _seen=()) -> Layout:
                 "be returned in its place; keep the arrays (or objects) in a field of their "
                 "own, or pass it as a separate argument"
             )
-    return Layout(type(value), view, tuple(fields), tuple(functions))
+    counters = tuple(
+        k for k, v in vars(value).items() if isinstance(v, int) and not isinstance(v, bool)
+    )
+    return Layout(type(value), view, tuple(fields), tuple(functions), counters=counters)
 
 
 def _hides_parameters(value) -> bool:
@@ -189,6 +193,14 @@ class View(dict):
             return self[name]
         except KeyError:
             return getattr(self._source, name)
+
+    def __setattr__(self, name, value):
+        if name == "_source":
+            object.__setattr__(self, name, value)
+            return
+        if name in self:  # a counter (objects refuses a float field's write): read back
+            self[name] = value
+        setattr(self._source, name, value)  # the user's object counts, as it would
 
 
 def to_view(value, lay):

@@ -260,15 +260,16 @@ class _Rewrite(gast.NodeTransformer):
         return _method(lay.cls, attr, receiver)
 
     def visit_Attribute(self, node):
-        if not isinstance(node.ctx, gast.Load):
-            return self.generic_visit(node)
         lay = self.layout_of(node.value)
         if not isinstance(lay, object_args.Layout) or not lay.view:
+            return self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load):
+            self.check_written(node, lay)
             return self.generic_visit(node)
         base = self.visit(node.value)
         is_field, _ = lay.field(node.attr)
         member = inspect.getattr_static(lay.cls, node.attr, None)
-        if is_field:
+        if is_field and node.attr not in lay.counters:
             new = gast.Subscript(value=base, slice=const(node.attr), ctx=gast.Load())
         elif lay.function(node.attr) is not None:
             new = name(self.bind(lay.function(node.attr), node.attr))
@@ -283,6 +284,31 @@ class _Rewrite(gast.NodeTransformer):
             )
             new = gast.Attribute(value=sg, attr=node.attr, ctx=gast.Load())
         return gast.copy_location(new, node)
+
+    def visit_AugAssign(self, node):
+        """``self.nfev += 1`` on an object passed in: ``self.nfev = self.nfev + 1``, its
+        read made as any other (a counter's never differentiated)."""
+        target = node.target
+        if not isinstance(target, gast.Attribute) or self.layout_of(target.value) is None:
+            return self.generic_visit(node)
+        read = gast.Attribute(value=clone(target.value), attr=target.attr, ctx=gast.Load())
+        value = gast.BinOp(left=gast.copy_location(read, target), op=node.op, right=node.value)
+        return self.visit(_assign(target, gast.copy_location(value, node), node))
+
+    def check_written(self, node, lay):
+        """An attribute of an object passed in (or made here) written: a float field is
+        differentiated, and an object made here is a dict, so either is refused; an
+        int field (a counter) or any other attribute is written on the object."""
+        is_field, _ = lay.field(node.attr)
+        if lay.made or (is_field and node.attr not in lay.counters):
+            what = "made in this function" if lay.made else "passed in, a float field"
+            raise at(
+                self.parsed,
+                node,
+                f"writing the attribute .{node.attr} of an object {what}, which is differentiated",
+                "keep the new value in a local variable and return it; a counter "
+                "(an int field) or a field that holds no number can be written",
+            )
 
 
 def _on_instance(method, cls):

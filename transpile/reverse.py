@@ -19,7 +19,17 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules, views
+from transpile import (
+    attribute_writes,
+    callees,
+    composites,
+    object_args,
+    printer,
+    scalars,
+    shapes,
+    user_rules,
+    views,
+)
 from transpile.errors import at
 from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
@@ -535,6 +545,7 @@ class _Reverse:
         func = s.value.func
         if isinstance(func, gast.Name) and func.id == GRAD_HOOK:
             return [], self.grad_hook(s)
+        attribute_writes.check(self.ctx.parsed, s, self.act.is_varied)
         if (
             isinstance(func, gast.Attribute)
             and func.attr == "append"
