@@ -15,7 +15,7 @@ import method_funcs as M
 import numpy as np
 import pytest
 
-from transpile import TranspileError, grad, source, value_and_grad
+from transpile import grad, source, value_and_grad
 
 
 def rng():
