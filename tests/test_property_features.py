@@ -769,17 +769,19 @@ def inline_lambda_to_helper(x, s):
     return np.sum(_apply_twice(lambda z: z * s + np.cos(z), x))
 
 
-# Found, not fixed (reported): a lambda made in the function and passed to a helper is
-# refused ("`act`, defined inside the differentiated function, is used as a value"; an
-# inline one: "no derivative rule for fn", located in the helper), while the README
-# lists lambdas and functions passed as arguments as supported (a module-level lambda
-# passed works)
-@pytest.mark.xfail(raises=TranspileError, strict=True, reason="unassigned: local lambda passed")
+# Found, then fixed: a lambda made in the function and passed to a helper was refused
+# ("`act`, defined inside the differentiated function, is used as a value"; an inline
+# one: "no derivative rule for fn", located in the helper); the helper is now inlined
+# at the call (function_args), and f(f(x)) of a local function is no recursion
 @pytest.mark.parametrize("f", [local_lambda_to_helper, inline_lambda_to_helper])
-def test_lambda_made_in_the_function_passed_to_a_helper(f):
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_lambda_made_in_the_function_passed_to_a_helper(f, wrt):
     x, s = np.array([0.1, 0.2, 0.3]), 0.5
-    got = grad(f)(x, s)
-    fd.assert_close(got, fd.numeric_grad(f, [x, s], (0,))[0], 1e-6, 1e-8)
+    expected = fd.numeric_grad(f, [x, s], (wrt,))[0]
+    for _ in range(2):
+        fd.assert_close(grad(f, wrt=wrt)(x, s), expected, 1e-6, 1e-8)
+    value, tangent = jvp(f, wrt=wrt)(x, s, np.ones_like(x) if wrt == 0 else 1.0)
+    fd.assert_close(tangent, np.sum(expected), 1e-6, 1e-8)
 
 
 def shifted_tanh(x, s):

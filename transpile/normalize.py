@@ -37,7 +37,16 @@ import functools
 
 import gast
 
-from transpile import desugar, dict_loops, fence, keyword_spread, lower, printer, rename
+from transpile import (
+    desugar,
+    dict_loops,
+    fence,
+    function_args,
+    keyword_spread,
+    lower,
+    printer,
+    rename,
+)
 from transpile.errors import at
 from transpile.ir import GRAD_HOOK, Annotation, annotation
 from transpile.nodes import assign, call, clone, const, contains_jump, descendants, is_atom, name
@@ -76,7 +85,17 @@ class _Normalizer:
                 self.bindings[n.id] = self.bindings.get(n.id, 0) + 1
             elif isinstance(n, gast.FunctionDef) and n is not parsed.tree:
                 self.bindings[n.name] = self.bindings.get(n.name, 0) + 1
-        self.values = desugar.used_as_values(parsed.tree, self._is_map)
+        self.defined = {
+            n.name for n in walked if isinstance(n, gast.FunctionDef) and n is not parsed.tree
+        } | {
+            t.id
+            for n in walked
+            if isinstance(n, gast.Assign) and isinstance(n.value, gast.Lambda)
+            for t in n.targets
+            if isinstance(t, gast.Name)
+        }
+        self.helpers = set()  # the helpers being inlined, by id (function_args)
+        self.values = desugar.used_as_values(parsed.tree, self._is_map, self._to_inline)
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
@@ -695,6 +714,7 @@ class _Normalizer:
                 "function is inlined, so it cannot recurse",
                 "define the recursive function at module level",
             )
+        node = self._arguments_first(node, pre)  # f(f(x)): the inner call is not recursion
         self.inlining.append(local.node)
         try:
             stmts, value = desugar.inline(local, node, self.namer, self.parsed)
@@ -702,6 +722,30 @@ class _Normalizer:
             return self.expr(value, pre, top=True)
         finally:
             self.inlining.pop()
+
+    def _arguments_first(self, node, pre):
+        """``node`` with its arguments computed into ``pre`` (a lambda or a local
+        function passed stays as written: it is inlined where it is called)."""
+
+        def first(value):
+            if isinstance(value, (gast.Lambda, gast.Starred)) or (
+                isinstance(value, gast.Name) and value.id in self.locals
+            ):
+                return value
+            return self.atom(value, pre)
+
+        args = [first(a) for a in node.args]
+        keywords = [
+            gast.keyword(arg=k.arg, value=first(k.value)) if k.arg is not None else k
+            for k in node.keywords
+        ]
+        return _loc(gast.Call(func=node.func, args=args, keywords=keywords), node)
+
+    def _to_inline(self, node):
+        """A call of a helper passed a function made here (``function_args``)."""
+        return function_args.passes_local_function(node, self.defined) and (
+            function_args.helper(self.parsed, node, self.helpers) is not None
+        )
 
     def _is_map(self, node):
         return (
@@ -787,6 +831,13 @@ class _Normalizer:
             return self.inline(self.locals[func.id], node, pre)
         if isinstance(func, gast.Lambda):
             return self.inline(desugar.Local("", func, {}), node, pre)
+        if self._to_inline(node):
+            local, key = function_args.helper(self.parsed, node, self.helpers)
+            self.helpers.add(key)
+            try:
+                return self.inline(local, node, pre)
+            finally:
+                self.helpers.discard(key)
         if self._is_map(node):
             return self.expr(desugar.mapped(node), pre, top=True)
         if self._is_sorted(node):
