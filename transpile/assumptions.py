@@ -78,6 +78,22 @@ class Read:
         return ".".join([f"{cell_name}.cell_contents", *rest])
 
 
+@dataclass(frozen=True, eq=False)
+class Contents(Read):
+    """A global or closure list or tuple whose elements (functions, objects) a loop over
+    it was unrolled for: the same list, holding the same elements, in order."""
+
+    elements: tuple = ()
+
+    def holds(self) -> bool:
+        now = self.current()
+        return (
+            now is self.obj
+            and len(now) == len(self.elements)
+            and all(a is b for a, b in zip(now, self.elements))
+        )
+
+
 def is_code(obj) -> bool:
     """Whether an object shapes the generated code (a rule, a callee, a module) rather
     than flowing through it as data."""
@@ -111,12 +127,19 @@ def collect(parsed):
         elif isinstance(node, gast.Attribute):
             parsed.resolve(node)
     code, data = [], []
+    for chain, elements in parsed.contents.items():  # unrolled: no longer in the text
+        obj, root = parsed.reads[chain], chain.split(".")[0]
+        code.append(Contents(chain, obj, parsed.namespace, parsed.cells.get(root), elements))
     for chain, obj in parsed.reads.items():
+        if chain in parsed.contents:
+            continue
         root, *attrs = chain.split(".")
         if obj is MISSING or root not in mentioned or root in parsed.local_names:
             continue
         if inspect.ismodule(parsed.bound.get(root)):
             continue  # the runtime helpers a lowering calls (a loop over a dict's keys)
+        if root in parsed.bound and root not in parsed.namespace and root not in parsed.cells:
+            continue  # a name the compiler bound (an element of an unrolled list: Contents)
         if attrs and _is_library_module(parsed.reads.get(root)):
             continue  # the root's identity covers the chain
         if attrs and _is_bound_method(obj):

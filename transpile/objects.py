@@ -24,8 +24,9 @@ layout ``fn.objects`` records, and its method calls are resolved for that
 element's class (Dense and Tanh layers in one list). An element picked by a
 constant index (``self.layers[-1]``) has that element's layout; by any other index,
 the layout all elements share. Such a loop may not ``break`` or ``continue``; a
-list of objects read from a global or closure variable is not unrolled (its length
-and classes are not re-checked per call): pass the object as an argument.
+list of objects (or of functions) that a global or closure variable holds is
+unrolled per element by ``unroll_globals``, the gradient checking on every call that
+it holds the same elements.
 
 An object made in the function (``layer = Dense(W, b)``, bound once) of a class
 whose ``__init__`` only stores its parameters (``self.W = W``; a docstring, constants
@@ -44,7 +45,7 @@ import inspect
 
 import gast
 
-from transpile import bound_functions, object_args, parse
+from transpile import bound_functions, object_args, parse, unroll_globals
 from transpile.errors import at
 from transpile.nodes import all_stmts, clone, const, contains_jump, name
 from transpile.parse import MISSING
@@ -86,6 +87,12 @@ class _Rewrite(gast.NodeTransformer):
         return out
 
     def visit_For(self, node):
+        found = unroll_globals.elements(self.parsed, node)
+        if found is not None and not unroll_globals.read_after(self.parsed.tree, node):
+            chain, items = found
+            self.parsed.contents[chain] = items
+            names = [self.bind(e, f"{node.target.id}{k}") for k, e in enumerate(items)]
+            return self.visit_block(unroll_globals.unrolled(node, names))
         seq, index, order = _iterated(node)
         lay = self.layout_of(seq)
         if not isinstance(lay, object_args.Items) or lay.kind is dict:

@@ -43,6 +43,7 @@ class Parsed:
     local_names: frozenset = frozenset()
     reads: dict = field(default_factory=dict, repr=False)  # free name -> what it denoted
     bound: dict = field(default_factory=dict)  # parameter -> the function it holds
+    contents: dict = field(default_factory=dict)  # chain -> the elements a loop unrolled
 
     @property
     def free_values(self) -> dict:
