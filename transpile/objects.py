@@ -79,6 +79,62 @@ class _Rewrite(gast.NodeTransformer):
         node.body = self.visit_block(node.body)  # not the parameters or decorators
         return node
 
+    def visit(self, node):
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
+            made = self.instances_called(node)
+            if made:  # LeastSquares()(p, d): the object made first, bound to a name
+                return [self.visit(s) for s in made] + _listed(self.visit(node))
+        return super().visit(node)
+
+    def of_super(self, node):
+        """``super().method(x)`` in a method of class ``C``: a call of the ``method`` that
+        the first class after ``C`` in ``C.__mro__`` defines, ``self`` first (the class
+        after ``C`` in the instance's own order, unless a subclass merges hierarchies)."""
+        func = node.func
+        if not (
+            isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Call)
+            and not func.value.args
+            and isinstance(func.value.func, gast.Name)
+            and self.parsed.resolve(func.value.func) is super
+            and "__class__" in self.parsed.cells
+            and self.parsed.tree.args.args
+        ):
+            return False
+        owner = self.parsed.cells["__class__"].cell_contents
+        found = next((k for k in owner.__mro__[1:] if func.attr in vars(k)), None)
+        method = vars(found).get(func.attr) if found is not None else None
+        if not inspect.isfunction(method):
+            return False
+        base = f"{found.__name__}_{func.attr.strip('_') or 'call'}"
+        node.func = gast.copy_location(name(self.bind(method, base)), func)
+        node.args.insert(0, name(self.parsed.tree.args.args[0].id))
+        return True
+
+    def instances_called(self, stmt):
+        """``obj = Cls(a)`` for each ``Cls(a)(x)`` or ``Cls(a).method(x)`` in ``stmt``
+        (``Cls`` a class of the user's, made of names and constants), which then calls
+        ``obj``; none where there is no such call."""
+        made = []
+        for n in gast.walk(stmt):
+            if not isinstance(n, gast.Call):
+                continue
+            holder, field = (n.func, "value") if isinstance(n.func, gast.Attribute) else (n, "func")
+            inner = getattr(holder, field)
+            if not (isinstance(inner, gast.Call) and _chain(inner.func)):
+                continue
+            if not object_args.is_user_class(self.parsed.resolve(inner.func)):
+                continue
+            values = inner.args + [k.value for k in inner.keywords]
+            if not all(isinstance(v, gast.Constant) or _chain(v) for v in values):
+                continue
+            cls = self.parsed.resolve(inner.func)
+            obj = self.fn.namer.fresh(cls.__name__.lower())
+            self.store_counts()[obj] = 1
+            made.append(_assign(name(obj, gast.Store()), inner, stmt))
+            setattr(holder, field, gast.copy_location(name(obj), inner))
+        return made
+
     def visit_block(self, stmts):
         out = []
         for s in stmts:
@@ -87,12 +143,14 @@ class _Rewrite(gast.NodeTransformer):
         return out
 
     def visit_For(self, node):
-        found = unroll_globals.elements(self.parsed, node)
-        if found is not None and not unroll_globals.read_after(self.parsed.tree, node):
-            chain, items = found
-            self.parsed.contents[chain] = items
-            names = [self.bind(e, f"{node.target.id}{k}") for k, e in enumerate(items)]
-            return self.visit_block(unroll_globals.unrolled(node, names))
+        found = unroll_globals.loop(self.parsed, node)
+        if found is not None:
+            chain, items, position, targets, _ = found
+            element = targets[position]
+            if not unroll_globals.read_after(self.parsed.tree, node, element):
+                self.parsed.contents[chain] = items
+                names = [self.bind(e, f"{element.id}{k}") for k, e in enumerate(items)]
+                return self.visit_block(unroll_globals.unrolled(node, found, names))
         seq, index, order = _iterated(node)
         lay = self.layout_of(seq)
         if not isinstance(lay, object_args.Items) or lay.kind is dict:
@@ -231,6 +289,8 @@ class _Rewrite(gast.NodeTransformer):
         node.args = [self.visit(a) for a in node.args]
         for kw in node.keywords:
             kw.value = self.visit(kw.value)
+        if self.of_super(node):
+            return node
         target = self.callee(node.func)
         if target is None:
             node.func = self.visit(node.func)
@@ -421,6 +481,10 @@ def _stored_attribute(stmt, params):
     if isinstance(value, gast.Constant):
         return target.attr, False, value.value
     return None
+
+
+def _listed(visited):
+    return visited if isinstance(visited, list) else [visited]
 
 
 def _store_counts(tree):
