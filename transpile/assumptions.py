@@ -81,17 +81,18 @@ class Read:
 @dataclass(frozen=True, eq=False)
 class Contents(Read):
     """A global or closure list or tuple whose elements (functions, objects) a loop over
-    it was unrolled for: the same list, holding the same elements, in order."""
+    it was unrolled for, or a dict whose keys ``**d`` was spread into: the same list
+    holding the same elements, or the same dict with the same keys, in order."""
 
     elements: tuple = ()
 
     def holds(self) -> bool:
         now = self.current()
-        return (
-            now is self.obj
-            and len(now) == len(self.elements)
-            and all(a is b for a, b in zip(now, self.elements))
-        )
+        if now is not self.obj or len(now) != len(self.elements):
+            return False
+        if isinstance(now, dict):  # a dict spread into keywords: the same keys, in order
+            return tuple(now) == self.elements
+        return all(a is b for a, b in zip(now, self.elements))
 
 
 def is_code(obj) -> bool:

@@ -2,17 +2,21 @@
 
 The keys are known where ``d`` is a dict display (``f(x, **{"w": s})``), a name bound
 once to one whose keys nothing changes (as a spread ``**kwargs`` parameter is, see
-``varargs``), or, for a dict of unknown keys (a parameter), where the callee is a
-function whose signature says which keys the call must take: every parameter that
-the call does not fill otherwise, none of them with a default (which a key might or
-might not override) and no ``**kwargs`` of its own. Anything else is refused by name.
+``varargs``), a global or closure dict (its keys checked on every call, as an
+unrolled list's elements are: ``assumptions.Contents``), or, for a dict of unknown
+keys (a parameter), where the callee is a function whose signature says which keys
+the call must take: every parameter that the call does not fill otherwise, and
+those with a constant default as ``d["eps"] if "eps" in d else 1e-05``; a callee with
+``**kwargs`` of its own, or another default, leaves the keys open and is refused by
+name, as is anything else.
 """
 
 import inspect
 
 import gast
 
-from transpile.errors import at
+from transpile import parse
+from transpile.errors import TranspileError, at
 from transpile.nodes import clone, const
 from transpile.parse import MISSING
 
@@ -60,9 +64,45 @@ def spread(node, parsed, dict_keys):
             continue
         keys = dict_keys.get(kw.value.id) if isinstance(kw.value, gast.Name) else None
         if keys is None:
-            keys = _keys_the_callee_takes(node, parsed, kw)
+            keys = _keys_held(parsed, kw.value)
+        if keys is not None:
+            keywords += [gast.keyword(arg=k, value=_item(kw.value, k)) for k in keys]
+            continue
+        keys, optional = _keys_the_callee_takes(node, parsed, kw)
         keywords += [gast.keyword(arg=k, value=_item(kw.value, k)) for k in keys]
+        keywords += [
+            gast.keyword(arg=k, value=_item_or(kw.value, k, default)) for k, default in optional
+        ]
     return gast.copy_location(gast.Call(func=node.func, args=node.args, keywords=keywords), node)
+
+
+def _keys_held(parsed, value):
+    """The keys of the global or closure dict ``value`` names now, which the gradient
+    then relies on (``parsed.contents``: checked on every call); None for another."""
+    chain = _chain(value)
+    if chain is None or chain.split(".")[0] in parsed.local_names:
+        return None
+    found = parsed.resolve(value)
+    if not isinstance(found, dict) or not all(isinstance(k, str) for k in found):
+        return None
+    parsed.contents[chain] = tuple(found)
+    return tuple(found)
+
+
+def _chain(node):
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        base = _chain(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _item_or(value, key, default):
+    """``value[key] if key in value else default``: a parameter with a default that
+    ``**value`` may or may not override."""
+    test = gast.Compare(left=const(key), ops=[gast.In()], comparators=[clone(value)])
+    return gast.IfExp(test=test, body=_item(value, key), orelse=clone(default))
 
 
 def _item(value, key):
@@ -70,9 +110,11 @@ def _item(value, key):
 
 
 def _keys_the_callee_takes(node, parsed, kw):
-    """The parameters of the callee of ``node`` that ``**d`` must fill: those that the
-    call's own arguments do not; refused where a default or ``**kwargs`` leaves the
-    keys open, or the callee or ``d`` is not one that can be read twice."""
+    """``(keys, ((key, default node), ...))``: the parameters of the callee of ``node``
+    that ``**d`` must fill (those that the call's own arguments do not), and those it
+    may fill, whose default is a constant in the callee's source; refused where a
+    default that is not one or ``**kwargs`` leaves the keys open, or the callee or
+    ``d`` is not one that can be read twice."""
     hint = (
         "build the dict in this function as a display ({'w': w, ...}), or pass the "
         "keyword arguments one by one"
@@ -91,7 +133,8 @@ def _keys_the_callee_takes(node, parsed, kw):
     if any(isinstance(a, gast.Starred) for a in node.args):
         raise at(parsed, node, "**d in a call with *args of unknown length", hint)
     given = {k.arg for k in node.keywords if k.arg is not None}
-    open_keys, keys = [], []
+    written = _source_defaults(callee)
+    open_keys, keys, optional = [], [], []
     params = list(sig.parameters.values())
     positional = len(node.args)
     for i, p in enumerate(params):
@@ -106,6 +149,8 @@ def _keys_the_callee_takes(node, parsed, kw):
             or p.name in given
         ):
             continue
+        elif p.default is not p.empty and p.name in written:
+            optional.append((p.name, written[p.name]))
         elif p.default is not p.empty:
             open_keys.append(p.name)
         else:
@@ -118,7 +163,21 @@ def _keys_the_callee_takes(node, parsed, kw):
             f"d holds {open_keys[0]!r} is not known here (a default or **kwargs)",
             hint,
         )
-    return tuple(keys)
+    return tuple(keys), tuple(optional)
+
+
+def _source_defaults(callee):
+    """Parameter -> its default where the ``def`` writes it as a constant (``eps=1e-5``),
+    the value Python computed; empty where the source cannot be read."""
+    try:
+        tree = parse.run(callee).tree
+    except TranspileError:
+        return {}
+    args = tree.args
+    plain = args.posonlyargs + args.args if hasattr(args, "posonlyargs") else args.args
+    pairs = list(zip(plain[len(plain) - len(args.defaults) :], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {a.id: d for a, d in pairs if isinstance(d, gast.Constant)}
 
 
 def _readable_twice(value):

@@ -32,6 +32,7 @@ import numpy as np
 
 from transpile import bound_functions
 from transpile.assumptions import LIBRARY_ROOTS
+from transpile_runtime.structure import object_fields
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Layout:
     fields: tuple = ()  # (name, Layout of a nested object or None): the numeric fields
     functions: tuple = ()  # (name, function) the instance holds
     made: bool = False  # made in the function as the dict of its fields: no object behind
-    counters: tuple = ()  # the fields holding Python ints: never differentiated, writable
+    counters: tuple = ()  # numeric fields holding no float (ints): never differentiated
 
     def field(self, name):
         """``(True, nested Layout or None)`` for a numeric field, ``(False, None)`` else."""
@@ -133,9 +134,8 @@ def layout(value, view=True, _seen=()) -> Layout:
                 "be returned in its place; keep the arrays (or objects) in a field of their "
                 "own, or pass it as a separate argument"
             )
-    counters = tuple(
-        k for k, v in vars(value).items() if isinstance(v, int) and not isinstance(v, bool)
-    )
+    floats = set(object_fields(value))
+    counters = tuple(k for k, _ in fields if k not in floats)
     return Layout(type(value), view, tuple(fields), tuple(functions), counters=counters)
 
 

@@ -368,13 +368,13 @@ class _Rewrite(gast.NodeTransformer):
         int field (a counter) or any other attribute is written on the object."""
         is_field, _ = lay.field(node.attr)
         if lay.made or (is_field and node.attr not in lay.counters):
-            what = "made in this function" if lay.made else "passed in, a float field"
+            what = "made in this function" if lay.made else "passed in, a field holding floats"
             raise at(
                 self.parsed,
                 node,
                 f"writing the attribute .{node.attr} of an object {what}, which is differentiated",
                 "keep the new value in a local variable and return it; a counter "
-                "(an int field) or a field that holds no number can be written",
+                "(a field holding ints) or one that holds no number can be written",
             )
 
 
