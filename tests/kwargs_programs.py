@@ -251,3 +251,53 @@ def weighted(w, **weights):
     for name in weights:
         total = total + weights[name] * np.sum(np.sin(w) ** 2)
     return total
+
+
+# -- flatten/unflatten: a closure rebuilding the parameters from one flat vector -----
+
+
+def flatten(params):
+    shapes = [np.shape(p) for p in params]
+    sizes = [int(np.size(p)) for p in params]
+    flat = np.concatenate([np.ravel(p) for p in params])
+
+    def unflatten(vector):
+        out, start = [], 0
+        for shape, size in zip(shapes, sizes):
+            out.append(np.reshape(vector[start : start + size], shape))
+            start += size
+        return out
+
+    return flat, unflatten
+
+
+def flatten_dict(params):
+    keys = sorted(params)
+    shapes = {k: np.shape(params[k]) for k in keys}
+    flat = np.concatenate([np.ravel(params[k]) for k in keys])
+
+    def unflatten(vector):
+        out, i = {}, 0
+        for k in keys:
+            n = int(np.prod(shapes[k]))
+            out[k] = vector[i : i + n].reshape(shapes[k])
+            i += n
+        return out
+
+    return flat, unflatten
+
+
+_R = np.random.default_rng(11)
+FLAT, UNFLATTEN = flatten([_R.normal(size=(3, 2)), _R.normal(size=2), _R.normal(size=(2, 1))])
+FLAT_DICT, UNFLATTEN_DICT = flatten_dict({"W": _R.normal(size=(3, 2)), "b": _R.normal(size=2)})
+INPUTS = _R.normal(size=(4, 3))
+
+
+def flat_objective(v):
+    W1, b1, W2 = UNFLATTEN(v)
+    return np.sum(np.tanh(INPUTS @ W1 + b1) @ W2)
+
+
+def flat_dict_objective(v):
+    p = UNFLATTEN_DICT(v)
+    return np.sum(np.tanh(INPUTS @ p["W"] + p["b"]) ** 2)

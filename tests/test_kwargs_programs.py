@@ -3,6 +3,8 @@ functions as values (tests/kwargs_programs.py), each differentiated against cent
 differences on a first and a later call, in reverse and, where it applies, forward
 mode; and what stays refused, by name."""
 
+import re
+
 import fd
 import kwargs_programs as P
 import numpy as np
@@ -239,3 +241,47 @@ def test_forward_mode_of_a_function_taking_keywords_is_refused_by_name():
         jvp(P.weighted)(w, w, a=1.0)
     with pytest.raises(TypeError, match="keyword-only"):
         hvp(P.weighted)(w, w, a=1.0)
+
+
+# -- flatten/unflatten utilities ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "f, flat", [(P.flat_objective, P.FLAT), (P.flat_dict_objective, P.FLAT_DICT)]
+)
+def test_a_closure_unflattening_a_flat_vector(f, flat):
+    expected = check(f, [flat], (0,))
+    check_tangent(f, [flat], 0, expected[0])
+
+
+# -- what stays refused, by name -----------------------------------------------------
+
+
+def _passes_unknown_keys(x, options):
+    return np.sum(_takes_kwargs(x, **options))
+
+
+def _takes_kwargs(z, **options):
+    return z * options["scale"]
+
+
+def _defaults_not_constant(x, options):
+    return np.sum(_scaled_by(x, **options))
+
+
+TWO = 2.0
+
+
+def _scaled_by(z, scale=TWO):
+    return z * scale
+
+
+@pytest.mark.parametrize(
+    "f, what",
+    [(_passes_unknown_keys, "'**options'"), (_defaults_not_constant, "'scale'")],
+    ids=["callee-kwargs", "default-not-constant"],
+)
+def test_double_star_of_unknown_keys_is_refused_by_name(f, what):
+    with pytest.raises(TranspileError, match="whether d holds " + re.escape(what)) as e:
+        grad(f)(np.array([0.1, 0.2]), {"scale": 2.0})
+    assert "test_kwargs_programs.py" in str(e.value)

@@ -231,10 +231,13 @@ class _Normalizer:
             target = self._gather_starred(target, s.value, s)
             if len(target.elts) != len(s.value.elts):
                 raise at(self.parsed, s, "tuple unpacking with mismatched lengths")
-            values = [self.atom(v, pre) for v in s.value.elts]
+            values = [self._display_or_atom(t, v, pre) for t, v in zip(target.elts, s.value.elts)]
             values = [self._copy_if_name(v, pre, s) for v in values]
             for t, v in zip(target.elts, values):
-                pre.extend(self.bind(t, v, s))
+                if isinstance(v, (gast.List, gast.Dict)):  # out, i = [], 0: out is made here
+                    pre.append(assign(t.id, v, s))
+                else:
+                    pre.extend(self.bind(t, v, s))
             return pre
         value = self.atom(s.value, pre)
         return pre + self.bind(target, value, s)
@@ -312,6 +315,15 @@ class _Normalizer:
         if isinstance(v, gast.Name) and self.bindings.get(v.id, 0) <= 1:
             return v
         return self._copy_if_name(v, pre, origin)
+
+    def _display_or_atom(self, target, value, pre):
+        """The empty list or dict display ``value`` itself where it is bound to the name
+        ``target`` (a list the function makes, as ``out = []`` is); else its atom."""
+        if isinstance(target, gast.Name) and isinstance(value, gast.List) and not value.elts:
+            return _loc(gast.List(elts=[], ctx=gast.Load()), value)
+        if isinstance(target, gast.Name) and isinstance(value, gast.Dict) and not value.keys:
+            return _loc(gast.Dict(keys=[], values=[]), value)
+        return self.atom(value, pre)
 
     def _copy_if_name(self, v, pre, origin):
         # a, b = b, a: read every value before any target is written
