@@ -132,22 +132,26 @@ def collect(parsed):
         obj, root = parsed.reads[chain], chain.split(".")[0]
         code.append(Contents(chain, obj, parsed.namespace, parsed.cells.get(root), elements))
     for chain, obj in parsed.reads.items():
-        if chain in parsed.contents:
+        if chain in parsed.contents or not _checked(parsed, chain, obj, mentioned):
             continue
-        root, *attrs = chain.split(".")
-        if obj is MISSING or root not in mentioned or root in parsed.local_names:
-            continue
-        if inspect.ismodule(parsed.bound.get(root)):
-            continue  # the runtime helpers a lowering calls (a loop over a dict's keys)
-        if root in parsed.bound and root not in parsed.namespace and root not in parsed.cells:
-            continue  # a name the compiler bound (an element of an unrolled list: Contents)
-        if attrs and _is_library_module(parsed.reads.get(root)):
-            continue  # the root's identity covers the chain
-        if attrs and _is_bound_method(obj):
-            continue  # the parent chain's identity covers it
-        read = Read(chain, obj, parsed.namespace, parsed.cells.get(root))
+        read = Read(chain, obj, parsed.namespace, parsed.cells.get(chain.split(".")[0]))
         (code if is_code(obj) else data).append(read)
     return tuple(code), tuple(data)
+
+
+def _checked(parsed, chain, obj, mentioned) -> bool:
+    """Whether the read of ``chain`` (which found ``obj``) is one to check on each call."""
+    root, *attrs = chain.split(".")
+    if obj is MISSING or root not in mentioned or root in parsed.local_names:
+        return False
+    if inspect.ismodule(parsed.bound.get(root)):
+        return False  # the runtime helpers a lowering calls (a loop over a dict's keys)
+    if root in parsed.bound and root not in parsed.namespace and root not in parsed.cells:
+        return False  # a name the compiler bound (an element of an unrolled list: Contents)
+    if attrs and _is_library_module(parsed.reads.get(root)):
+        return False  # the root's identity covers the chain
+    # a bound method is made anew on each access: the parent chain's identity covers it
+    return not (attrs and _is_bound_method(obj))
 
 
 def merge(*groups):

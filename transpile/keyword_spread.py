@@ -121,6 +121,8 @@ def _keys_the_callee_takes(node, parsed, kw):
     )
     if not _readable_twice(kw.value):
         raise at(parsed, node, "**(an expression) in a call: its keys are not known", hint)
+    if any(isinstance(a, gast.Starred) for a in node.args):
+        raise at(parsed, node, "**d in a call with *args of unknown length", hint)
     callee = parsed.resolve(node.func)
     try:
         sig = inspect.signature(callee) if callee is not MISSING else None
@@ -130,31 +132,7 @@ def _keys_the_callee_takes(node, parsed, kw):
         raise at(
             parsed, node, "**d in a call of a function whose parameters are not known here", hint
         )
-    if any(isinstance(a, gast.Starred) for a in node.args):
-        raise at(parsed, node, "**d in a call with *args of unknown length", hint)
-    given = {k.arg for k in node.keywords if k.arg is not None}
-    written = _source_defaults(callee)
-    open_keys, keys, optional = [], [], []
-    params = list(sig.parameters.values())
-    positional = len(node.args)
-    for i, p in enumerate(params):
-        if p.kind is p.VAR_POSITIONAL:
-            positional = 0
-            continue
-        if p.kind is p.VAR_KEYWORD:
-            open_keys.append("**" + p.name)
-        elif (
-            p.kind is p.POSITIONAL_ONLY
-            or (i < positional and p.kind is not p.KEYWORD_ONLY)
-            or p.name in given
-        ):
-            continue
-        elif p.default is not p.empty and p.name in written:
-            optional.append((p.name, written[p.name]))
-        elif p.default is not p.empty:
-            open_keys.append(p.name)
-        else:
-            keys.append(p.name)
+    keys, optional, open_keys = _sorted_parameters(sig, node, _source_defaults(callee))
     if open_keys:
         raise at(
             parsed,
@@ -164,6 +142,29 @@ def _keys_the_callee_takes(node, parsed, kw):
             hint,
         )
     return tuple(keys), tuple(optional)
+
+
+def _sorted_parameters(sig, node, written):
+    """``(keys d must hold, (key, default) it may hold, keys left open)`` for the
+    parameters of ``sig`` that the call ``node`` does not fill itself; ``written``: the
+    defaults that are constants in the source."""
+    given = {k.arg for k in node.keywords if k.arg is not None}
+    keys, optional, open_keys = [], [], []
+    positional = len(node.args)
+    for i, p in enumerate(sig.parameters.values()):
+        if p.kind is p.VAR_POSITIONAL:
+            positional = 0
+        elif p.kind is p.VAR_KEYWORD:
+            open_keys.append("**" + p.name)
+        elif p.kind is p.POSITIONAL_ONLY or i < positional or p.name in given:
+            continue
+        elif p.default is p.empty:
+            keys.append(p.name)
+        elif p.name in written:
+            optional.append((p.name, written[p.name]))
+        else:
+            open_keys.append(p.name)
+    return keys, optional, open_keys
 
 
 def _source_defaults(callee):
