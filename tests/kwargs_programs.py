@@ -133,6 +133,7 @@ class GLM:
         self.X, self.y, self.l2 = X, y, l2
         self.nfev = 0
         self.last_seen = None
+        self.history = []
 
     def rate(self, w):
         return np.exp(self.X @ w)
@@ -140,6 +141,7 @@ class GLM:
     def loss(self, w):
         self.nfev += 1
         self.last_seen = w.shape  # a cache that nothing differentiated reads
+        self.history.append(self.nfev)  # a log
         rate = self.rate(w)
         return np.mean(rate - self.y * (self.X @ w)) + self.l2 * np.sum(w * w)
 

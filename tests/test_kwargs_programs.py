@@ -125,6 +125,7 @@ def test_a_loss_method_counting_its_calls(make):
         fd.assert_close(g(w), expected, 1e-6, 1e-8)
         assert model.nfev == calls  # the counter runs as written, once per gradient
     assert model.last_seen == (3,)
+    assert model.history[-2:] == [1, 2]
     _, tangent = jvp(make(model))(w, np.ones(3))
     np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
     assert model.nfev == 3
@@ -138,6 +139,7 @@ def test_a_counter_of_an_object_passed_in_and_differentiated():
     for calls in (1, 2):
         got = g(model, w)
         assert model.nfev == calls
+        assert model.history == list(range(1, calls + 1))
         expected_l2 = np.sum(w * w)
         assert got.l2 == pytest.approx(expected_l2, rel=1e-12)
         assert got.nfev == 0.0

@@ -581,7 +581,13 @@ class _Reverse:
         return [comment(f"insert_grad_of({x})", s), *block]
 
     def append(self, s, base):
-        """``base.append(item)``: the adjoint pops the item's adjoint off ``d[base]``."""
+        """``base.append(item)``: the adjoint pops the item's adjoint off ``d[base]``. On
+        a list the function did not make, an append that no differentiated value takes
+        part in (``self.log.append(step)``) runs as written."""
+        item = s.value.args[0] if s.value.args else None
+        varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
+        if base not in self.local_lists and not (varied_item or self.act.is_varied(s, base)):
+            return [s], []
         if base not in self.local_lists:
             raise at(
                 self.ctx,
@@ -589,8 +595,6 @@ class _Reverse:
                 f"appending to {base!r}, which was not created in this function",
                 f"build a new list: {base} = list({base})",
             )
-        item = s.value.args[0] if s.value.args else None
-        varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
         useful = base in self.act.useful_after[id(s)]
         if not (useful and (varied_item or self.act.is_varied(s, base))):
             return [s], []
