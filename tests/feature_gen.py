@@ -9,6 +9,8 @@ differentiate it with (``ENTRIES``) and its ``wrt``.
 The body threads one active value ``h`` of shape (3,) through a few *stages*; each
 stage uses one construct (``STAGES``): comprehensions (list, dict, generator; loops
 over a dict's keys, values and items), lambdas bound to names and passed to helpers,
+keywords passed on (``**kw`` callees, ``**`` of a display and of the dict parameter), a
+global object counting its calls, a global list of functions iterated,
 nested ``def`` closures, ``functools.partial``, small classes with methods and
 ``__call__`` (global objects and objects made in the function), the dict and list
 parameters, ``*args`` helpers, recursion with a base case, ``np.linalg``, ``einsum``,
@@ -152,10 +154,23 @@ DEFS = {
     ),
     "scaled": "def scaled(z, *, k=1.5):\n    return z * k + np.sin(z)",
     "apply_act": "def apply_act(z, act=np.tanh):\n    return act(z) * 1.2 + z",
+    "passon": "def passon(z, **kw):\n    return np.tanh(z) + z * len(kw)",
+    "lin2": "def lin2(z, w, b=0.0):\n    return z * w + b",
+    "Counted": (
+        "class Counted:\n"
+        "    def __init__(self):\n"
+        "        self.calls = 0\n"
+        "\n"
+        "    def step(self, z):\n"
+        "        self.calls += 1\n"
+        "        return np.sin(z) * 1.1 + z"
+    ),
+    "COUNTED": "COUNTED = Counted()",
+    "FUNS": "FUNS = [np.sin, np.tanh, np.sin]",
     "LAYER": "LAYER = Affine(np.array([0.8, -0.5, 1.1]), 0.2)",
     "SCALE": "SCALE = functools.partial(mix, 0.7)",
 }
-DEPENDS = {"LAYER": ["Affine"], "SCALE": ["mix"]}
+DEPENDS = {"LAYER": ["Affine"], "SCALE": ["mix"], "COUNTED": ["Counted"]}
 
 
 class Gen:
@@ -383,6 +398,30 @@ def _keyword_only(g):
     ]
 
 
+def _keywords_passed_on(g):
+    form = g.pick(
+        [
+            "h = passon(h)",
+            "h = passon(h, a=s, b=@C)",
+            'h = affine(h, **{"scale": s, "off": @C})',
+            "h = lin2(h, **p)",
+        ]
+    )
+    g.use("passon" if "passon" in form else "affine" if "affine" in form else "lin2")
+    return [form.replace("@C", g.const())]
+
+
+def _counter(g):
+    g.use("COUNTED")
+    return [g.pick(["h = COUNTED.step(h)", "h = COUNTED.step(h * s) + h"])]
+
+
+def _function_list(g):
+    fn = g.fresh("fn")
+    g.use("FUNS")
+    return [f"for {fn} in FUNS:", g.pick([f"    h = {fn}(h) * s", f"    h = {fn}(h * s) + h"])]
+
+
 def _unpacking(g):
     a, b = g.fresh("a"), g.fresh("b")
     form = g.pick(
@@ -550,6 +589,9 @@ STAGES = {
     "function_argument": _function_argument,
     "unpacking": _unpacking,
     "keyword_only": _keyword_only,
+    "keywords_passed_on": _keywords_passed_on,
+    "counter": _counter,
+    "function_list": _function_list,
     "reversed_sorted": _reversed_sorted,
     "dict_parameter": _dict_parameter,
     "list_parameter": _list_parameter,
@@ -580,8 +622,6 @@ KNOWN = {
     "dict_comprehension_new_key": [(ALL, "crash", "refused: writing into 'd', an argument?")],
     "made_object_method_calls": [(ALL, "crash", "AttributeError: 'dict' object has no ...")],
     "made_object_inactive": [(ALL, "crash", "method of an object of inactive fields")],
-    "lambda_to_helper": [(ALL, "unassigned", "a local lambda or def passed to a helper")],
-    "keyword_only": [(ALL, "unassigned", "a helper's keyword-only parameter refused")],
     # AttributeError under forward mode and second order (the refusals of forward mode
     # through methods, *args and recursion are matched by message: KNOWN_REFUSALS)
     "made_object": [(FORWARD + SECOND, "crash", "AttributeError: 'dict' object has ...")],
