@@ -303,3 +303,21 @@ def flat_objective(v):
 def flat_dict_objective(v):
     p = UNFLATTEN_DICT(v)
     return np.sum(np.tanh(INPUTS @ p["W"] + p["b"]) ** 2)
+
+
+def make_composed(n):
+    funs = [np.sin] * n
+
+    def composed_n(v):
+        for fun in funs:
+            v = fun(v)
+        return np.sum(v)
+
+    return composed_n
+
+
+def composed_locally(v, s):
+    funs = (np.sin, np.cos, np.tanh)
+    for k, fun in enumerate(funs):
+        v = fun(v) * s + k
+    return np.sum(v * v)

@@ -287,3 +287,16 @@ def test_double_star_of_unknown_keys_is_refused_by_name(f, what):
     with pytest.raises(TranspileError, match="whether d holds " + re.escape(what)) as e:
         grad(f)(np.array([0.1, 0.2]), {"scale": 2.0})
     assert "test_kwargs_programs.py" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (P.make_composed(8), [np.array([0.2, -0.1, 0.4])]),
+        (P.composed_locally, [np.array([0.2, -0.1, 0.4]), 0.8]),
+    ],
+    ids=["closure-list", "local-tuple-enumerated"],
+)
+def test_functions_held_in_a_closure_or_local_sequence(f, args):
+    expected = check(f, args, tuple(range(len(args))))
+    check_tangent(f, args, 0, expected[0])

@@ -901,16 +901,9 @@ class _Normalizer:
             else self.atom(a, pre)
             for a in node.args
         ]
-        keywords = []
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise at(
-                    self.parsed,
-                    node,
-                    "**kwargs in a call is not supported",
-                    "pass keyword arguments one by one",
-                )
-            keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, pre)))
+        keywords = [  # (each **d is one keyword per key by now: keyword_spread)
+            gast.keyword(arg=kw.arg, value=self.atom(kw.value, pre)) for kw in node.keywords
+        ]
         return _loc(gast.Call(func=new_func, args=args, keywords=keywords), node)
 
     def index(self, node, pre):

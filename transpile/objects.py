@@ -13,8 +13,10 @@ A parameter whose layout is a view (``object_args.View``: an object passed to th
 gradient, a dict of its numeric fields) has its numeric fields read as string keys,
 ``self.W`` as ``self["W"]``, which is what makes them differentiable; a property
 is a call of its getter; a function it holds is called as that function; any other
-attribute (a class constant, a string) is read through ``stop_gradient``. Writing
-an attribute stays refused (``normalize``).
+attribute (a class constant, a string) is read through ``stop_gradient``, as is a
+numeric field holding no float (a counter, ``Layout.counters``). An attribute write
+(``self.nfev += 1``) runs as written (``attribute_writes``); on a view, a field
+holding floats, or any field of an object made in the function, is refused.
 
 A loop over a list or tuple of objects whose layout is known (``for layer in
 self.layers``, ``enumerate(...)`` or ``reversed(...)`` of one) is unrolled: the
@@ -86,6 +88,20 @@ class _Rewrite(gast.NodeTransformer):
                 return [self.visit(s) for s in made] + _listed(self.visit(node))
         return super().visit(node)
 
+    def local_displays(self):
+        """Name -> the list or tuple display of names it is bound to, where bound once."""
+        counts = self.store_counts()
+        return {
+            s.targets[0].id: s.value
+            for s in gast.walk(self.parsed.tree)
+            if isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and counts[s.targets[0].id] == 1
+            and isinstance(s.value, (gast.List, gast.Tuple))
+            and all(_chain(e) and _root(e) not in self.parsed.local_names for e in s.value.elts)
+        }
+
     def of_super(self, node):
         """``super().method(x)`` in a method of class ``C``: a call of the ``method`` that
         the first class after ``C`` in ``C.__mro__`` defines, ``self`` first (the class
@@ -143,12 +159,13 @@ class _Rewrite(gast.NodeTransformer):
         return out
 
     def visit_For(self, node):
-        found = unroll_globals.loop(self.parsed, node)
+        found = unroll_globals.loop(self.parsed, node, self.local_displays())
         if found is not None:
             chain, items, position, targets, _ = found
             element = targets[position]
             if not unroll_globals.read_after(self.parsed.tree, node, element):
-                self.parsed.contents[chain] = items
+                if chain is not None:
+                    self.parsed.contents[chain] = items
                 names = [self.bind(e, f"{element.id}{k}") for k, e in enumerate(items)]
                 return self.visit_block(unroll_globals.unrolled(node, found, names))
         seq, index, order = _iterated(node)

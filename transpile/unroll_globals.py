@@ -8,8 +8,9 @@ element ``k`` as a function or a method of its class. The gradient relies on the
 list's contents: every call checks that the name still denotes the same list holding
 the same elements (``assumptions.Contents``), and transpiles again where not.
 
-Unrolled only where the elements are all functions or all objects of the user's
-classes (a list of numbers stays a loop), the loop does not ``break``, ``continue``
+A list display of global functions bound once in the function (``funs = [np.sin,
+np.cos]``) is unrolled the same way. Unrolled only where the elements are all
+functions or all objects of the user's classes (a list of numbers stays a loop), the loop does not ``break``, ``continue``
 or assign its variable, and the variable is not read after the loop.
 """
 
@@ -22,7 +23,7 @@ from transpile.parse import MISSING
 _MOST = 256  # elements unrolled; a longer list stays a loop
 
 
-def loop(parsed, node):
+def loop(parsed, node, local_lists=None):
     """``(chain, elements, position, targets, others)`` where the ``for`` statement
     ``node`` goes over a global or closure list or tuple it can be unrolled for,
     directly (``for fun in funs``), zipped (``for fun, p in zip(funs, params)``: the
@@ -40,21 +41,27 @@ def loop(parsed, node):
         return None
     if position is None or node.orelse:
         return None
-    found = elements(parsed, seqs[position], targets[position], node.body)
+    found = elements(parsed, seqs[position], targets[position], node.body, local_lists or {})
     if found is None or any(t.id in _stored(node.body) for t in targets):
         return None
     return found[0], found[1], position, targets, seqs
 
 
-def elements(parsed, seq, target, body):
+def elements(parsed, seq, target, body, local_lists):
     """``(chain, elements)`` where ``seq`` is a global or closure list or tuple a loop
-    with variable ``target`` and ``body`` can be unrolled for, else None."""
+    with variable ``target`` and ``body`` can be unrolled for, or a local name of
+    ``local_lists`` (name -> a display bound once, of functions named by globals: chain
+    None, nothing to re-check), else None."""
     chain = _chain(seq)
     if chain is None:
         return None
-    if chain.split(".")[0] in parsed.local_names:
+    if chain in local_lists:
+        found = [parsed.resolve(e) for e in local_lists[chain].elts]
+        chain = None
+    elif chain.split(".")[0] in parsed.local_names:
         return None
-    found = parsed.resolve(seq)
+    else:
+        found = parsed.resolve(seq)
     if found is MISSING or not isinstance(found, (list, tuple)) or not 0 < len(found) <= _MOST:
         return None
     if not (
