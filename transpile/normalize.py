@@ -736,15 +736,19 @@ class _Normalizer:
             self.inlining.pop()
 
     def _arguments_first(self, node, pre):
-        """``node`` with its arguments computed into ``pre`` (a lambda or a local
-        function passed stays as written: it is inlined where it is called)."""
+        """``node`` with each argument that calls a local function computed into
+        ``pre`` first (the others stay as written: the parameters they bind keep
+        their names)."""
 
         def first(value):
-            if isinstance(value, (gast.Lambda, gast.Starred)) or (
-                isinstance(value, gast.Name) and value.id in self.locals
-            ):
-                return value
-            return self.atom(value, pre)
+            calls_local = any(
+                isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Name)
+                and n.func.id in self.locals
+                for n in gast.walk(value)
+            )
+            passed = isinstance(value, (gast.Lambda, gast.Starred))  # inlined where called
+            return self.atom(value, pre) if calls_local and not passed else value
 
         args = [first(a) for a in node.args]
         keywords = [
