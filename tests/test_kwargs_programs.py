@@ -300,3 +300,18 @@ def test_double_star_of_unknown_keys_is_refused_by_name(f, what):
 def test_functions_held_in_a_closure_or_local_sequence(f, args):
     expected = check(f, args, tuple(range(len(args))))
     check_tangent(f, args, 0, expected[0])
+
+
+def _varargs_and_keywords(x, *ws, scale=1.0):
+    return scale * (np.sum(x * ws[0]) + np.sum(np.sin(x) * ws[-1]))
+
+
+def test_vjp_of_varargs_and_keywords_takes_dout_last():
+    # the dout after the positional arguments is not one of *ws; keywords after it
+    x, a, b = np.array([0.1, 0.2]), np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    f = lambda *args: _varargs_and_keywords(*args, scale=1.5)
+    expected = fd.numeric_grad(f, [x, a, b], (0, 2))
+    for _ in range(2):
+        got = vjp(_varargs_and_keywords, wrt=(0, 2))(x, a, b, 2.0, scale=1.5)
+        for g, e in zip(got, expected):
+            fd.assert_close(g, 2.0 * e, 1e-6, 1e-8)
