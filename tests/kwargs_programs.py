@@ -118,6 +118,12 @@ def transformer_block(x, mlp, attn, ln_1, ln_2, n_head=2):
     return x + ffn(layer_norm(x, **ln_2), **mlp)
 
 
+def gpt2(x, blocks, ln_f, n_head):
+    for block in blocks:
+        x = transformer_block(x, **block, n_head=n_head)
+    return np.sum(layer_norm(x, **ln_f) ** 2)
+
+
 def gpt_loss(x, params):
     h = transformer_block(x, **params)
     return np.sum(h * h) / h.size

@@ -98,6 +98,13 @@ def test_transformer_block_with_double_star_calls():
     check_tangent(P.gpt_loss, [x, params], 0, expected[0], rtol=1e-5)
 
 
+def test_transformer_blocks_in_a_list_each_passed_with_double_star():
+    x, first = gpt_data()
+    _, second = gpt_data()
+    ln_f = {"g": np.ones(4), "b": np.zeros(4)}
+    check(P.gpt2, [x, [first, second], ln_f, 2], (0, 1, 2), rtol=1e-5, atol=1e-7)
+
+
 def test_a_key_given_for_a_defaulted_parameter_is_used():
     # layer_norm(x, **ln) with "eps" in ln: the key, not the default, as Python binds it
     x, params = gpt_data()
