@@ -291,7 +291,7 @@ def _scaled_by(z, scale=TWO):
     ids=["callee-kwargs", "default-not-constant"],
 )
 def test_double_star_of_unknown_keys_is_refused_by_name(f, what):
-    with pytest.raises(TranspileError, match="whether d holds " + re.escape(what)) as e:
+    with pytest.raises(TranspileError, match="whether it holds " + re.escape(what)) as e:
         grad(f)(np.array([0.1, 0.2]), {"scale": 2.0})
     assert "test_kwargs_programs.py" in str(e.value)
 

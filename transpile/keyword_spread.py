@@ -23,11 +23,35 @@ from transpile.parse import MISSING
 _MUTATORS = frozenset(("update", "pop", "popitem", "setdefault", "clear", "__setitem__"))
 
 
-def mutated(walked) -> set:
+def popped(stmt):
+    """``(name, key)`` where ``stmt`` is ``d.pop("key", ...)`` or ``x = d.pop("key",
+    ...)``, else None."""
+    value = getattr(stmt, "value", None)
+    if not isinstance(stmt, (gast.Expr, gast.Assign)) or not isinstance(value, gast.Call):
+        return None
+    func, args = value.func, value.args
+    if (
+        isinstance(func, gast.Attribute)
+        and func.attr == "pop"
+        and isinstance(func.value, gast.Name)
+        and 1 <= len(args) <= 2
+        and isinstance(args[0], gast.Constant)
+        and isinstance(args[0].value, str)
+    ):
+        return func.value.id, args[0].value
+    return None
+
+
+def mutated(walked, body=()) -> set:
     """The names of the dicts whose keys may change: written into (``d[k] = v``,
-    ``del d[k]``) or given to a method that adds or removes keys (``d.update``)."""
+    ``del d[k]``) or given to a method that adds or removes keys (``d.update``), but
+    for ``d.pop("key", ...)`` as a statement of the function's own ``body`` (run
+    once, in order: ``normalize`` drops the key where it meets it)."""
+    in_order = {id(s.value.func) for s in body if popped(s) is not None}
     found = set()
     for n in walked:
+        if id(n) in in_order:
+            continue
         if (
             isinstance(n, gast.Subscript)
             and isinstance(n.ctx, (gast.Store, gast.Del))
@@ -137,8 +161,9 @@ def _keys_the_callee_takes(node, parsed, kw):
         raise at(
             parsed,
             node,
-            f"**d in a call of {getattr(callee, '__name__', 'a function')}(): whether "
-            f"d holds {open_keys[0]!r} is not known here (a default or **kwargs)",
+            f"**{_chain(kw.value) or 'd'} in a call of "
+            f"{getattr(callee, '__name__', 'a function')}(): whether it holds "
+            f"{open_keys[0]!r} is not known here (a default or **kwargs)",
             hint,
         )
     return tuple(keys), tuple(optional)

@@ -100,7 +100,7 @@ class _Normalizer:
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
         self.dict_keys = {}  # a name bound once to a dict display of fixed keys -> them
-        self.mutated_dicts = keyword_spread.mutated(walked)
+        self.mutated_dicts = keyword_spread.mutated(walked, parsed.tree.body)
         self.inlining = []  # the local functions whose bodies are being inlined
 
     # statements -----------------------------------------------------------------
@@ -111,6 +111,11 @@ class _Normalizer:
         return out
 
     def stmt(self, s):
+        popped = keyword_spread.popped(s)
+        if popped is not None and popped[0] in self.dict_keys:  # rng = kwargs.pop("rng")
+            self.dict_keys[popped[0]] = tuple(
+                k for k in self.dict_keys[popped[0]] if k != popped[1]
+            )
         method = getattr(self, "stmt_" + type(s).__name__, None)
         if method is None:
             raise at(self.parsed, s, f"{type(s).__name__} statements are not supported")
