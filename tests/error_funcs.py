@@ -217,10 +217,6 @@ def uses_set_display(x):
     return np.sum(x) * len(seen)
 
 
-def uses_keyword_only(x, *, scale=1.0):  # ERR
-    return np.sum(x * scale)
-
-
 def helper_with_kwargs(z, **options):  # ERR
     scale = options["scale"]
     return z * scale

@@ -9,6 +9,8 @@ differentiate it with (``ENTRIES``) and its ``wrt``.
 The body threads one active value ``h`` of shape (3,) through a few *stages*; each
 stage uses one construct (``STAGES``): comprehensions (list, dict, generator; loops
 over a dict's keys, values and items), lambdas bound to names and passed to helpers,
+keywords passed on (``**kw`` callees, ``**`` of a display and of the dict parameter), a
+global object counting its calls, a global list of functions iterated,
 nested ``def`` closures, ``functools.partial``, small classes with methods and
 ``__call__`` (global objects and objects made in the function, given to helpers), the
 dict and list parameters, ``*args`` helpers, recursion (direct and mutual) with a base
@@ -181,10 +183,23 @@ DEFS = {
         "        return z * 0.5\n"
         "    return even_step(z * 0.9 + np.cos(z) * 0.1, k - 1)"
     ),
+    "passon": "def passon(z, **kw):\n    return np.tanh(z) + z * len(kw)",
+    "lin2": "def lin2(z, w, b=0.0):\n    return z * w + b",
+    "Counted": (
+        "class Counted:\n"
+        "    def __init__(self):\n"
+        "        self.calls = 0\n"
+        "\n"
+        "    def step(self, z):\n"
+        "        self.calls += 1\n"
+        "        return np.sin(z) * 1.1 + z"
+    ),
+    "COUNTED": "COUNTED = Counted()",
+    "FUNS": "FUNS = [np.sin, np.tanh, np.sin]",
     "LAYER": "LAYER = Affine(np.array([0.8, -0.5, 1.1]), 0.2)",
     "SCALE": "SCALE = functools.partial(mix, 0.7)",
 }
-DEPENDS = {"LAYER": ["Affine"], "SCALE": ["mix"]}
+DEPENDS = {"LAYER": ["Affine"], "SCALE": ["mix"], "COUNTED": ["Counted"]}
 
 
 class Gen:
@@ -410,6 +425,30 @@ def _keyword_only(g):
             "@C", g.const()
         )
     ]
+
+
+def _keywords_passed_on(g):
+    form = g.pick(
+        [
+            "h = passon(h)",
+            "h = passon(h, a=s, b=@C)",
+            'h = affine(h, **{"scale": s, "off": @C})',
+            "h = lin2(h, **p)",
+        ]
+    )
+    g.use("passon" if "passon" in form else "affine" if "affine" in form else "lin2")
+    return [form.replace("@C", g.const())]
+
+
+def _counter(g):
+    g.use("COUNTED")
+    return [g.pick(["h = COUNTED.step(h)", "h = COUNTED.step(h * s) + h"])]
+
+
+def _function_list(g):
+    fn = g.fresh("fn")
+    g.use("FUNS")
+    return [f"for {fn} in FUNS:", g.pick([f"    h = {fn}(h) * s", f"    h = {fn}(h * s) + h"])]
 
 
 def _unpacking(g):
@@ -685,6 +724,9 @@ STAGES = {
     "function_argument": _function_argument,
     "unpacking": _unpacking,
     "keyword_only": _keyword_only,
+    "keywords_passed_on": _keywords_passed_on,
+    "counter": _counter,
+    "function_list": _function_list,
     "reversed_sorted": _reversed_sorted,
     "dict_parameter": _dict_parameter,
     "list_parameter": _list_parameter,
@@ -719,9 +761,7 @@ ALL = tuple(ENTRIES)
 # fails under, who fixes it, what happens)]. The default run leaves each out under
 # those entry points; remove an entry when its fix lands.
 KNOWN = {
-    # other work (functions as values, keyword-only parameters of called helpers)
-    "lambda_to_helper": [(ALL, "functions as values", "a local lambda or def passed")],
-    "keyword_only": [(ALL, "kwargs", "a helper's keyword-only parameter refused")],
+    # (none: remove an entry when its fix lands)
 }
 
 

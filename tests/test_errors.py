@@ -109,7 +109,6 @@ MORE_UNSUPPORTED = [
     (E.uses_loop_else, "else"),
     (E.uses_starred, "starred"),
     (E.uses_set_display, "a set display"),
-    (E.uses_keyword_only, "keyword-only"),
     (E.uses_method_without_rule, "partition"),
 ]
 

@@ -128,8 +128,9 @@ def _made(f, wrt, mode, verbose, fuse, has_aux):
 def _generated(f, wrt, mode, fuse, has_aux, verbose):
     """The generated function of ``mode`` for ``f``, or one deferred to its first call."""
     transpile = functools.partial(pipeline.transpile, has_aux=has_aux, verbose=int(verbose))
-    if _takes_varargs(f):
-        return _deferred(f, wrt, mode, ("*" + _takes_varargs(f),), transpile)
+    if _takes_varargs(f) or _takes_keywords(f):
+        waiting = tuple(("*" + _takes_varargs(f),) if _takes_varargs(f) else ())
+        return _deferred(f, wrt, mode, waiting + _takes_keywords(f), transpile)
     indices, as_tuple = resolve_wrt(f, wrt)
     try:
         return transpile(f, indices, mode, as_tuple=as_tuple, fuse=fuse).function
@@ -189,6 +190,19 @@ def _takes_varargs(f):
     return next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
 
 
+def _takes_keywords(f):
+    """``f``'s keyword-only parameters and ``**kwargs`` (as ``**name``), in order; none
+    for what is not a Python function (a ufunc's ``out=``: refused for its source)."""
+    if not inspect.isfunction(f):
+        return ()
+    params = inspect.signature(f).parameters.values()
+    return tuple(
+        p.name if p.kind is p.KEYWORD_ONLY else "**" + p.name
+        for p in params
+        if p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD)
+    )
+
+
 def _deferred(f, wrt, mode, waiting, transpile=pipeline.transpile):
     """The gradient of ``f``, transpiled at each call for what the call passes (a
     dictionary lookup once made): ``waiting`` are the parameters it depends on, those
@@ -201,6 +215,7 @@ def _deferred(f, wrt, mode, waiting, transpile=pipeline.transpile):
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     vararg = _takes_varargs(f)
+    keyword_only = [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
 
     def entry_for(args, kwargs):
         bound = sig.bind(*args, **kwargs)
@@ -209,21 +224,31 @@ def _deferred(f, wrt, mode, waiting, transpile=pipeline.transpile):
         if vararg is not None:
             count = len(bound.arguments.get(vararg, ()))
             params = fixed + varargs.spread_names(parse.run(f).tree, count)
+        keys = tuple(k for k in bound.kwargs if k not in keyword_only)
+        params = params + keyword_only + list(keys)  # as varargs.spread places them
         indices, as_tuple = resolve_wrt(f, wrt, params)
-        functions = bound_functions.of_arguments(params, bound.args)
+        passed = list(bound.args) + [bound.kwargs[k] for k in keyword_only + list(keys)]
+        functions = bound_functions.of_arguments(params, passed)
         generated = transpile(
-            f, indices, mode, as_tuple=as_tuple, functions=functions, varargs=count
+            f,
+            indices,
+            mode,
+            as_tuple=as_tuple,
+            functions=functions,
+            varargs=varargs.spread_of(sig, count, keys),
         )
-        return generated.function, bound.args
+        return generated.function, passed
 
     @functools.wraps(f)
     def gradient(*args, **kwargs):
+        dout = args[-1:] if mode == "vjp" else ()  # after the keywords, in the entry
+        args = args[:-1] if dout else args
         try:
             entry, args = entry_for(args, kwargs)
         except UndefinedName:  # the function's own NameError first, where it raises one
-            f(*(args[:-1] if mode == "vjp" else args), **kwargs)
+            f(*args, **kwargs)
             raise
-        return entry(*args)
+        return entry(*args, *dout)
 
     gradient.__transpile_deferred__ = lambda args: entry_for(args, {})[0]
     gradient.__transpile_waiting__ = waiting
@@ -313,6 +338,12 @@ def _jvp_made(f, wrt, verbose):
     f = higher.differentiable(strict(callables.plain(f)))
     if _takes_varargs(f):
         raise TypeError(f"jvp needs a function with plain parameters; {f.__name__} takes *args")
+    if _takes_keywords(f):
+        raise TypeError(
+            f"jvp needs a function with plain parameters; {f.__name__} takes "
+            f"{', '.join(_takes_keywords(f))} (keywords): pass them in a lambda, "
+            f"jvp(lambda x: {f.__name__}(x, key=value))"
+        )
     indices, as_tuple = resolve_wrt(f, wrt)
     generated = pipeline.transpile(f, indices, "jvp", as_tuple=as_tuple)
     params = list(inspect.signature(f).parameters)

@@ -30,12 +30,18 @@ _LOCK = threading.Lock()
 
 def _positional(f):
     code = f.__code__
-    if code.co_flags & 0x0C:  # *args or **kwargs
+    _refuse_keywords(f)
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def _refuse_keywords(f):
+    code = getattr(f, "__code__", None)
+    if code is not None and (code.co_flags & 0x0C or code.co_kwonlyargcount):
         raise TypeError(
             f"hvp and hessian need a function with plain parameters; {f.__name__} "
-            "takes *args or **kwargs"
+            "takes *args, **kwargs or keyword-only parameters: pass the keywords in a "
+            f"lambda, hvp(lambda x: {f.__name__}(x, key=value))"
         )
-    return list(code.co_varnames[: code.co_argcount])
 
 
 def _fresh(base, taken):
@@ -129,6 +135,7 @@ def hvp(
 
 def _hvp_made(f, wrt, has_grad, mode):
     f = api.strict(f)  # hvp(grad(g)) of a g waiting for a name: made once it is defined
+    _refuse_keywords(higher.differentiable(f))
     if mode == "reverse":
         if has_grad:
             raise ValueError("has_grad=True is forward over reverse: use mode='forward'")

@@ -242,7 +242,8 @@ class Dispatcher:
         for i, read in enumerate(self.spec.code_reads):
             obj = self.spec.namer.fresh(f"_is{i}")
             bound[obj] = read.obj
-            if read.namespace is self.spec.module_globals and read.cell is None:
+            plain = read.namespace is self.spec.module_globals and read.cell is None
+            if plain and not isinstance(read, assumptions.Contents):
                 checks.append(f"{read.chain} is {obj}")
             else:  # a callee's module, or a closure variable: ask the read itself
                 holder = self.spec.namer.fresh(f"_read{i}")

@@ -78,6 +78,23 @@ class Read:
         return ".".join([f"{cell_name}.cell_contents", *rest])
 
 
+@dataclass(frozen=True, eq=False)
+class Contents(Read):
+    """A global or closure list or tuple whose elements (functions, objects) a loop over
+    it was unrolled for, or a dict whose keys ``**d`` was spread into: the same list
+    holding the same elements, or the same dict with the same keys, in order."""
+
+    elements: tuple = ()
+
+    def holds(self) -> bool:
+        now = self.current()
+        if now is not self.obj or len(now) != len(self.elements):
+            return False
+        if isinstance(now, dict):  # a dict spread into keywords: the same keys, in order
+            return tuple(now) == self.elements
+        return all(a is b for a, b in zip(now, self.elements))
+
+
 def is_code(obj) -> bool:
     """Whether an object shapes the generated code (a rule, a callee, a module) rather
     than flowing through it as data."""
@@ -111,19 +128,30 @@ def collect(parsed):
         elif isinstance(node, gast.Attribute):
             parsed.resolve(node)
     code, data = [], []
+    for chain, elements in parsed.contents.items():  # unrolled: no longer in the text
+        obj, root = parsed.reads[chain], chain.split(".")[0]
+        code.append(Contents(chain, obj, parsed.namespace, parsed.cells.get(root), elements))
     for chain, obj in parsed.reads.items():
-        root, *attrs = chain.split(".")
-        if obj is MISSING or root not in mentioned or root in parsed.local_names:
+        if chain in parsed.contents or not _checked(parsed, chain, obj, mentioned):
             continue
-        if inspect.ismodule(parsed.bound.get(root)):
-            continue  # the runtime helpers a lowering calls (a loop over a dict's keys)
-        if attrs and _is_library_module(parsed.reads.get(root)):
-            continue  # the root's identity covers the chain
-        if attrs and _is_bound_method(obj):
-            continue  # the parent chain's identity covers it
-        read = Read(chain, obj, parsed.namespace, parsed.cells.get(root))
+        read = Read(chain, obj, parsed.namespace, parsed.cells.get(chain.split(".")[0]))
         (code if is_code(obj) else data).append(read)
     return tuple(code), tuple(data)
+
+
+def _checked(parsed, chain, obj, mentioned) -> bool:
+    """Whether the read of ``chain`` (which found ``obj``) is one to check on each call."""
+    root, *attrs = chain.split(".")
+    if obj is MISSING or root not in mentioned or root in parsed.local_names:
+        return False
+    if inspect.ismodule(parsed.bound.get(root)):
+        return False  # the runtime helpers a lowering calls (a loop over a dict's keys)
+    if root in parsed.bound and root not in parsed.namespace and root not in parsed.cells:
+        return False  # a name the compiler bound (an element of an unrolled list: Contents)
+    if attrs and _is_library_module(parsed.reads.get(root)):
+        return False  # the root's identity covers the chain
+    # a bound method is made anew on each access: the parent chain's identity covers it
+    return not (attrs and _is_bound_method(obj))
 
 
 def merge(*groups):

@@ -33,7 +33,7 @@ from transpile.core.errors import at
 from transpile.core.ir import COMMENT, Output
 from transpile.core.nodes import assign, clone, const, descendants, name, stores
 from transpile.core.template import expand_forward
-from transpile.front import objects, parse, varargs
+from transpile.front import attribute_writes, objects, parse, varargs
 from transpile.front.exceptions import is_attempt
 from transpile.reverse import callees
 from transpile.rules import blocked_operands, user_rules
@@ -387,6 +387,7 @@ class _Forward:
     def call_statement(self, s):
         """``hs.append(h)`` appends ``h``'s tangent to ``hs``'s; another method changing a
         varied value is refused, as in reverse mode."""
+        attribute_writes.check(self.parsed, s, self.act.is_varied)
         func = s.value.func
         if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
             return [s]
@@ -443,7 +444,7 @@ def _spread_arguments(callee, sig, bound):
             params.append(pname)
             if value is not inspect.Parameter.empty:
                 arguments[pname] = value
-    return params, arguments, varargs.Spread(count, keys) if keys else count
+    return params, arguments, varargs.spread_of(sig, count, keys)
 
 
 def _pops(value):

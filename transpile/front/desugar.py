@@ -220,12 +220,15 @@ def _is_plain(arg):
     return isinstance(arg, (gast.Name, gast.Constant))
 
 
-def used_as_values(tree, is_map):
+def used_as_values(tree, is_map, is_inlined=lambda call: False):
     """The names ``tree`` reads other than as a called function (or the function
-    ``map`` applies): a local function among them cannot be inlined."""
+    ``map`` applies, or an argument of a helper inlined at the call, ``is_inlined``): a
+    local function among them cannot be inlined."""
     found = set()
     for n in descendants(tree):
-        if isinstance(n, gast.Call):
+        if isinstance(n, gast.Call) and is_inlined(n):
+            values = []
+        elif isinstance(n, gast.Call):
             values = n.args[1:] + [k.value for k in n.keywords]
             values += n.args[:1] if not is_map(n) else []
         elif isinstance(n, (gast.Return, gast.Assign)):

@@ -51,7 +51,7 @@ from transpile.core.nodes import (
     is_atom,
     name,
 )
-from transpile.front import desugar, dict_loops, fence, lower, rename
+from transpile.front import desugar, dict_loops, fence, function_args, keyword_spread, lower, rename
 from transpile_runtime import ops
 
 _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
@@ -73,26 +73,48 @@ def run(parsed, namer, ops_name="ops"):
     return rename.run(tree, namer)
 
 
+def _binding_counts(walked, tree):
+    """name -> how many times it is bound (as a target, a parameter or a def)."""
+    counts = {}
+    for n in walked:
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, gast.FunctionDef) and n is not tree:
+            counts[n.name] = counts.get(n.name, 0) + 1
+    return counts
+
+
+def _functions_defined(walked, tree):
+    """The names of the functions made in the function: its defs and lambdas bound."""
+    defs = {n.name for n in walked if isinstance(n, gast.FunctionDef) and n is not tree}
+    return defs | {
+        t.id
+        for n in walked
+        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Lambda)
+        for t in n.targets
+        if isinstance(t, gast.Name)
+    }
+
+
 class _Normalizer:
     def __init__(self, parsed, namer, ops_name="ops"):
         self.parsed = parsed
         self.namer = namer
         self.ops_name = ops_name
-        self.bindings = {}
         walked = descendants(parsed.tree)
         self.bound_to = dict_loops.bindings(walked)  # name -> the values assigned to it
-        for n in walked:
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
-                self.bindings[n.id] = self.bindings.get(n.id, 0) + 1
-            elif isinstance(n, gast.FunctionDef) and n is not parsed.tree:
-                self.bindings[n.name] = self.bindings.get(n.name, 0) + 1
-        self.values = desugar.used_as_values(parsed.tree, self._is_map)
+        self.bindings = _binding_counts(walked, parsed.tree)
+        self.defined = _functions_defined(walked, parsed.tree)
+        self.helpers = set()  # the helpers being inlined, by id (function_args)
+        self.values = desugar.used_as_values(parsed.tree, self._is_map, self._to_inline)
         self.caught = {  # the names of lowered try statements (``exceptions``)
             n.targets[0].id for n in walked if isinstance(n, gast.Assign) and calls_marker(n, TRY)
         }
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
+        self.dict_keys = {}  # a name bound once to a dict display of fixed keys -> them
+        self.mutated_dicts = keyword_spread.mutated(walked, parsed.tree.body)
         self.inlining = []  # the local functions whose bodies are being inlined
 
     # statements -----------------------------------------------------------------
@@ -103,6 +125,11 @@ class _Normalizer:
         return out
 
     def stmt(self, s):
+        popped = keyword_spread.popped(s)
+        if popped is not None and popped[0] in self.dict_keys:  # rng = kwargs.pop("rng")
+            self.dict_keys[popped[0]] = tuple(
+                k for k in self.dict_keys[popped[0]] if k != popped[1]
+            )
         method = getattr(self, "stmt_" + type(s).__name__, None)
         if method is None:
             raise at(self.parsed, s, f"{type(s).__name__} statements are not supported")
@@ -223,10 +250,13 @@ class _Normalizer:
             target = self._gather_starred(target, s.value, s)
             if len(target.elts) != len(s.value.elts):
                 raise at(self.parsed, s, "tuple unpacking with mismatched lengths")
-            values = [self.atom(v, pre) for v in s.value.elts]
+            values = [self._display_or_atom(t, v, pre) for t, v in zip(target.elts, s.value.elts)]
             values = [self._copy_if_name(v, pre, s) for v in values]
             for t, v in zip(target.elts, values):
-                pre.extend(self.bind(t, v, s))
+                if isinstance(v, (gast.List, gast.Dict)):  # out, i = [], 0: out is made here
+                    pre.append(assign(t.id, v, s))
+                else:
+                    pre.extend(self.bind(t, v, s))
             return pre
         value = self.atom(s.value, pre)
         return pre + self.bind(target, value, s)
@@ -248,6 +278,10 @@ class _Normalizer:
             return pre  # x = x changes nothing
         if isinstance(value, gast.Tuple) and self.bindings.get(target, 0) == 1:
             self.tuple_lengths[target] = len(value.elts)
+        keys = keyword_spread.display_keys(value)
+        fixed = self.bindings.get(target, 0) == 1 and target not in self.mutated_dicts
+        if keys is not None and fixed:
+            self.dict_keys[target] = keys
         return pre + [assign(target, value, s)]
 
     def _unzipped(self, target, value):
@@ -335,6 +369,15 @@ class _Normalizer:
             return v
         return self._copy_if_name(v, pre, origin)
 
+    def _display_or_atom(self, target, value, pre):
+        """The empty list or dict display ``value`` itself where it is bound to the name
+        ``target`` (a list the function makes, as ``out = []`` is); else its atom."""
+        if isinstance(target, gast.Name) and isinstance(value, gast.List) and not value.elts:
+            return _loc(gast.List(elts=[], ctx=gast.Load()), value)
+        if isinstance(target, gast.Name) and isinstance(value, gast.Dict) and not value.keys:
+            return _loc(gast.Dict(keys=[], values=[]), value)
+        return self.atom(value, pre)
+
     def _copy_if_name(self, v, pre, origin):
         # a, b = b, a: read every value before any target is written
         if isinstance(v, gast.Name):
@@ -376,13 +419,11 @@ class _Normalizer:
                 type_comment=None,
             )
             return pre + [gast.copy_location(node, origin)]
-        if isinstance(target, gast.Attribute):
-            raise at(
-                self.parsed,
-                origin,
-                "assigning to an attribute is not supported",
-                "build a new value instead of mutating an object",
-            )
+        if isinstance(target, gast.Attribute):  # run as written: setattr(obj, "attr", v)
+            pre = []
+            owner = self.atom(target.value, pre)
+            write = call(name("setattr"), [owner, const(target.attr), value_atom], origin)
+            return pre + [_loc(gast.Expr(value=write), origin)]
         raise at(self.parsed, origin, f"cannot assign to {type(target).__name__}")
 
     def stmt_If(self, s):
@@ -746,6 +787,7 @@ class _Normalizer:
                 "function is inlined, so it cannot recurse",
                 "define the recursive function at module level",
             )
+        node = self._arguments_first(node, pre)  # f(f(x)): the inner call is not recursion
         self.inlining.append(local.node)
         try:
             stmts, value = desugar.inline(local, node, self.namer, self.parsed)
@@ -753,6 +795,34 @@ class _Normalizer:
             return self.expr(value, pre, top=True)
         finally:
             self.inlining.pop()
+
+    def _arguments_first(self, node, pre):
+        """``node`` with each argument that calls a local function computed into
+        ``pre`` first (the others stay as written: the parameters they bind keep
+        their names)."""
+
+        def first(value):
+            calls_local = any(
+                isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Name)
+                and n.func.id in self.locals
+                for n in gast.walk(value)
+            )
+            passed = isinstance(value, (gast.Lambda, gast.Starred))  # inlined where called
+            return self.atom(value, pre) if calls_local and not passed else value
+
+        args = [first(a) for a in node.args]
+        keywords = [
+            gast.keyword(arg=k.arg, value=first(k.value)) if k.arg is not None else k
+            for k in node.keywords
+        ]
+        return _loc(gast.Call(func=node.func, args=args, keywords=keywords), node)
+
+    def _to_inline(self, node):
+        """A call of a helper passed a function made here (``function_args``)."""
+        return function_args.passes_local_function(node, self.defined) and (
+            function_args.helper(self.parsed, node, self.helpers) is not None
+        )
 
     def _is_map(self, node):
         return (
@@ -838,6 +908,13 @@ class _Normalizer:
             return self.inline(self.locals[func.id], node, pre)
         if isinstance(func, gast.Lambda):
             return self.inline(desugar.Local("", func, {}), node, pre)
+        if self._to_inline(node):
+            local, key = function_args.helper(self.parsed, node, self.helpers)
+            self.helpers.add(key)
+            try:
+                return self.inline(local, node, pre)
+            finally:
+                self.helpers.discard(key)
         if self._is_map(node):
             return self.expr(desugar.mapped(node), pre, top=True)
         if self._is_sorted(node):
@@ -863,6 +940,7 @@ class _Normalizer:
 
     def call(self, node, pre):
         node = self._spread_known_tuples(node)
+        node = keyword_spread.spread(node, self.parsed, self.dict_keys)
         desugared = self.desugared_call(node, pre)
         if desugared is not None:
             return desugared
@@ -888,16 +966,9 @@ class _Normalizer:
             else self.atom(a, pre)
             for a in node.args
         ]
-        keywords = []
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise at(
-                    self.parsed,
-                    node,
-                    "**kwargs in a call is not supported",
-                    "pass keyword arguments one by one",
-                )
-            keywords.append(gast.keyword(arg=kw.arg, value=self.atom(kw.value, pre)))
+        keywords = [  # (each **d is one keyword per key by now: keyword_spread)
+            gast.keyword(arg=kw.arg, value=self.atom(kw.value, pre)) for kw in node.keywords
+        ]
         return _loc(gast.Call(func=new_func, args=args, keywords=keywords), node)
 
     def index(self, node, pre):

@@ -32,6 +32,7 @@ import numpy as np
 
 from transpile.core.assumptions import LIBRARY_ROOTS
 from transpile.front import bound_functions, parse
+from transpile_runtime.structure import object_fields
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Layout:
     fields: tuple = ()  # (name, Layout of a nested object or None): the numeric fields
     functions: tuple = ()  # (name, function) the instance holds
     made: bool = False  # made in the function as the dict of its fields: no object behind
+    counters: tuple = ()  # numeric fields holding no float (ints): never differentiated
 
     def field(self, name):
         """``(True, nested Layout or None)`` for a numeric field, ``(False, None)`` else."""
@@ -132,7 +134,9 @@ def layout(value, view=True, _seen=()) -> Layout:
                 "be returned in its place; keep the arrays (or objects) in a field of their "
                 "own, or pass it as a separate argument"
             )
-    return Layout(type(value), view, tuple(fields), tuple(functions))
+    floats = set(object_fields(value))
+    counters = tuple(k for k, _ in fields if k not in floats)
+    return Layout(type(value), view, tuple(fields), tuple(functions), counters=counters)
 
 
 def _hides_parameters(value) -> bool:
@@ -189,6 +193,14 @@ class View(dict):
             return self[name]
         except KeyError:
             return getattr(self._source, name)
+
+    def __setattr__(self, name, value):
+        if name == "_source":
+            object.__setattr__(self, name, value)
+            return
+        if name in self:  # a counter (objects refuses a float field's write): read back
+            self[name] = value
+        setattr(self._source, name, value)  # the user's object counts, as it would
 
 
 def to_view(value, lay):

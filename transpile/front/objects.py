@@ -13,8 +13,10 @@ A parameter whose layout is a view (``object_args.View``: an object passed to th
 gradient, a dict of its numeric fields) has its numeric fields read as string keys,
 ``self.W`` as ``self["W"]``, which is what makes them differentiable; a property
 is a call of its getter; a function it holds is called as that function; any other
-attribute (a class constant, a string) is read through ``stop_gradient``. Writing
-an attribute stays refused (``normalize``).
+attribute (a class constant, a string) is read through ``stop_gradient``, as is a
+numeric field holding no float (a counter, ``Layout.counters``). An attribute write
+(``self.nfev += 1``) runs as written (``attribute_writes``); on a view, a field
+holding floats, or any field of an object made in the function, is refused.
 
 A loop over a list or tuple of objects whose layout is known (``for layer in
 self.layers``, ``enumerate(...)`` or ``reversed(...)`` of one) is unrolled: the
@@ -24,8 +26,9 @@ layout ``fn.objects`` records, and its method calls are resolved for that
 element's class (Dense and Tanh layers in one list). An element picked by a
 constant index (``self.layers[-1]``) has that element's layout; by any other index,
 the layout all elements share. Such a loop may not ``break`` or ``continue``; a
-list of objects read from a global or closure variable is not unrolled (its length
-and classes are not re-checked per call): pass the object as an argument.
+list of objects (or of functions) that a global or closure variable holds is
+unrolled per element by ``unroll_globals``, the gradient checking on every call that
+it holds the same elements.
 
 An object made in the function (``layer = Dense(W, b)``, bound once) of a class
 whose ``__init__`` only stores its parameters (``self.W = W``; a docstring, constants
@@ -46,7 +49,7 @@ import gast
 from transpile.core.errors import at
 from transpile.core.ir import MISSING
 from transpile.core.nodes import all_stmts, clone, const, contains_jump, name
-from transpile.front import bound_functions, object_args, parse
+from transpile.front import bound_functions, object_args, parse, unroll_globals
 from transpile_runtime import instances, stop_gradient
 
 
@@ -77,6 +80,76 @@ class _Rewrite(gast.NodeTransformer):
         node.body = self.visit_block(node.body)  # not the parameters or decorators
         return node
 
+    def visit(self, node):
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
+            made = self.instances_called(node)
+            if made:  # LeastSquares()(p, d): the object made first, bound to a name
+                return [self.visit(s) for s in made] + _listed(self.visit(node))
+        return super().visit(node)
+
+    def local_displays(self):
+        """Name -> the list or tuple display of names it is bound to, where bound once."""
+        counts = self.store_counts()
+        return {
+            s.targets[0].id: s.value
+            for s in gast.walk(self.parsed.tree)
+            if isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and counts[s.targets[0].id] == 1
+            and isinstance(s.value, (gast.List, gast.Tuple))
+            and all(_chain(e) and _root(e) not in self.parsed.local_names for e in s.value.elts)
+        }
+
+    def of_super(self, node):
+        """``super().method(x)`` in a method of class ``C``: a call of the ``method`` that
+        the first class after ``C`` in ``C.__mro__`` defines, ``self`` first (the class
+        after ``C`` in the instance's own order, unless a subclass merges hierarchies)."""
+        func = node.func
+        if not (
+            isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Call)
+            and not func.value.args
+            and isinstance(func.value.func, gast.Name)
+            and self.parsed.resolve(func.value.func) is super
+            and "__class__" in self.parsed.cells
+            and self.parsed.tree.args.args
+        ):
+            return False
+        owner = self.parsed.cells["__class__"].cell_contents
+        found = next((k for k in owner.__mro__[1:] if func.attr in vars(k)), None)
+        method = vars(found).get(func.attr) if found is not None else None
+        if not inspect.isfunction(method):
+            return False
+        base = f"{found.__name__}_{func.attr.strip('_') or 'call'}"
+        node.func = gast.copy_location(name(self.bind(method, base)), func)
+        node.args.insert(0, name(self.parsed.tree.args.args[0].id))
+        return True
+
+    def instances_called(self, stmt):
+        """``obj = Cls(a)`` for each ``Cls(a)(x)`` or ``Cls(a).method(x)`` in ``stmt``
+        (``Cls`` a class of the user's, made of names and constants), which then calls
+        ``obj``; none where there is no such call."""
+        made = []
+        for n in gast.walk(stmt):
+            if not isinstance(n, gast.Call):
+                continue
+            holder, field = (n.func, "value") if isinstance(n.func, gast.Attribute) else (n, "func")
+            inner = getattr(holder, field)
+            if not (isinstance(inner, gast.Call) and _chain(inner.func)):
+                continue
+            if not object_args.is_user_class(self.parsed.resolve(inner.func)):
+                continue
+            values = inner.args + [k.value for k in inner.keywords]
+            if not all(isinstance(v, gast.Constant) or _chain(v) for v in values):
+                continue
+            cls = self.parsed.resolve(inner.func)
+            obj = self.fn.namer.fresh(cls.__name__.lower())
+            self.store_counts()[obj] = 1
+            made.append(_assign(name(obj, gast.Store()), inner, stmt))
+            setattr(holder, field, gast.copy_location(name(obj), inner))
+        return made
+
     def visit_block(self, stmts):
         out = []
         for s in stmts:
@@ -85,6 +158,15 @@ class _Rewrite(gast.NodeTransformer):
         return out
 
     def visit_For(self, node):
+        found = unroll_globals.loop(self.parsed, node, self.local_displays())
+        if found is not None:
+            chain, items, position, targets, _ = found
+            element = targets[position]
+            if not unroll_globals.read_after(self.parsed.tree, node, element):
+                if chain is not None:
+                    self.parsed.contents[chain] = items
+                names = [self.bind(e, f"{element.id}{k}") for k, e in enumerate(items)]
+                return self.visit_block(unroll_globals.unrolled(node, found, names))
         seq, index, order = _iterated(node)
         lay = self.layout_of(seq)
         if not isinstance(lay, object_args.Items) or lay.kind is dict:
@@ -223,6 +305,8 @@ class _Rewrite(gast.NodeTransformer):
         node.args = [self.visit(a) for a in node.args]
         for kw in node.keywords:
             kw.value = self.visit(kw.value)
+        if self.of_super(node):
+            return node
         target = self.callee(node.func)
         if target is None:
             node.func = self.visit(node.func)
@@ -294,15 +378,16 @@ class _Rewrite(gast.NodeTransformer):
         return _method(lay.cls, attr, receiver)
 
     def visit_Attribute(self, node):
-        if not isinstance(node.ctx, gast.Load):
-            return self.generic_visit(node)
         lay = self.layout_of(node.value)
         if not isinstance(lay, object_args.Layout) or not lay.view:
+            return self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load):
+            self.check_written(node, lay)
             return self.generic_visit(node)
         base = self.visit(node.value)
         is_field, _ = lay.field(node.attr)
         member = inspect.getattr_static(lay.cls, node.attr, None)
-        if is_field:
+        if is_field and node.attr not in lay.counters:
             new = gast.Subscript(value=base, slice=const(node.attr), ctx=gast.Load())
         elif lay.function(node.attr) is not None:
             new = name(self.bind(lay.function(node.attr), node.attr))
@@ -317,6 +402,31 @@ class _Rewrite(gast.NodeTransformer):
             )
             new = gast.Attribute(value=sg, attr=node.attr, ctx=gast.Load())
         return gast.copy_location(new, node)
+
+    def visit_AugAssign(self, node):
+        """``self.nfev += 1`` on an object passed in: ``self.nfev = self.nfev + 1``, its
+        read made as any other (a counter's never differentiated)."""
+        target = node.target
+        if not isinstance(target, gast.Attribute) or self.layout_of(target.value) is None:
+            return self.generic_visit(node)
+        read = gast.Attribute(value=clone(target.value), attr=target.attr, ctx=gast.Load())
+        value = gast.BinOp(left=gast.copy_location(read, target), op=node.op, right=node.value)
+        return self.visit(_assign(target, gast.copy_location(value, node), node))
+
+    def check_written(self, node, lay):
+        """An attribute of an object passed in (or made here) written: a float field is
+        differentiated, and an object made here is a dict, so either is refused; an
+        int field (a counter) or any other attribute is written on the object."""
+        is_field, _ = lay.field(node.attr)
+        if lay.made or (is_field and node.attr not in lay.counters):
+            what = "made in this function" if lay.made else "passed in, a field holding floats"
+            raise at(
+                self.parsed,
+                node,
+                f"writing the attribute .{node.attr} of an object {what}, which is differentiated",
+                "keep the new value in a local variable and return it; a counter "
+                "(a field holding ints) or one that holds no number can be written",
+            )
 
 
 def _class_attribute(parsed, bind, node, lay):
@@ -405,6 +515,10 @@ def _stored_attribute(stmt, params):
     if isinstance(value, gast.Constant):
         return target.attr, False, value.value
     return None
+
+
+def _listed(visited):
+    return visited if isinstance(visited, list) else [visited]
 
 
 def _store_counts(tree):

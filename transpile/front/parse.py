@@ -44,6 +44,7 @@ class Parsed:
     local_names: frozenset = frozenset()
     reads: dict = field(default_factory=dict, repr=False)  # free name -> what it denoted
     bound: dict = field(default_factory=dict)  # parameter -> the function it holds
+    contents: dict = field(default_factory=dict)  # chain -> the elements a loop unrolled
 
     @property
     def free_values(self) -> dict:
@@ -135,8 +136,7 @@ def assigned_names(tree) -> set:
 def stage(fn, ctx):
     """Read the source of ``ctx.func``."""
     fn.parsed = run(ctx.func)
-    if ctx.varargs is not None:
-        fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
+    fn.parsed = varargs.spread(fn.parsed, ctx.varargs)
     fn.parsed.bound.update(ctx.functions)
     refuse_undefined(fn.parsed)
     return fn

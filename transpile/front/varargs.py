@@ -6,7 +6,10 @@ keywords.
 which the rest of the compiler differentiates like any other. The gradient of a
 function taking ``*args`` is made per number of arguments at its first call with it;
 a callee's, per call site. ``def f(x, **options)`` called as ``f(x, scale=s)`` is
-transpiled as ``def f(x, scale): options = {"scale": scale}; ...`` (callees only).
+transpiled as ``def f(x, scale): options = {"scale": scale}; ...``, and called as
+``f(x)`` as ``def f(x): options = {}; ...``: per set of keywords. Keyword-only
+parameters (``def f(x, *, k=1.5)``) become plain ones after the others, still passed
+by keyword (``plain_keyword_only``).
 """
 
 import dataclasses
@@ -42,9 +45,40 @@ def spread(parsed, how):
     count, keys = (how.count, how.keys) if isinstance(how, Spread) else (how, ())
     if count is not None and parsed.tree.args.vararg is not None:
         parsed = _spread_positional(parsed, count)
-    if keys and parsed.tree.args.kwarg is not None:
+    parsed = plain_keyword_only(parsed)
+    if isinstance(how, Spread) and parsed.tree.args.kwarg is not None:
         parsed = _spread_keywords(parsed, keys)  # after them, as Python binds keywords
     return parsed
+
+
+def plain_keyword_only(parsed):
+    """``parsed`` with its keyword-only parameters made plain ones after the others (and
+    its positional-only ones plain ones in their places):
+    every call passes them by keyword (the caller's binding, checked against the real
+    signature, ends with them), so their places change nothing. A parameter without a
+    default after one with a default gets None, which no call uses: only the ``def``
+    needs one."""
+    args = parsed.tree.args
+    if getattr(args, "posonlyargs", None):  # passed by place, as plain ones are
+        args.args, args.posonlyargs = args.posonlyargs + args.args, []
+    if not args.kwonlyargs:
+        return parsed
+    defaults = list(args.kw_defaults)
+    if args.defaults or any(d is not None for d in defaults):
+        first = 0 if args.defaults else next(i for i, d in enumerate(defaults) if d is not None)
+        args.defaults = args.defaults + [const(None) if d is None else d for d in defaults[first:]]
+    args.args = args.args + args.kwonlyargs
+    args.kwonlyargs, args.kw_defaults = [], []
+    return parsed
+
+
+def spread_of(sig, count, keys):
+    """How to spread a callee of signature ``sig`` for a call passing ``count`` values
+    to its ``*args`` and the keywords ``keys`` to its ``**kwargs``: a ``Spread`` where it
+    takes ``**kwargs`` (an empty one too: ``kwargs = {}``), else the count."""
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return Spread(count, tuple(keys))
+    return count
 
 
 def _spread_positional(parsed, count):

@@ -148,6 +148,4 @@ def _spread_arguments(sig, bound, tree):
             params.append(pname)
             if value is not MISSING:
                 arguments[pname] = value
-    if keys:
-        return params, arguments, varargs.Spread(count, keys)
-    return params, arguments, count
+    return params, arguments, varargs.spread_of(sig, count, keys)

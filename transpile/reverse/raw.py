@@ -26,7 +26,7 @@ from transpile.core.errors import at
 from transpile.core.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.core.nodes import assign, clone, const, contains_jump, descendants, name
 from transpile.core.template import expand
-from transpile.front import object_args
+from transpile.front import attribute_writes, object_args
 from transpile.reverse import callees
 from transpile.rules import blocked_operands, user_rules
 
@@ -553,6 +553,7 @@ class _Reverse:
         func = s.value.func
         if isinstance(func, gast.Name) and func.id == GRAD_HOOK:
             return [], self.grad_hook(s)
+        attribute_writes.check(self.ctx.parsed, s, self.act.is_varied)
         if (
             isinstance(func, gast.Attribute)
             and func.attr == "append"
@@ -588,7 +589,13 @@ class _Reverse:
         return [comment(f"insert_grad_of({x})", s), *block]
 
     def append(self, s, base):
-        """``base.append(item)``: the adjoint pops the item's adjoint off ``d[base]``."""
+        """``base.append(item)``: the adjoint pops the item's adjoint off ``d[base]``. On
+        a list the function did not make, an append that no differentiated value takes
+        part in (``self.log.append(step)``) runs as written."""
+        item = s.value.args[0] if s.value.args else None
+        varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
+        if base not in self.local_lists and not (varied_item or self.act.is_varied(s, base)):
+            return [s], []
         if base not in self.local_lists:
             raise at(
                 self.ctx,
@@ -596,8 +603,6 @@ class _Reverse:
                 f"appending to {base!r}, which was not created in this function",
                 f"build a new list: {base} = list({base})",
             )
-        item = s.value.args[0] if s.value.args else None
-        varied_item = isinstance(item, gast.Name) and self.act.is_varied(s, item.id)
         useful = base in self.act.useful_after[id(s)]
         if not (useful and (varied_item or self.act.is_varied(s, base))):
             return [s], []
