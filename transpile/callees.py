@@ -63,6 +63,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         functions=functions_passed(fn, callee, arguments),
         varargs=count,
         classes=objects.passed(fn, ctx, arguments),
+        checkpoint=False if ctx.checkpoint is False else None,  # hvp: no markers below
     )
     if id(gen) not in fn.callee_names:
         fwd_name, bwd_name = _bind_pair(fn, ctx, gen, tree.name)

@@ -69,6 +69,7 @@ class Context:
     classes: tuple = ()  # (parameter, object_args.Layout): user objects passed (objects)
     fuse: bool = False  # shape variants evaluate elementwise chains with numexpr (fuse)
     has_aux: bool = False  # the function returns (value, aux): value is differentiated
+    checkpoint: object = None  # snapshots for every loop of the body; False: no markers
 
 
 @dataclass

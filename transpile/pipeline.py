@@ -29,6 +29,7 @@ from transpile import (
     assumptions,
     auxiliary,
     bound_functions,
+    checkpoints,
     copies,
     cuts,
     deadcode,
@@ -74,6 +75,7 @@ STAGES = (
     Stage("parse", parse.stage, "read the source; refuse a decorated or changed function"),
     Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
     Stage("names", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
+    Stage("loops", checkpoints.stage, "checkpointed loops: the body becomes a step function"),
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
     Stage("anf", normalize.stage, "single exit, one operation per line, jumps lowered, renames"),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
@@ -139,6 +141,7 @@ def transpile(
     fuse=False,
     has_aux=False,
     verbose=0,
+    checkpoint=None,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -150,7 +153,9 @@ def transpile(
     ``fuse``: shape variants evaluate chains of elementwise operations with numexpr.
     ``has_aux``: ``func`` returns ``(value, aux)``; ``value`` is differentiated, and a
     ``value_and_grad`` returns the pair (``auxiliary``). ``verbose=2``: print each stage's
-    time (work over a second says what it is doing anyway: ``progress``)."""
+    time (work over a second says what it is doing anyway: ``progress``). ``checkpoint``:
+    None, a number of snapshots for every loop of the body, or False to drop the
+    ``checkpointed`` markers (``checkpoints``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
@@ -165,6 +170,7 @@ def transpile(
         classes,
         bool(fuse),
         bool(has_aux),
+        checkpoint,
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
@@ -188,6 +194,7 @@ def transpile(
         classes=tuple(classes),
         fuse=bool(fuse),
         has_aux=bool(has_aux),
+        checkpoint=checkpoint,
     )
     steps = progress.Progress(
         f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))

@@ -19,7 +19,17 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile import callees, composites, object_args, printer, scalars, shapes, user_rules, views
+from transpile import (
+    callees,
+    composites,
+    object_args,
+    printer,
+    replay,
+    scalars,
+    shapes,
+    user_rules,
+    views,
+)
 from transpile.errors import at
 from transpile.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.nodes import assign, clone, const, contains_jump, descendants, name
@@ -427,6 +437,9 @@ class _Reverse:
 
     def user_call(self, s, match, target):
         call = s.value
+        loop = getattr(match.callee, "__transpile_revolve__", None)
+        if loop is not None:  # a checkpointed loop (``checkpoints``)
+            return replay.call(self, s, loop, target)
         fwd, bwd, wrt_params, arg_nodes = self.ctx.differentiate_call(
             call, match.callee, s, self.act
         )
