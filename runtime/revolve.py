@@ -84,7 +84,7 @@ class Record:
 def run_for(step, iterable, snapshots: int, state: tuple, consts: tuple):
     """The loop's final state and its ``Record``, keeping the first descent of the
     binomial schedule for ``snapshots`` slots."""
-    items = list(iterable)
+    items = iterable if isinstance(iterable, range) else list(iterable)  # indexed by step
     record = Record(step, items, consts, _slots(snapshots), [], len(items))
     position, left, slots = 0, len(items), record.slots
     record.kept.append((0, state))
@@ -126,13 +126,13 @@ def backward(step_fwd, step_bwd, record: Record, dstate):
     differentiates: ``step_bwd`` returns the state's first), from ``dstate``, the adjoint
     of its final state."""
     sweep = _Sweep(step_fwd, step_bwd, record, tuple(dstate))
-    kept = record.kept
-    for k in reversed(range(len(kept))):
-        position, state = kept[k]
-        end = kept[k + 1][0] if k + 1 < len(kept) else record.length
-        # the states before this segment hold k slots; this one's start holds one more
-        sweep.reverse(state, position, end - position, record.slots - k)
-    return (*sweep.dstate, *sweep.dconsts)
+    kept, end = record.kept, record.length
+    while kept:
+        # the states before this segment hold len(kept) - 1 slots; its start one more
+        position, state = kept.pop()  # dropped once its segment is reversed
+        sweep.reverse(state, position, end - position, record.slots - len(kept))
+        end = position
+    return (*sweep.dstate, *(sweep.dconsts or ()))
 
 
 class _Sweep:
@@ -155,7 +155,7 @@ class _Sweep:
             steps = m
 
     def adjoint_step(self, state, i):
-        _, saved = self.fwd(*self.record.arguments(i, state))
+        saved = self.fwd(*self.record.arguments(i, state))[1]  # the next state: dropped now
         adjoints = self.bwd(saved, self.dstate)
         count = len(self.dstate)
         self.dstate = tuple(adjoints[:count])

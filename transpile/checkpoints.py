@@ -146,7 +146,7 @@ def _replace(fn, ctx, loop, snapshots):
     base = parsed.name if parsed.name.isidentifier() else "lambda_"
     step_name, loop_name = fn.namer.fresh(f"{base}_step"), fn.namer.fresh(f"{base}_loop")
     info = _functions(fn, ctx, loop, carried, consts, step_name, loop_name, snapshots)
-    parsed.bound[loop_name] = info
+    parsed.bound[loop_name] = fn.namespace[loop_name] = info  # run as written where inactive
     fn.namespace[step_name] = info.__transpile_revolve__.step  # the primal calls it by name
     args = ([clone(loop.iter)] if isinstance(loop, gast.For) else []) + [
         name(n) for n in carried + consts
