@@ -72,21 +72,21 @@ def plain_while(w, h, tol):
 def marked_heat(u, kappa, steps):
     for _ in checkpointed(range(steps), snapshots=4):
         lap = np.roll(u, 1) - 2.0 * u + np.roll(u, -1)
-        u = u + kappa * lap
+        u = u + kappa * lap + 0.05 * np.sin(u)
     return np.sum(u**4)
 
 
 def plain_heat(u, kappa, steps):
     for _ in range(steps):
         lap = np.roll(u, 1) - 2.0 * u + np.roll(u, -1)
-        u = u + kappa * lap
+        u = u + kappa * lap + 0.05 * np.sin(u)
     return np.sum(u**4)
 
 
 def heat_20(u, kappa, steps):
     for _ in checkpointed(range(steps), snapshots=20):
         lap = np.roll(u, 1) - 2.0 * u + np.roll(u, -1)
-        u = u + kappa * lap
+        u = u + kappa * lap + 0.05 * np.sin(u)
     return np.sum(u**4)
 
 

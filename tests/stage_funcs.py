@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from transpile import stop_gradient
+from transpile import checkpointed, stop_gradient
 
 # --------------------------------------------------------------------------
 # parse
@@ -306,3 +306,11 @@ def loop_copy(x):
 def value_and_aux(x):
     h = np.tanh(x)
     return np.sum(h), h
+
+
+def checkpointed_loop(w, h, n):
+    s = 0.0
+    for t in checkpointed(range(n), snapshots=4):
+        h = np.tanh(h * w) + t
+        s = s + np.sum(h)
+    return s

@@ -156,8 +156,9 @@ def test_a_long_loop_keeps_a_few_states():
     fewer = _peak(grad(cf.marked_heat), u, 0.2, steps)  # 4 snapshots
     plain = _peak(grad(cf.plain_heat), u, 0.2, steps)
     # 19 snapshots (the first is the argument), one step's saved values (the step's
-    # forward saves 6 arrays, some only for their shapes) and the adjoint's own arrays
-    assert marked - forward <= 30 * state, (marked - forward) / state
+    # forward returns only the shapes of the values its adjoint reads for their shapes),
+    # the adjoint's own arrays and the final state the gradient holds
+    assert marked - forward <= 28 * state, (marked - forward) / state
     assert marked - fewer <= 16.5 * state, (marked - fewer) / state  # one per snapshot
     assert plain - forward > 300 * state  # the plain tape holds every step
     np.testing.assert_allclose(
