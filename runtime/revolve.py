@@ -4,7 +4,9 @@ run again in the backward sweep (Griewank's binomial checkpointing, ``revolve``)
 The compiler turns the body of a loop marked with ``checkpointed`` into a *step*:
 ``step(item, *state, *consts) -> state`` (no ``item`` for a ``while`` loop), with its
 recording ``step_fwd(...) -> (state, saved)`` and its adjoint
-``step_bwd(saved, dstate) -> (*dstate, *dconsts)`` made like any helper's pair. The
+``step_bwd(saved, dstate) -> (*dstate, *dconsts)`` made like any helper's pair (a state
+of one value is that value, not a 1-tuple, in the step's result, in the loop's result
+and in the adjoint ``backward`` is given: no tuple adjoint to build). The
 primal sweep calls ``run_for`` or ``run_while``, which run the steps as written and keep
 at most ``snapshots`` states; the adjoint sweep calls ``backward``, which reverses the
 steps with no more snapshots than that, running steps again from the nearest one.
@@ -67,14 +69,20 @@ class Record:
     def __init__(self, step, items, consts, slots, kept, length):
         self.step, self.items, self.consts = step, items, consts
         self.slots, self.kept, self.length = slots, kept, length
+        self.single = len(kept[0][1]) == 1  # a state of one value: bare, not a 1-tuple
         self.runs = 0  # steps run as written, the primal sweep's included (for tests)
 
     def advance(self, state, position, count):
         """The state ``count`` steps after ``state`` (the state at ``position``)."""
         for i in range(position, position + count):
             state = self.step(*self.arguments(i, state))
+            if self.single:
+                state = (state,)
         self.runs += count
         return state
+
+    def result(self, state):
+        return state[0] if self.single else state
 
     def arguments(self, i, state):
         head = () if self.items is None else (self.items[i],)
@@ -85,15 +93,14 @@ def run_for(step, iterable, snapshots: int, state: tuple, consts: tuple):
     """The loop's final state and its ``Record``, keeping the first descent of the
     binomial schedule for ``snapshots`` slots."""
     items = iterable if isinstance(iterable, range) else list(iterable)  # indexed by step
-    record = Record(step, items, consts, _slots(snapshots), [], len(items))
+    record = Record(step, items, consts, _slots(snapshots), [(0, state)], len(items))
     position, left, slots = 0, len(items), record.slots
-    record.kept.append((0, state))
     while left > 1 and slots > 1:
         m = split(left, slots)
         state = record.advance(state, position, m)
         position, left, slots = position + m, left - m, slots - 1
         record.kept.append((position, state))
-    return record.advance(state, position, left), record
+    return record.result(record.advance(state, position, left)), record
 
 
 def run_while(step, cond, snapshots: int, state: tuple, consts: tuple):
@@ -112,7 +119,7 @@ def run_while(step, cond, snapshots: int, state: tuple, consts: tuple):
                 gap *= 2
                 record.kept = [(p, s) for p, s in record.kept if p % gap == 0]
     record.length = position
-    return state, record
+    return record.result(state), record
 
 
 def _slots(snapshots):
@@ -125,7 +132,7 @@ def backward(step_fwd, step_bwd, record: Record, dstate):
     """The adjoints of the loop's initial state and of its constants (those the step
     differentiates: ``step_bwd`` returns the state's first), from ``dstate``, the adjoint
     of its final state."""
-    sweep = _Sweep(step_fwd, step_bwd, record, tuple(dstate))
+    sweep = _Sweep(step_fwd, step_bwd, record, (dstate,) if record.single else tuple(dstate))
     kept, end = record.kept, record.length
     while kept:
         # the states before this segment hold len(kept) - 1 slots; its start one more
@@ -151,15 +158,19 @@ class _Sweep:
                 steps -= 1
                 continue
             m = split(steps, slots)
-            self.reverse(self.record.advance(state, position, m), position + m, steps - m, slots - 1)
+            self.reverse(
+                self.record.advance(state, position, m), position + m, steps - m, slots - 1
+            )
             steps = m
 
     def adjoint_step(self, state, i):
         saved = self.fwd(*self.record.arguments(i, state))[1]  # the next state: dropped now
-        adjoints = self.bwd(saved, self.dstate)
+        adjoints = self.bwd(saved, self.dstate[0] if self.record.single else self.dstate)
         count = len(self.dstate)
         self.dstate = tuple(adjoints[:count])
         if len(adjoints) > count:
-            self.dconsts = [add(a, b) for a, b in zip(self.dconsts, adjoints[count:])] if (
-                self.dconsts is not None
-            ) else list(adjoints[count:])
+            self.dconsts = (
+                [add(a, b) for a, b in zip(self.dconsts, adjoints[count:])]
+                if (self.dconsts is not None)
+                else list(adjoints[count:])
+            )

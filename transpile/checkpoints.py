@@ -90,8 +90,7 @@ class _Rewrite:
             raise at(
                 self.parsed,
                 node,
-                "checkpointed(..., snapshots=) needs a number >= 1 known when the "
-                "gradient is made",
+                "checkpointed(..., snapshots=) needs a number >= 1 known when the gradient is made",
                 "write the number, or a global name of it",
             )
         return node.args[0], value
@@ -125,7 +124,7 @@ def _replace(fn, ctx, loop, snapshots):
         raise at(
             parsed,
             loop,
-            f"the loop variable {sorted(read_after)[0]!r} is read after the checkpointed loop",
+            f"the loop variable {min(read_after)!r} is read after the checkpointed loop",
             "copy it to another name inside the loop",
         )
     stored = names.stored_body - targets
@@ -152,8 +151,10 @@ def _replace(fn, ctx, loop, snapshots):
         name(n) for n in carried + consts
     ]
     value = gast.Call(func=name(loop_name), args=args, keywords=[])
-    targets_tuple = gast.Tuple(elts=[name(n, gast.Store()) for n in carried], ctx=gast.Store())
-    stmt = gast.Assign(targets=[targets_tuple], value=value, type_comment=None)
+    target = gast.Tuple(elts=[name(n, gast.Store()) for n in carried], ctx=gast.Store())
+    if len(carried) == 1:  # a state of one value is passed and returned bare (revolve)
+        target = name(carried[0], gast.Store())
+    stmt = gast.Assign(targets=[target], value=value, type_comment=None)
     for node in gast.walk(stmt):  # every new node at the loop's line, for the comments
         if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
             gast.copy_location(node, loop)
@@ -165,6 +166,8 @@ def _functions(fn, ctx, loop, carried, consts, step_name, loop_name, snapshots):
     against the user's globals and closure cells."""
     is_for = isinstance(loop, gast.For)
     state = gast.Tuple(elts=[name(n) for n in carried], ctx=gast.Load())
+    if len(carried) == 1:
+        state = name(carried[0])
     params = [name(n, gast.Param()) for n in carried + consts]
     body = [clone(s) for s in loop.body]
     if is_for and isinstance(loop.target, gast.Name):
@@ -172,13 +175,17 @@ def _functions(fn, ctx, loop, carried, consts, step_name, loop_name, snapshots):
     elif is_for:
         item = fn.namer.fresh("item")
         head = [name(item, gast.Param())]
-        body.insert(0, gast.Assign(targets=[clone(loop.target)], value=name(item), type_comment=None))
+        body.insert(
+            0, gast.Assign(targets=[clone(loop.target)], value=name(item), type_comment=None)
+        )
     else:
         head = []
     step = _compile(fn, ctx, step_name, head + params, body + [gast.Return(value=state)])
     cond = None
     if not is_for:
-        cond = _compile(fn, ctx, f"{step_name}_cond", clone(params), [gast.Return(value=clone(loop.test))])
+        cond = _compile(
+            fn, ctx, f"{step_name}_cond", clone(params), [gast.Return(value=clone(loop.test))]
+        )
     items = fn.namer.fresh("items")
     whole = clone(loop)
     if is_for:
@@ -223,40 +230,34 @@ class _Names:
     binds before it and reads outside it."""
 
     def __init__(self, tree, loop):
-        inside = {id(n) for n in gast.walk(loop)}
         self.order = {}
         self.stored_body, self.loaded_body = set(), set()
-        self.loaded_outside, self.bound_before = set(), set()
-        params = {a.id for a in tree.args.args + tree.args.kwonlyargs + tree.args.posonlyargs}
-        for extra in (tree.args.vararg, tree.args.kwarg):
-            if extra is not None:
-                params.add(extra.id)
-        self.bound_before |= params
-        self.locals_ = set(params)
+        self.loaded_outside = set()
+        self.bound_before = _parameters(tree.args)
+        self.locals_ = set(self.bound_before)
+        inside = {id(n) for n in gast.walk(loop)}
         for node in gast.walk(tree):
-            if not isinstance(node, gast.Name):
-                continue
-            self.order.setdefault(node.id, len(self.order))
-            store = isinstance(node.ctx, (gast.Store, gast.Del))
-            if store:
-                self.locals_.add(node.id)
-            if id(node) in inside:
-                (self.stored_body if store else self.loaded_body).add(node.id)
-            elif store and getattr(node, "lineno", 0) < loop.lineno:
-                self.bound_before.add(node.id)
-            elif not store:
-                self.loaded_outside.add(node.id)
-        # the loop's header is read by the loop function, not by the step
-        head = loop.iter if isinstance(loop, gast.For) else None
-        if head is not None:
-            header_loads = {n.id for n in gast.walk(head) if isinstance(n, gast.Name)}
-            body_loads = {
+            if isinstance(node, gast.Name):
+                self.visit(node, id(node) in inside, loop.lineno)
+        if isinstance(loop, gast.For):  # its header is read by the loop function, not the step
+            self.loaded_body = {
                 n.id
                 for s in loop.body
                 for n in gast.walk(s)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             }
-            self.loaded_body = body_loads | (self.loaded_body - header_loads)
+
+    def visit(self, node, inside, line):
+        self.order.setdefault(node.id, len(self.order))
+        store = isinstance(node.ctx, (gast.Store, gast.Del))
+        if store:
+            self.locals_.add(node.id)
+        if inside:
+            (self.stored_body if store else self.loaded_body).add(node.id)
+        elif store and getattr(node, "lineno", 0) < line:
+            self.bound_before.add(node.id)
+        elif not store:
+            self.loaded_outside.add(node.id)
 
     @staticmethod
     def stored(target):
@@ -264,6 +265,11 @@ class _Names:
 
     def ordered(self, names):
         return sorted(names, key=lambda n: self.order[n])
+
+
+def _parameters(args):
+    found = {a.id for a in args.args + args.kwonlyargs + args.posonlyargs}
+    return found | {a.id for a in (args.vararg, args.kwarg) if a is not None}
 
 
 def _refuse_jumps(parsed, loop):
@@ -282,8 +288,7 @@ def _refuse_jumps(parsed, loop):
                     parsed,
                     s,
                     f"{what} in a checkpointed loop: its steps are replayed one by one",
-                    "compute a flag and skip the step's work with if, or leave the loop "
-                    "unmarked",
+                    "compute a flag and skip the step's work with if, or leave the loop unmarked",
                 )
             if isinstance(s, (gast.FunctionDef, gast.ClassDef)):
                 raise at(parsed, s, "a def or class inside a checkpointed loop", _HINT)
@@ -319,4 +324,3 @@ def _refuse_effects(parsed, loop, inside, local):
                 f"build a new value each step ({base.id} = ...), e.g. a running sum "
                 "instead of a list appended to",
             )
-

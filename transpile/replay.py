@@ -33,29 +33,42 @@ class _WholeState:
 
 def call(rev, s, loop, target):
     """``([primal statements], [adjoint statements])`` of ``target = f_loop(...)``."""
-    scope, is_for = rev.ctx, loop.cond is None
+    items, state, consts = _arguments(rev, s, loop)
+    step = loop.step.__name__
+    fake = gast.Call(
+        func=name(step),
+        args=([const(None)] if items is not None else []) + [clone(n) for n in state + consts],
+        keywords=[],
+    )
+    fwd, bwd, _, nodes = rev.ctx.differentiate_call(fake, loop.step, s, _WholeState(rev.act, state))
+    record = rev.namer.fresh(f"{step}_snapshots")
+    primal = _primal(rev.ctx.bind, s, loop, target, record, (items, state, consts))
+    return primal, _adjoint(rev, s, (fwd, bwd), record, target, nodes)
+
+
+def _arguments(rev, s, loop):
+    """The call's ``(items or None, state, consts)``, refusing varied items."""
     args = s.value.args
-    head = 1 if is_for else 0
-    state, consts = args[head : head + loop.carried], args[head + loop.carried :]
-    items = args[0] if is_for else None
+    head = 0 if loop.cond is not None else 1
+    items = args[0] if head else None
     if isinstance(items, gast.Name) and rev.act.is_varied(s, items.id):
         raise at(
-            scope,
+            rev.ctx,
             s,
             "a checkpointed loop over values that depend on the differentiated inputs",
             "loop over their indices: for i in checkpointed(range(len(xs))): x = xs[i]",
         )
+    state = args[head : head + loop.carried]
     if not all(isinstance(n, gast.Name) for n in state):
-        raise at(scope, s, "a checkpointed loop whose state is not a variable", "")
+        raise at(rev.ctx, s, "a checkpointed loop whose state is not a variable", "")
+    return items, state, args[head + loop.carried :]
+
+
+def _primal(bind, s, loop, target, record, arguments):
+    """The comment saying how the loop is replayed, and the call running it."""
+    items, state, consts = arguments
     step = loop.step.__name__
-    fake = gast.Call(
-        func=name(step),
-        args=([const(None)] if is_for else []) + [clone(n) for n in state + consts],
-        keywords=[],
-    )
-    fwd, bwd, _, nodes = scope.differentiate_call(fake, loop.step, s, _WholeState(rev.act, state))
-    record = rev.namer.fresh(f"{step}_snapshots")
-    bind = scope.bind
+    is_for = items is not None
     runner = gast.Attribute(
         value=name(bind("revolve", revolve)),
         attr="run_for" if is_for else "run_while",
@@ -73,19 +86,27 @@ def call(rev, s, loop, target):
         ],
         keywords=[],
     )
-    pair = gast.Tuple(elts=[name(target, gast.Store()), name(record, gast.Store())], ctx=gast.Store())
+    pair = gast.Tuple(
+        elts=[name(target, gast.Store()), name(record, gast.Store())], ctx=gast.Store()
+    )
     how = "binomial schedule" if is_for else "online schedule"
     note = gast.Expr(value=const(f"{COMMENT}{loop.line} {loop.snapshots} snapshots, {how}"))
-    primal = [
+    return [
         gast.copy_location(note, s),
         gast.copy_location(gast.Assign(targets=[pair], value=run, type_comment=None), s),
     ]
+
+
+def _adjoint(rev, s, pair, record, target, nodes):
+    """The call of ``revolve.backward`` and the adjoints it adds to."""
     temps = [rev.namer.temp() for _ in nodes]
     for t, node in zip(temps, nodes):
         rev.primal_of[t] = node.id
     back = gast.Call(
-        func=gast.Attribute(value=name(bind("revolve", revolve)), attr="backward", ctx=gast.Load()),
-        args=[name(fwd), name(bwd), name(record), name(rev.d(target))],
+        func=gast.Attribute(
+            value=name(rev.ctx.bind("revolve", revolve)), attr="backward", ctx=gast.Load()
+        ),
+        args=[name(pair[0]), name(pair[1]), name(record), name(rev.d(target))],
         keywords=[],
     )
     unpack = gast.Assign(
@@ -97,7 +118,5 @@ def call(rev, s, loop, target):
     adjoint_of = rev.adjoint_of(s)
     for t, node in zip(temps, nodes):
         d = adjoint_of(node) or rev.d(node.id)  # a state name not varied at the loop's start
-        adjoint.append(
-            gast.AugAssign(target=name(d, gast.Store()), op=gast.Add(), value=name(t))
-        )
-    return primal, adjoint
+        adjoint.append(gast.AugAssign(target=name(d, gast.Store()), op=gast.Add(), value=name(t)))
+    return adjoint
