@@ -140,3 +140,42 @@ def over_indices_plain(w, xs):
     for i in range(xs.shape[0]):
         s = s + np.sum(np.tanh(xs[i] * w))
     return s
+
+
+def _relax(h, w, n):
+    for _ in checkpointed(range(n), snapshots=2):
+        h = np.tanh(h * w)
+    return h
+
+
+def in_a_helper(w, h, n):
+    for _ in range(3):
+        h = _relax(h, w, n) + 0.1
+    return np.sum(h**2)
+
+
+def nested_marked(w, h, n):
+    for _ in checkpointed(range(n), snapshots=2):
+        for _j in checkpointed(range(3), snapshots=2):
+            h = np.sin(h * w)
+    return np.sum(h**2)
+
+
+def inside_a_plain_loop(w, h, n):
+    for _ in range(3):
+        for _j in checkpointed(range(n), snapshots=2):
+            h = np.sin(h * w) + 0.1
+    return np.sum(h**2)
+
+
+def while_unmarked(w, h, tol):
+    while np.max(np.abs(h)) > tol:
+        h = 0.7 * np.sin(h * w)
+    return np.sum(h**2)
+
+
+def unsupported_in_body(w, h, n):
+    for _ in checkpointed(range(n)):
+        h = np.tanh(h * w)
+        h = np.frexp(h)[0]
+    return np.sum(h)

@@ -47,6 +47,27 @@ def test_gradient_equals_the_unmarked_loops_and_differences(marked, plain, args)
             fd.assert_close(tuple(got), expected, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize(
+    "func,args,option",
+    [
+        (cf.in_a_helper, (W, H, 5), None),
+        (cf.nested_marked, (W, H, 4), None),
+        (cf.inside_a_plain_loop, (W, H, 4), None),
+        (cf.while_unmarked, (np.full(5, 0.9), H + 1.0, 1e-2), 3),
+    ],
+    ids=["in_a_helper", "nested_marked", "inside_a_plain_loop", "while_with_the_option"],
+)
+def test_where_the_loop_sits(func, args, option):
+    g = grad(func, wrt=(0, 1), checkpoint=option)
+    assert "revolve.backward(" in source(g)
+    expected = fd.numeric_grad(func, list(args), (0, 1))
+    reference = grad(func, wrt=(0, 1), checkpoint=False)
+    for _ in range(2):
+        got = g(*args)
+        _close(got, reference(*args))
+        fd.assert_close(tuple(got), expected, rtol=1e-6, atol=1e-8)
+
+
 def test_the_generated_source_reads_as_the_loop_and_one_line_of_replay():
     text = source(grad(cf.marked_branches, wrt=(0, 1)))
     entry = text.split("def dmarked_branches")[1]
@@ -128,8 +149,14 @@ def test_float32_stays_float32():
         (cf.appends, (W, H, 4), 0, "changes 'hs', made before it, in place"),
         (cf.reads_the_index_after, (W, H, 4), 0, "loop variable 't' is read after"),
         (cf.over_rows, (W, np.ones((3, 5))), 1, "over values that depend on the differentiated"),
+        (
+            cf.unsupported_in_body,
+            (W, H, 4),
+            0,
+            "in the body of this checkpointed loop: no derivative rule",
+        ),
     ],
-    ids=["break", "append", "index_after", "varied_items"],
+    ids=["break", "append", "index_after", "varied_items", "unsupported_in_body"],
 )
 def test_what_a_step_cannot_do_is_refused_by_name(func, args, wrt, message):
     with pytest.raises(TranspileError, match=message) as info:
@@ -158,7 +185,7 @@ def test_a_long_loop_keeps_a_few_states():
     # 19 snapshots (the first is the argument), one step's saved values (the step's
     # forward returns only the shapes of the values its adjoint reads for their shapes),
     # the adjoint's own arrays and the final state the gradient holds
-    assert marked - forward <= 26 * state, (marked - forward) / state
+    assert marked - forward <= 27 * state, (marked - forward) / state
     assert marked - fewer <= 16.5 * state, (marked - fewer) / state  # one per snapshot
     assert plain - forward > 300 * state  # the plain tape holds every step
     np.testing.assert_allclose(

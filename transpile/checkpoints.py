@@ -63,11 +63,16 @@ class _Rewrite:
     def block(self, stmts, top=False):
         out = []
         for s in stmts:
+            if isinstance(s, (gast.For, gast.While)):
+                replaced = self.loop(s, top)
+                if replaced is not s:  # the step's own transpilation sees the loops inside
+                    out.append(replaced)
+                    continue
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
                     setattr(s, field, self.block(inner))
-            out.append(self.loop(s, top) if isinstance(s, (gast.For, gast.While)) else s)
+            out.append(s)
         return out
 
     def marker(self, node):

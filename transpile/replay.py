@@ -15,7 +15,7 @@ varied constants:
 
 import gast
 
-from transpile.errors import at
+from transpile.errors import TranspileError, UndefinedName, at
 from transpile.ir import COMMENT
 from transpile.nodes import clone, const, name
 from transpile_runtime import revolve
@@ -40,7 +40,16 @@ def call(rev, s, loop, target):
         args=([const(None)] if items is not None else []) + [clone(n) for n in state + consts],
         keywords=[],
     )
-    fwd, bwd, _, nodes = rev.ctx.differentiate_call(fake, loop.step, s, _WholeState(rev.act, state))
+    try:
+        fwd, bwd, _, nodes = rev.ctx.differentiate_call(
+            fake, loop.step, s, _WholeState(rev.act, state)
+        )
+    except UndefinedName:
+        raise  # waits for the name to be defined (api.until_defined)
+    except TranspileError as exc:  # located in the step's generated source: say where
+        raise at(
+            rev.ctx, s, f"in the body of this checkpointed loop: {exc.what}", exc.hint
+        ) from None
     record = rev.namer.fresh(f"{step}_snapshots")
     primal = _primal(rev.ctx.bind, s, loop, target, record, (items, state, consts))
     return primal, _adjoint(rev, s, (fwd, bwd), record, target, nodes)

@@ -256,8 +256,10 @@ class _Reverse:
             if adjoint:
                 adjoint.insert(0, comment(_line(self.ctx, s), s))
         if depth > 0:
-            for t in _targets(primal[0]):
-                adjoint.append(self.restore_marker(t, primal[0], "name"))
+            # the assignment itself (a checkpointed loop's comes after its comment)
+            written = next(p for p in primal if isinstance(p, gast.Assign))
+            for t in _targets(written):
+                adjoint.append(self.restore_marker(t, written, "name"))
             # the old value's adjoint ends here, also when the new value is a constant
             if (
                 self.act.defines_active(s)
