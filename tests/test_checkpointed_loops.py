@@ -191,3 +191,16 @@ def test_a_long_loop_keeps_a_few_states():
     np.testing.assert_allclose(
         grad(cf.heat_20)(u, 0.2, steps), grad(cf.plain_heat)(u, 0.2, steps), rtol=1e-12
     )
+
+
+def test_dask_arrays_run_through_the_replay():
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    g = grad(cf.marked_heat)
+    u = da.from_array(H, chunks=3)
+    want = grad(cf.plain_heat)(H, 0.2, 12)
+    with dask.config.set(scheduler="threads"):
+        for _ in range(2):
+            got = g(u, 0.2, 12)
+            assert isinstance(got, da.Array)
+            np.testing.assert_allclose(got.compute(), want, rtol=1e-12)
