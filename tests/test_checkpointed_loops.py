@@ -204,3 +204,19 @@ def test_dask_arrays_run_through_the_replay():
             got = g(u, 0.2, 12)
             assert isinstance(got, da.Array)
             np.testing.assert_allclose(got.compute(), want, rtol=1e-12)
+
+
+GRADIENT = grad(cf.marked_branches)
+
+
+def _gradient_norm(w, h):
+    return np.sum(GRADIENT(w, h, 5) ** 2)
+
+
+def test_the_gradient_differentiated_again_goes_through_forward_mode():
+    # the replay is a tape: a call of the gradient gets the gradient of its jvp's
+    # tangent (``through_tape``), where the marker is the identity
+    expected = fd.numeric_grad(_gradient_norm, [W, H], (0,))[0]
+    g = grad(_gradient_norm)
+    for _ in range(2):
+        fd.assert_close(g(W, H), expected, rtol=1e-6, atol=1e-8)
