@@ -34,6 +34,15 @@ def checkpoint(fn: _F) -> _F:
     return fn
 
 
+def checkpointed(iterable: _T, snapshots: int = 20) -> _T:
+    """Mark a loop to be differentiated within a fixed memory: ``for t in
+    checkpointed(range(T), snapshots=20):``, or ``while checkpointed(cond, snapshots=k):``.
+    Returns its argument unchanged; a gradient keeps at most ``snapshots`` states of the
+    loop and runs the steps between them again in its backward sweep (a binomial
+    schedule for a ``for`` loop, an online one for a ``while`` loop: ``revolve``)."""
+    return iterable
+
+
 class insert_grad_of:  # a lowercase name: it reads as a statement, like `with open(...)`
     """``with insert_grad_of(x) as dx: ...``: in a gradient, the block runs in the
     backward sweep, on the adjoint of ``x`` as it stands there (it may read, print or
@@ -57,6 +66,7 @@ __all__ = [
     "check_entries",
     "check_grad",
     "checkpoint",
+    "checkpointed",
     "insert_grad_of",
     "numeric_grad",
     "stop_gradient",

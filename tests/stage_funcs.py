@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from transpile import stop_gradient
+from transpile import checkpointed, stop_gradient
 
 # --------------------------------------------------------------------------
 # parse
@@ -376,3 +376,11 @@ def halves_in_a_helper(x):
     v = x * 2.0
     v = _halve(v)
     return np.sum(v * v)
+
+
+def checkpointed_loop(w, h, n):
+    s = 0.0
+    for t in checkpointed(range(n), snapshots=4):
+        h = np.tanh(h * w) + t
+        s = s + np.sum(h)
+    return s

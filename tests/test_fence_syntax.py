@@ -139,7 +139,9 @@ def test_a_refused_type_stops_at_the_fence_at_its_line(name, tmp_path):
         )
         pytest.skip(f"Python {sys.version.split()[0]} cannot write {name}")
     ctx = Context(f, (0,), "grad", transpile=pipeline.transpile)
-    with pytest.raises(TranspileError, match="not supported in (a|the) (function )?differentiated") as info:
+    with pytest.raises(
+        TranspileError, match="not supported in (a|the) (function )?differentiated"
+    ) as info:
         pipeline.run(ctx, until="fence")
     assert info.value.filename == str(path)
     assert info.value.lineno == 4 + line  # the def is line 4 of the file

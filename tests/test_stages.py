@@ -351,6 +351,35 @@ def test_normalize_unpacks_tuples_and_renames_an_augmented_assignment():
 
 
 # --------------------------------------------------------------------------
+# loops
+
+
+def test_loops_moves_a_checkpointed_loops_body_into_a_step():
+    assert dump(S.checkpointed_loop, "loops") == golden(
+        """
+        def checkpointed_loop(w, h, n):
+            s = 0.0
+            h, s = checkpointed_loop_loop(range(n), h, s, w)
+            return s
+        """
+    )
+    fn = built(S.checkpointed_loop, "loops")
+    looped = fn.parsed.bound["checkpointed_loop_loop"]
+    loop = looped.__transpile_revolve__
+    assert (loop.snapshots, loop.carried, loop.cond) == (4, 2, None)
+    w, h = np.array([0.5, -1.0]), np.array([1.0, 2.0])
+    new_h, new_s = loop.step(2, h, 1.0, w)  # one step: the body as written, from t = 2
+    np.testing.assert_allclose(new_h, np.tanh(h * w) + 2)
+    np.testing.assert_allclose(new_s, 1.0 + np.sum(np.tanh(h * w) + 2))
+    assert looped(range(3), h, 0.0, w)[1] == S.checkpointed_loop(w, h, 3)
+
+
+def test_loops_drops_the_marker_in_forward_mode():
+    fn = pipeline.run(Context(S.checkpointed_loop, (0,), "jvp"), until="loops")
+    assert "for t in range(n):" in emit.to_source(fn.parsed.tree)
+
+
+# --------------------------------------------------------------------------
 # snapshot
 
 
@@ -748,7 +777,7 @@ def test_assemble_makes_a_callee_a_forward_and_an_adjoint_function():
         def sum_sin_fwd(x):
             _t1 = np.sin(x)
             _t2 = np.sum(_t1)
-            return (_t2, (_t1, x))
+            return (_t2, (ops.shape_of(_t1), x))
 
         def sum_sin_bwd(saved, d_t2):
             _t1, x = saved

@@ -17,7 +17,7 @@ from transpile.export import ExportError, export
 from transpile.jacobians import jacobian
 from transpile.rules.user_rules import defvjp, nondifferentiable, rule
 from transpile.second_order import hessian, hvp
-from transpile_runtime import checkpoint, insert_grad_of, stop_gradient
+from transpile_runtime import checkpoint, checkpointed, insert_grad_of, stop_gradient
 
 __all__ = [
     "CutGradientWarning",
@@ -27,6 +27,7 @@ __all__ = [
     "assert_grad_close",
     "check_grad",
     "checkpoint",
+    "checkpointed",
     "d",
     "defvjp",
     "explain",

@@ -43,11 +43,19 @@ class Source(str):
 def _decorator_or_call(make: _F) -> _F:
     @functools.wraps(make)
     def wrapper(
-        f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False
+        f=None,
+        wrt=0,
+        verbose=False,
+        fuse=False,
+        has_aux=False,
+        argnums=None,
+        allow_unused=False,
+        checkpoint=None,
     ):
         wrt = _wrt_or_argnums(wrt, argnums)
         options = {"wrt": wrt, "verbose": verbose, "fuse": fuse, "has_aux": has_aux}
         options["allow_unused"] = allow_unused
+        options["checkpoint"] = _checkpoint_option(checkpoint)
         if f is None:
             return lambda g: make(g, **options)
         return make(f, **options)
@@ -64,13 +72,25 @@ def _wrt_or_argnums(wrt, argnums):
     return argnums
 
 
-def _build(f, wrt, mode, verbose, fuse=False, has_aux=False, allow_unused=False):
+def _checkpoint_option(checkpoint):
+    """``checkpoint=``: None (the loops marked with ``checkpointed`` are checkpointed),
+    a number of snapshots (every loop of the function's body is), or False (none is)."""
+    if checkpoint is None or checkpoint is False:
+        return checkpoint
+    if isinstance(checkpoint, bool) or not isinstance(checkpoint, int) or checkpoint < 1:
+        raise TypeError(
+            f"checkpoint= takes a number of snapshots >= 1, None or False, not {checkpoint!r}"
+        )
+    return checkpoint
+
+
+def _build(f, wrt, mode, verbose, fuse=False, has_aux=False, allow_unused=False, checkpoint=None):
     if not callable(f):
         raise TypeError(f"expected a function to differentiate, got {f!r}")
     try:
-        made = _made(f, wrt, mode, verbose, fuse, has_aux)
+        made = _made(f, wrt, mode, verbose, fuse, has_aux, checkpoint)
     except UndefinedName as exc:
-        build = functools.partial(_made, f, wrt, mode, verbose, fuse, has_aux)
+        build = functools.partial(_made, f, wrt, mode, verbose, fuse, has_aux, checkpoint)
         return until_defined(f, build, mode == "vjp", exc)
     if not allow_unused:  # a wrt argument with no path to the output: say which, and where
         cuts.warn(getattr(made, "__transpile_generated__", None))
@@ -114,10 +134,11 @@ def strict(entry):
     return entry if build is None else build()
 
 
-def _made(f, wrt, mode, verbose, fuse, has_aux):
+def _made(f, wrt, mode, verbose, fuse, has_aux, checkpoint=None):
     f = callables.plain(f)  # a partial, a bound method, a callable instance
     f = higher.differentiable(strict(f))  # grad(grad(f)): the code the gradient runs
-    made = _generated(f, wrt, "value_and_grad" if has_aux else mode, fuse, has_aux, verbose)
+    made_as = "value_and_grad" if has_aux else mode  # has_aux: the pair, then split
+    made = _generated(f, wrt, made_as, fuse, has_aux, verbose, checkpoint)
     if has_aux:
         made = _with_aux(made, mode)
     if verbose == 1 or verbose is True:
@@ -125,9 +146,11 @@ def _made(f, wrt, mode, verbose, fuse, has_aux):
     return made
 
 
-def _generated(f, wrt, mode, fuse, has_aux, verbose):
+def _generated(f, wrt, mode, fuse, has_aux, verbose, checkpoint=None):
     """The generated function of ``mode`` for ``f``, or one deferred to its first call."""
-    transpile = functools.partial(pipeline.transpile, has_aux=has_aux, verbose=int(verbose))
+    transpile = functools.partial(
+        pipeline.transpile, has_aux=has_aux, verbose=int(verbose), checkpoint=checkpoint
+    )
     if _takes_varargs(f) or _takes_keywords(f):
         waiting = tuple(("*" + _takes_varargs(f),) if _takes_varargs(f) else ())
         return _deferred(f, wrt, mode, waiting + _takes_keywords(f), transpile)
@@ -265,6 +288,7 @@ def grad(
     has_aux: bool = False,
     argnums: int | Sequence[int] | None = None,
     allow_unused: bool = False,
+    checkpoint: int | bool | None = None,
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
@@ -281,9 +305,12 @@ def grad(
     A ``wrt`` argument with no path to the output (every route cut by ``stop_gradient``,
     an ``int()``, a comparison, or none at all) gets a zero gradient and a
     ``CutGradientWarning`` naming the line that cuts it; ``allow_unused=True`` says
-    that is intended (PyTorch's switch of the same name).
+    that is intended (PyTorch's switch of the same name). ``checkpoint=k``: every
+    loop of ``f``'s body keeps at most ``k`` of its states and runs its steps again in
+    the backward sweep, as ``for ... in checkpointed(..., snapshots=k)`` does for one
+    loop; ``checkpoint=False`` ignores those markers (the loop keeps every step).
     """
-    return _build(f, wrt, "grad", verbose, fuse, has_aux, allow_unused)
+    return _build(f, wrt, "grad", verbose, fuse, has_aux, allow_unused, checkpoint)
 
 
 @_decorator_or_call
@@ -295,10 +322,11 @@ def value_and_grad(
     has_aux: bool = False,
     argnums: int | Sequence[int] | None = None,
     allow_unused: bool = False,
+    checkpoint: int | bool | None = None,
 ) -> Callable[..., Any]:
     """Like ``grad``, but the function returns ``(f(*args), gradient)``; with
     ``has_aux=True``, ``((value, aux), gradient)``."""
-    return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux, allow_unused)
+    return _build(f, wrt, "value_and_grad", verbose, fuse, has_aux, allow_unused, checkpoint)
 
 
 @_decorator_or_call
@@ -310,10 +338,11 @@ def vjp(
     has_aux: bool = False,
     argnums: int | Sequence[int] | None = None,
     allow_unused: bool = False,
+    checkpoint: int | bool | None = None,
 ) -> Callable[..., Any]:
     """The explicit adjoint of ``f``: ``g(*args, dout)`` returns the gradient of
     ``sum(dout * f(*args))`` with respect to ``wrt``; ``dout`` has ``f``'s output shape."""
-    return _build(f, wrt, "vjp", verbose, fuse, has_aux, allow_unused)
+    return _build(f, wrt, "vjp", verbose, fuse, has_aux, allow_unused, checkpoint)
 
 
 def jvp(

@@ -56,6 +56,7 @@ from transpile.front import (
     fence,
     generators,
     higher,
+    loops,
     naming,
     normalize,
     objects,
@@ -83,6 +84,7 @@ STAGES = (
     Stage("higher", higher.stage, "a gradient read again: its ops.add_at makes a new array"),
     Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
     Stage("naming", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
+    Stage("loops", loops.stage, "checkpointed loops: the body becomes a step function"),
     Stage("generators", generators.stage, "a generator's yields made appends to a list it returns"),
     Stage("exceptions", exceptions.stage, "try/except and with made branches and marked regions"),
     Stage("objects", objects.stage, "method calls become function calls; fields of views, keys"),
@@ -169,6 +171,7 @@ def transpile(
     has_aux=False,
     verbose=0,
     updates_followed=False,
+    checkpoint=None,
 ):
     """The generated function for ``func``, from the cache while every name it relied
     on still denotes the same object. ``functions``: the parameters holding functions
@@ -180,7 +183,9 @@ def transpile(
     ``fuse``: shape variants evaluate chains of elementwise operations with numexpr.
     ``has_aux``: ``func`` returns ``(value, aux)``; ``value`` is differentiated, and a
     ``value_and_grad`` returns the pair (``auxiliary``). ``verbose=2``: print each stage's
-    time (work over a second says what it is doing anyway: ``progress``)."""
+    time (work over a second says what it is doing anyway: ``progress``). ``checkpoint``:
+    None, a number of snapshots for every loop of the body, or False to drop the
+    ``checkpointed`` markers (``loops``)."""
     if not inspect.isfunction(func):
         parse.run(func)  # raises the located "cannot read the source" error
     if functions is None:
@@ -196,6 +201,7 @@ def transpile(
         bool(fuse),
         bool(has_aux),
         bool(updates_followed),
+        checkpoint,
     )
     key += (user_rules.version(),)  # a rule registered since: transpile again
     in_progress = recursion.find(stack, func, key)  # a recursive call: never the cache
@@ -220,6 +226,7 @@ def transpile(
         fuse=bool(fuse),
         has_aux=bool(has_aux),
         updates_followed=bool(updates_followed),
+        checkpoint=checkpoint,
     )
     steps = progress.Progress(
         f"the {mode} of {getattr(func, '__qualname__', func)}", len(stages_for(mode))

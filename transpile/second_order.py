@@ -63,7 +63,10 @@ def _inner_product(f, indices, as_tuple):
     name = f"{base}_grad_dot"
     args = ", ".join(params)
     source = f"def {name}({args}, {v}):\n    {g} = {grad_name}({args})\n    return {terms}\n"
-    gradient = api.strict(api.grad(f, wrt=tuple(indices) if as_tuple else indices[0]))
+    # checkpoint=False: a checkpointed loop's replay has no rule of its own to
+    # differentiate again; the loop is taped as written (its memory grows with its length)
+    wrt_key = tuple(indices) if as_tuple else indices[0]
+    gradient = api.strict(api.grad(f, wrt=wrt_key, checkpoint=False))
     bound = {grad_name: gradient, ops_name: ops}
     fn = emit.compile_function(source, name, {}, bound, f"{name}, for hvp of {f.__name__}")
     fn.__transpile_keep__ = gradient
@@ -153,7 +156,7 @@ def _grad_and_hvp(f, wrt):
     if found is not None:
         return found
     wrt = tuple(indices) if as_tuple else indices[0]
-    gradient = api.strict(api.grad(f, wrt=wrt))
+    gradient = api.strict(api.grad(f, wrt=wrt, checkpoint=False))  # as _inner_product
     made = _like_arguments(api.strict(api.jvp(gradient, wrt=wrt)), indices, as_tuple)
     made.__transpile_product__ = _second_of(made, f)
     with _LOCK:

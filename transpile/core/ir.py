@@ -81,6 +81,7 @@ class Context:
     # a callee whose caller followed its in-place updates of its parameters (the
     # caller's own arrays, read no more there): ``fence`` lets it make them
     updates_followed: bool = False
+    checkpoint: object = None  # snapshots for every loop of the body; False: no markers
 
 
 @dataclass

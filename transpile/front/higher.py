@@ -23,7 +23,7 @@ from transpile.core.errors import TranspileError, at
 from transpile.core.ir import MISSING
 from transpile.front import through_tape
 from transpile.rules import Match
-from transpile_runtime import ops
+from transpile_runtime import ops, revolve
 from transpile_runtime.tape import Tape
 
 LOOP_HINT = (
@@ -113,7 +113,8 @@ def _tape_holder(func, seen):
     records a tape; None if none does."""
     seen.add(id(func))
     cells = func.__closure__ or ()
-    if any(_holds(c, Tape) for c in cells):
+    # a checkpointed loop's replay (``revolve``) is a tape too: its steps are read again
+    if any(_holds(c, Tape) or _holds(c, revolve) for c in cells):
         return func
     for cell in cells:
         inner = _contents(cell)

@@ -10,6 +10,7 @@ output's adjoint.
 
 import gast
 
+from transpile.cleanup.shapes import classify_reads
 from transpile.core.ir import Output
 from transpile.core.nodes import all_stmts, assign, clone, descendants, name, stores
 from transpile.reverse.record import free_loads, prebind
@@ -55,9 +56,21 @@ def _split(fn, ctx, primal, adjoint, ret, result):
     if any(isinstance(n, gast.Name) and n.id == tape for s in primal for n in descendants(s)):
         saved_names = sorted(set(saved_names) | {tape})
     saved = fn.namer.fresh("saved")
+    ops_name = fn.names["ops"]
+    shaped = _read_for_shape_alone(adjoint + [ret], saved_names, ops_name)
+    kept = [
+        gast.Call(
+            func=gast.Attribute(value=name(ops_name), attr="shape_of", ctx=gast.Load()),
+            args=[name(n)],
+            keywords=[],
+        )
+        if n in shaped
+        else name(n)
+        for n in saved_names
+    ]
     fwd_ret = gast.Return(
         value=gast.Tuple(
-            elts=[clone(result), gast.Tuple(elts=[name(n) for n in saved_names], ctx=gast.Load())],
+            elts=[clone(result), gast.Tuple(elts=kept, ctx=gast.Load())],
             ctx=gast.Load(),
         )
     )
@@ -80,3 +93,12 @@ def _split(fn, ctx, primal, adjoint, ret, result):
         Output(fn.names["fwd"], clone(fn.tree.args), primal + [fwd_ret]),
         Output(fn.names["bwd"], bwd_args, ([unpack] if saved_names else []) + adjoint + [ret]),
     ]
+
+
+def _read_for_shape_alone(adjoint, saved_names, ops_name):
+    """The saved values the adjoint reads only for their shapes: the forward function
+    returns their shapes (``ops.shape_of``, as a loop's tape records them), so that the
+    arrays die when it returns; a helper called in a loop, or a checkpointed loop's
+    step, then keeps one array less per such value."""
+    shape_reads, other_reads = classify_reads(adjoint, ops_name)
+    return {n for n in saved_names if n in shape_reads and n not in other_reads}

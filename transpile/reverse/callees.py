@@ -67,6 +67,7 @@ def differentiate(fn, ctx, call, callee, stmt, act):
         varargs=count,
         classes=objects.passed(fn, ctx, arguments, made),
         updates_followed=callee in fn.updates_followed,
+        checkpoint=False if ctx.checkpoint is False else None,  # hvp: no markers below
     )
     if id(gen) not in fn.callee_names:
         fwd_name, bwd_name = _bind_pair(fn, ctx, gen, tree.name)

@@ -27,7 +27,7 @@ from transpile.core.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
 from transpile.core.nodes import assign, clone, const, contains_jump, descendants, name
 from transpile.core.template import expand
 from transpile.front import attribute_writes, object_args
-from transpile.reverse import callees
+from transpile.reverse import callees, replay
 from transpile.rules import blocked_operands, user_rules
 
 
@@ -250,8 +250,10 @@ class _Reverse:
             if adjoint:
                 adjoint.insert(0, comment(_line(self.ctx, s), s))
         if depth > 0:
-            for t in _targets(primal[0]):
-                adjoint.append(self.restore_marker(t, primal[0], "name"))
+            # the assignment itself (a checkpointed loop's comes after its comment)
+            written = next(p for p in primal if isinstance(p, gast.Assign))
+            for t in _targets(written):
+                adjoint.append(self.restore_marker(t, written, "name"))
             # the old value's adjoint ends here, also when the new value is a constant
             if (
                 self.act.defines_active(s)
@@ -445,6 +447,9 @@ class _Reverse:
 
     def user_call(self, s, match, target):
         call = s.value
+        loop = getattr(match.callee, "__transpile_revolve__", None)
+        if loop is not None:  # a checkpointed loop (``loops``)
+            return replay.call(self, s, loop, target)
         fwd, bwd, wrt_params, arg_nodes = self.ctx.differentiate_call(
             call, match.callee, s, self.act
         )
