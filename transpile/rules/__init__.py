@@ -27,6 +27,7 @@ from transpile.nodes import descendants
 from transpile.parse import MISSING
 from transpile.rules import (
     arith,
+    complex_numbers,
     elementwise,
     linalg,
     nondiff,
@@ -37,10 +38,21 @@ from transpile.rules import (
     shape,
 )
 from transpile.rules import sequences as sequence_rules
+from transpile.rules import spectral as spectral_rules
 from transpile.rules.declare import Declaration, Kind
 from transpile.template import parse_template
 
-FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
+FAMILIES = (
+    arith,
+    elementwise,
+    complex_numbers,
+    reductions,
+    shape,
+    linalg,
+    spectral_rules,
+    sequence_rules,
+    nondiff,
+)
 # the helpers generated code calls, for gradients of gradients (tested on their own)
 RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg)
 
@@ -51,6 +63,7 @@ _OPTIONAL = (
     ("scipy.stats", "transpile.rules.scipy_stats"),
     ("scipy.integrate", "transpile.rules.scipy_integrate"),
     ("scipy.linalg", "transpile.rules.scipy_linalg"),
+    ("scipy.fft", "transpile.rules.scipy_fft"),
 )
 
 

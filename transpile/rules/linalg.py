@@ -24,14 +24,6 @@ def outer(y, a, b):
     t[y] += np.outer(a, t[b])
 
 
-@rule(np.vdot, shape=ALL_DATA)
-def inner_1d(y, a, b):
-    d[a] += ops.unbroadcast(d[y] * b, a)
-    d[b] += ops.unbroadcast(d[y] * a, b)
-    t[y] += np.vdot(t[a], b)
-    t[y] += np.vdot(a, t[b])
-
-
 @rule(np.linalg.inv, shape=ALL_DATA)
 def inv(y, a):
     d[a] -= ops.mT(y) @ d[y] @ ops.mT(y)
@@ -102,12 +94,6 @@ def cholesky(y, a, *, _upper=False):
     t[y] += forward_ops.cholesky(y, t[a], _upper)
 
 
-@rule(np.linalg.eigh, shape=FIRST_DATA)
-def eigh(y, a, _UPLO="L"):
-    d[a] += ops.uneigh(d[y], y, _UPLO)
-    t[y] += forward_ops.eigh(y, t[a], _UPLO)
-
-
 @rule(np.linalg.svd, shape=FIRST_DATA)
 def svd(y, a, _full_matrices=True, _compute_uv=True, _hermitian=False):
     d[a] += ops.unsvd(d[y], y, a, _full_matrices, _compute_uv, _hermitian)
@@ -158,12 +144,6 @@ def matrix_power(y, a, _n):
 def multi_dot(y, arrays, **_kwargs):
     d[arrays] += ops.unmulti_dot(d[y], arrays)
     t[y] += forward_ops.multi_dot(arrays, t[arrays])
-
-
-@rule(np.linalg.eigvalsh, shape=FIRST_DATA)
-def eigvalsh(w, a, _UPLO="L"):
-    d[a] += ops.uneigvalsh(d[w], a, _UPLO)
-    t[w] += forward_ops.eigvalsh(a, t[a], _UPLO)
 
 
 @rule(np.linalg.lstsq, shape=TWO_DATA)  # (x, residuals, rank, s): through x and residuals
