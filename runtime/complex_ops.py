@@ -31,9 +31,14 @@ def is_complex(x) -> bool:
 
 def real_gradient(g, x):
     """``g``, the gradient of the argument ``x``: its real part where ``x`` is real (a
-    real argument's gradient is real; its imaginary part pairs with no tangent)."""
+    real argument's gradient is real; its imaginary part pairs with no tangent), and
+    complex where ``x`` is (as JAX's, whose gradient has its argument's dtype)."""
     if is_complex(g) and not is_complex(x):
         return g.real.copy() if hasattr(g, "real") and hasattr(g, "copy") else np.real(g)
+    if is_complex(x) and not is_complex(g) and g is not None:
+        if isinstance(x, complex):
+            return complex(g)
+        return g.astype(x.dtype) if hasattr(g, "astype") else x.dtype.type(g)
     return g
 
 
@@ -68,7 +73,13 @@ def cotangent(dout, out):
 def unreal(g, x):
     """Adjoint of ``x`` in ``np.real(x)``: the real part of ``g`` (of a real ``x``,
     ``g``)."""
-    return np.real(g) if is_complex(x) else g
+    return _as_complex(np.real(g), x) if is_complex(x) else g
+
+
+def _as_complex(g, x):
+    """The real ``g`` as a complex value of ``x``'s precision."""
+    dtype = getattr(x, "dtype", None) or np.dtype(np.complex128)
+    return g.astype(dtype) if hasattr(g, "astype") else dtype.type(g)
 
 
 @helper(fresh=True, linear=True)
@@ -162,13 +173,19 @@ def uneigh(g, y, a):
         # Hermitian-pairing form is conj(gv)
         gvh = np.conj(gv)
         gap = w[..., None, :] - w[..., :, None]
-        eye = np.eye(w.shape[-1], dtype=bool)
+        eye = _eye(w.shape[-1], w)
         f = np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, gap))
         inner = inner + f * (vh @ gvh)
     out = v @ inner @ vh
     # the symmetrized input (a + a^H) / 2
     herm = (out + np.conj(np.swapaxes(out, -1, -2))) / 2
     return np.conj(herm)
+
+
+def _eye(n, like):
+    """The boolean identity of size ``n`` in the array library of ``like``."""
+    other = type(like) is not np.ndarray and hasattr(like, "__array_function__")
+    return np.eye(n, dtype=bool, like=like if other else None)
 
 
 def _diag_matrix(d, like):
@@ -189,7 +206,7 @@ def eigh_tangent(y, ta, a, UPLO="L"):
     vh = np.conj(np.swapaxes(v, -1, -2))
     m = vh @ ((ta + np.conj(np.swapaxes(ta, -1, -2))) / 2) @ v
     gap = w[..., None, :] - w[..., :, None]
-    eye = np.eye(w.shape[-1], dtype=bool)
+    eye = _eye(w.shape[-1], w)
     f = np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, gap))
     return (np.real(np.diagonal(m, 0, -2, -1)), v @ (f * m))
 
@@ -199,3 +216,12 @@ def eigvalsh_tangent(a, ta, UPLO="L"):
     if not is_complex(a):
         return forward_ops.eigvalsh(a, ta, UPLO)
     return eigh_tangent(np.linalg.eigh(a), ta, a)[0]
+
+
+@helper(passes=True, linear=True)
+def real_like(g, buf):
+    """``g``, to be added into the adjoint buffer ``buf``: its real part where ``buf`` is
+    real (the adjoint of a real value, whose imaginary part pairs with no tangent)."""
+    if is_complex(g) and not is_complex(buf):
+        return np.real(g)
+    return g

@@ -20,6 +20,7 @@ Every helper takes what the transform was called with (``n``/``s``, ``axis``/``a
 
 import numpy as np
 
+from . import backend
 from .complex_ops import is_complex
 from .ops import helper
 
@@ -138,13 +139,9 @@ def unirfftn(g, y, s=None, axes=None, norm=None, one_axis=False):
         weight[-1] = 1.0
     shape = [1] * spectrum.ndim
     shape[last] = m
-    spectrum = spectrum * np.asarray(weight.reshape(shape), like=_like(spectrum))
+    spectrum = spectrum * backend.as_array(weight.reshape(shape).tolist(), spectrum)
     out = _fit(np.conj(spectrum), np.shape(y), axes)
     return _in_precision(out, y)
-
-
-def _like(x):
-    return x if type(x) is not np.ndarray and hasattr(x, "__array_function__") else None
 
 
 @helper(fresh=True, linear=True)

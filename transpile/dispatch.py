@@ -265,8 +265,10 @@ class Dispatcher:
         p = self.private
         return [
             f"{p['_result']} = {p['_fast']}({params})",
-            f"if {p['_result']}.__class__ is {p['_float']} or {p['_result']}.__class__ is "
-            f"{p['_ndarray']} and {p['_result']}.dtype.kind != 'c':",
+            (
+                f"if {p['_result']}.__class__ is {p['_float']} or {p['_result']}.__class__ is "
+                f"{p['_ndarray']} and {p['_result']}.dtype.kind != 'c':"
+            ),
             f"    return {p['_result']}",
             f"return {p['_real']}({p['_result']}, ({params}{',' if params else ''}))",
         ]
