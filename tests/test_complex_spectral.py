@@ -76,9 +76,7 @@ def _numeric_jvp(f, args, i, tangent):
 
 
 def _rows(rows):
-    return [
-        pytest.param(r, i, id=f"{r.id}-wrt{i}") for r in rows for i in r.wrt
-    ]
+    return [pytest.param(r, i, id=f"{r.id}-wrt{i}") for r in rows for i in r.wrt]
 
 
 def _vjp_case(r, i, key):
@@ -128,8 +126,21 @@ def test_vjp_on_the_strict_array_double(r, i):
         np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-10, atol=1e-12)
 
 
-SINGLE = [r for r in sf.ROWS if r.func in (sf.c_abs, sf.c_holomorphic, sf.f_fft, sf.f_rfft,
-                                            sf.f_irfft, sf.f_fft2, sf.f_irfftn, sf.c_vdot)]
+SINGLE = [
+    r
+    for r in sf.ROWS
+    if r.func
+    in (
+        sf.c_abs,
+        sf.c_holomorphic,
+        sf.f_fft,
+        sf.f_rfft,
+        sf.f_irfft,
+        sf.f_fft2,
+        sf.f_irfftn,
+        sf.c_vdot,
+    )
+]
 
 
 @pytest.mark.parametrize("r,i", _rows(SINGLE))
@@ -281,6 +292,4 @@ def test_every_complex_and_spectral_rule_has_a_row():
 
 def test_a_function_without_a_complex_rule_is_refused_by_name():
     with pytest.raises((TranspileError, NotImplementedError, TypeError)):
-        grad(lambda z: np.sum(np.linalg.svd(z, compute_uv=False)))(
-            np.eye(2) * (1.0 + 1.0j)
-        )
+        grad(lambda z: np.sum(np.linalg.svd(z, compute_uv=False)))(np.eye(2) * (1.0 + 1.0j))

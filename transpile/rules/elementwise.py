@@ -235,5 +235,3 @@ def full(y, _shape, fill_value, _dtype=None, **_kwargs):
 def full_like(y, _a, fill_value, _dtype=None, **_kwargs):
     d[fill_value] += ops.unbroadcast(d[y], fill_value)
     t[y] += np.full_like(y, t[fill_value])
-
-
