@@ -225,3 +225,16 @@ def real_like(g, buf):
     if is_complex(g) and not is_complex(buf):
         return np.real(g)
     return g
+
+
+@helper(passes=True, checks=True)
+def real_only(x, what):
+    """``x`` itself, where it is real; for a complex ``x``, the ``NotImplementedError``
+    of a rule (``what``) that has no complex form yet."""
+    if is_complex(x):
+        raise NotImplementedError(
+            f"the derivative of {what} is not implemented for complex arguments (its rule "
+            "is for real ones); differentiate a real formulation, or write the rule with "
+            "transpile.defvjp"
+        )
+    return x

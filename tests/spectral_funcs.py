@@ -458,3 +458,39 @@ if sfft is not None:
     SCIPY_ROWS = ROWS[start:]
     for r in SCIPY_ROWS:
         r.strict = False
+
+
+# --------------------------------------------------------------------------
+# Rules whose complex form is the real one's conjugated (var, std, norm, vecdot)
+
+
+def c_var(z):
+    return np.var(z, axis=0, ddof=1)
+
+
+def c_std(z):
+    return np.std(z)
+
+
+def c_norm(z):
+    return np.linalg.norm(z)
+
+
+def c_norm_ord(z):
+    return np.linalg.norm(z, 3, axis=1)
+
+
+def c_vecdot(a, b):
+    return np.vecdot(a, b)
+
+
+def c_linalg_vecdot(a, b):
+    return np.linalg.vecdot(a, b)
+
+
+row(c_var, cplx(4, 2), targets=[np.var])
+row(c_std, cplx(5), targets=[np.std])
+row(c_norm, cplx(3, 2), targets=[np.linalg.norm])
+row(c_norm_ord, cplx(2, 3, margin=0.3), targets=[np.linalg.norm])
+row(c_vecdot, cplx(2, 3), cplx(3), targets=[np.vecdot], wrt=(0, 1))
+row(c_linalg_vecdot, cplx(3), real(2, 3), targets=[np.linalg.vecdot], wrt=(0, 1))

@@ -61,7 +61,7 @@ def matmul_right(z, g, a, _y):
     t[z] += ops.matmul_right(g, t[a], _y)
 
 
-@rule(ops.owned, ops.real_only, shape=VARIES, passes=True)
+@rule(ops.owned, ops.real_only, complex_ops.real_only, shape=VARIES, passes=True)
 def owned(y, value, *_args):
     d[value] += d[y]
     t[y] += t[value]
