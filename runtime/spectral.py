@@ -154,3 +154,13 @@ def unfftshift(g, axes=None):
 def unifftshift(g, axes=None):
     """Adjoint of ``np.fft.ifftshift(x, axes)``: the forward shift."""
     return np.fft.fftshift(g, axes=axes)
+
+
+@helper(fresh=True, linear=True)
+def transform(t, name, s=None, axes=None, norm=None):
+    """``np.fft.<name>(t, s, axes, norm)`` with the axes that ``s`` implies spelled out
+    (the last ``len(s)``, as ``scipy.fft`` reads an ``s`` without ``axes``; numpy 2
+    deprecates leaving them out): the tangent of a ``scipy.fft`` n-D transform."""
+    if s is not None and axes is None:
+        axes = tuple(range(-len(s), 0))
+    return getattr(np.fft, name)(t, s, axes, norm)

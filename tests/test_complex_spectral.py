@@ -16,7 +16,7 @@ import pytest
 import spectral_funcs as sf
 from strict_array import StrictArray, strict, to_numpy
 
-from transpile import TranspileError, grad, jvp, source, value_and_grad, vjp
+from transpile import grad, jvp, source, value_and_grad, vjp
 from transpile.rules import complex_numbers, declarations, optional_families
 from transpile.rules import spectral as spectral_rules
 

@@ -223,6 +223,8 @@ def test_names_are_the_usual_ones_when_free():
         "ops": "ops",
         "scipy_ops": "scipy_ops",
         "forward_ops": "forward_ops",
+        "complex_ops": "complex_ops",
+        "spectral": "spectral",
         "Tape": "Tape",
         "tape": "tape",
     }
@@ -237,6 +239,8 @@ def test_names_avoid_the_users_names():
         "ops": "ops_",
         "scipy_ops": "scipy_ops",
         "forward_ops": "forward_ops",
+        "complex_ops": "complex_ops",
+        "spectral": "spectral",
         "Tape": "Tape",
         "tape": "tape_1",
     }

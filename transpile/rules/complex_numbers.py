@@ -18,19 +18,21 @@ from transpile.template import d, t
 from transpile_runtime import complex_ops
 
 
-@rule(np.real, attributes=("real",), shape=ALL_DATA, passes=True)  # of a real x: x itself
+# of a real x: x itself
+@rule(np.real, attributes=("real",), shape=ALL_DATA, passes=True, complex_values=True)
 def real(y, val):
     d[val] += complex_ops.unreal(d[y], val)
     t[y] += np.real(t[val])
 
 
-@rule(np.imag, attributes=("imag",), shape=ALL_DATA, shares=True)  # of a real x: read-only
+# of a real x: a read-only zero
+@rule(np.imag, attributes=("imag",), shape=ALL_DATA, shares=True, complex_values=True)
 def imag(y, val):
     d[val] += complex_ops.unimag(d[y], val)
     t[y] += np.imag(t[val])
 
 
-@rule(np.conjugate, methods=("conj", "conjugate"), shape=ELEMENTWISE)
+@rule(np.conjugate, methods=("conj", "conjugate"), shape=ELEMENTWISE, complex_values=True)
 def conj(y, val):
     d[val] += np.conj(d[y])
     t[y] += np.conj(t[val])
@@ -42,13 +44,13 @@ def abs_(y, x):
     t[y] += complex_ops.abs_tangent(t[x], x)
 
 
-@rule(np.angle, shape=FIRST_DATA)
+@rule(np.angle, shape=FIRST_DATA, complex_values=True)
 def angle(y, z, _deg=False):
     d[z] += complex_ops.unangle(d[y], z, _deg)
     t[y] += complex_ops.angle_tangent(t[z], z, _deg)
 
 
-@rule(np.vdot, shape=ALL_DATA)  # sum(conj(a) * b), flattened
+@rule(np.vdot, shape=ALL_DATA, complex_values=True)  # sum(conj(a) * b), flattened
 def vdot(y, a, b):
     d[a] += complex_ops.unvdot_a(d[y], a, b)
     d[b] += complex_ops.unvdot_b(d[y], a, b)
