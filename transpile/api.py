@@ -25,6 +25,7 @@ from transpile import (
     varargs,
 )
 from transpile.errors import TranspileError, UndefinedName
+from transpile.holomorphic import entry as holomorphic_entry
 from transpile_runtime.structure import Wrt, resolve_wrt
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -51,11 +52,20 @@ class Source(str):
 def _decorator_or_call(make: _F) -> _F:
     @functools.wraps(make)
     def wrapper(
-        f=None, wrt=0, verbose=False, fuse=False, has_aux=False, argnums=None, allow_unused=False
+        f=None,
+        wrt=0,
+        verbose=False,
+        fuse=False,
+        has_aux=False,
+        argnums=None,
+        allow_unused=False,
+        holomorphic=False,
     ):
         wrt = _wrt_or_argnums(wrt, argnums)
         options = {"wrt": wrt, "verbose": verbose, "fuse": fuse, "has_aux": has_aux}
         options["allow_unused"] = allow_unused
+        if holomorphic:  # grad's alone (JAX's): a TypeError for the others
+            options["holomorphic"] = True
         if f is None:
             return lambda g: make(g, **options)
         return make(f, **options)
@@ -248,6 +258,7 @@ def grad(
     has_aux: bool = False,
     argnums: int | Sequence[int] | None = None,
     allow_unused: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
@@ -265,7 +276,17 @@ def grad(
     an ``int()``, a comparison, or none at all) gets a zero gradient and a
     ``CutGradientWarning`` naming the line that cuts it; ``allow_unused=True`` says
     that is intended (PyTorch's switch of the same name).
+    Complex arguments follow JAX's convention: for a real ``f`` of ``z = x + iy`` the
+    gradient is ``df/dx - i df/dy`` (its conjugate is the direction of steepest
+    ascent); ``holomorphic=True`` gives the complex derivative ``f'(z)`` of a holomorphic
+    ``f`` with a complex scalar output (its arguments must be complex, as in JAX).
     """
+    if holomorphic:
+        if has_aux:
+            raise TypeError("grad with holomorphic=True does not take has_aux=True yet")
+        indices, _ = resolve_wrt(callables.plain(f), wrt)
+        made = _build(f, wrt, "vjp", verbose, fuse, False, allow_unused)
+        return holomorphic_entry(made, f, indices)
     return _build(f, wrt, "grad", verbose, fuse, has_aux, allow_unused)
 
 
