@@ -16,7 +16,7 @@ import pytest
 import spectral_funcs as sf
 from strict_array import StrictArray, strict, to_numpy
 
-from transpile import grad, jvp, source, value_and_grad, vjp
+from transpile import grad, hvp, jvp, source, value_and_grad, vjp
 from transpile.rules import complex_numbers, declarations, optional_families
 from transpile.rules import spectral as spectral_rules
 
@@ -305,3 +305,20 @@ def test_a_rule_without_a_complex_form_is_refused_by_name(f, what):
         grad(f)(a)
     with pytest.raises(NotImplementedError, match=what.replace(".", r"\.")):
         jvp(f)(a, np.ones_like(a))
+
+
+def _absolute_energy(x, h):
+    return np.sum(np.abs(x) ** 3) + np.real(np.vdot(h @ x, h @ x))
+
+
+def test_second_order_through_abs_and_vdot():
+    """hvp through the complex helpers' own rules (runtime_complex.py), on real x."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(3)
+    h = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    v = rng.standard_normal(3)
+    g = grad(_absolute_energy)
+    expected = _richardson(lambda s: g(x + s * v, h))
+    product = hvp(_absolute_energy)
+    for _ in range(2):
+        np.testing.assert_allclose(product(x, h, v), expected, rtol=1e-6, atol=1e-8)

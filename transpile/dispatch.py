@@ -688,7 +688,7 @@ def like_arrays(grad, arg):
         grad = np.array(grad, dtype=getattr(grad, "dtype", None) or arg.dtype)
     elif _has_zero_d(arg) and type(grad) is not type(arg):  # another library's 0-d array
         grad = np.asarray(grad, dtype=getattr(grad, "dtype", None) or arg.dtype, like=arg)
-    return _in_precision_of(grad, arg)
+    return _in_precision_of(complex_ops.real_gradient(grad, arg), arg)
 
 
 def _in_precision_of(grad, arg):

@@ -33,6 +33,7 @@ from transpile.rules import (
     nondiff,
     reductions,
     runtime_adjoints,
+    runtime_complex,
     runtime_linalg,
     runtime_ops,
     shape,
@@ -54,7 +55,7 @@ FAMILIES = (
     nondiff,
 )
 # the helpers generated code calls, for gradients of gradients (tested on their own)
-RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg)
+RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg, runtime_complex)
 
 # scipy is optional, and importing scipy.stats takes half a second: each family of
 # scipy rules loads once the user's program has imported the module it covers
