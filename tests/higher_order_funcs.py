@@ -4,7 +4,7 @@ their source, so they live in a file)."""
 import numpy as np
 
 from transpile import grad, stop_gradient
-from transpile_runtime import ops
+from transpile_runtime import complex_ops, ops
 
 # --------------------------------------------------------------------------
 # Scalar functions, each with its second derivative in closed form
@@ -206,6 +206,18 @@ def h_owned(a, b):
 
 def h_real_only(a):
     return np.sum(np.sin(ops.real_only(a, a)))
+
+
+def h_complex_real_only(a):
+    return np.sum(np.sin(complex_ops.real_only(a, "np.linalg.svd")))
+
+
+def h_complex_cotangent(dout, out):
+    return np.sum(complex_ops.cotangent(dout, out) ** 3)
+
+
+def h_real_like(g, buf):
+    return np.sum(np.sin(complex_ops.real_like(g, buf)))
 
 
 def h_cotangent(dout, out):

@@ -194,6 +194,7 @@ def _rng():
 # sample arguments of helpers, for the checks of their declared properties
 SAMPLES = {
     "unbroadcast": lambda r: (r.normal(size=(3, 4)), r.normal(size=(4,))),
+    "unabs": lambda r: (r.normal(size=(3, 4)), r.normal(size=(3, 4))),
     "matmul_left": lambda r: (r.normal(size=(2, 4)), r.normal(size=(2, 3)), r.normal(size=(3, 4))),
     "matmul_right": lambda r: (r.normal(size=(2, 4)), r.normal(size=(2, 3)), r.normal(size=(3, 4))),
     "unreduce": lambda r: (r.normal(size=(3,)), r.normal(size=(3, 4)), 1),

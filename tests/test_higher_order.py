@@ -9,7 +9,7 @@ import tests.higher_order_funcs as hf
 from tests.fd import numeric_grad, numeric_jvp
 from transpile import TranspileError, grad, hessian, hvp, jacobian, jvp, source, value_and_grad
 from transpile.rules import declarations, runtime_ops
-from transpile_runtime import ops
+from transpile_runtime import complex_ops, ops
 
 RTOL = 1e-6
 
@@ -246,6 +246,9 @@ RULE_ROWS = [
     (hf.h_owned, (_V3, _V3 + 1.0), (0, 1), [ops.owned]),
     (hf.h_real_only, (_V3,), 0, [ops.real_only]),
     (hf.h_cotangent, (_V3, _V3), 0, [ops.cotangent]),
+    (hf.h_complex_real_only, (_V3,), 0, [complex_ops.real_only]),
+    (hf.h_complex_cotangent, (_V3, _V3), 0, [complex_ops.cotangent]),
+    (hf.h_real_like, (_V3, _V3), 0, [complex_ops.real_like]),
     (hf.h_contribution, (_V3, _V3), 0, [ops.contribution]),
     (hf.h_like, (_V3,), 0, [ops.like]),
     (hf.h_copy, (_V3,), 0, [ops.copy]),

@@ -138,8 +138,8 @@ def test_every_compiler_module_is_in_a_folder_or_at_the_top():
     assert top == [
         f"transpile.{n}"
         for n in sorted(
-            ("__main__", "api", "bundle", "checking", "explain", "export", "jacobians")
-            + ("pipeline", "second_order")
+            ("__main__", "api", "bundle", "checking", "explain", "export", "holomorphic")
+            + ("jacobians", "pipeline", "second_order")
             + LAYERS
         )
     ]

@@ -16,8 +16,8 @@ the registry entries the row exercises (``targets``), and tolerances.
   functions.
 * ``test_unsupported_gradient_raises``: gradients that are not implemented
   (np.pad modes other than 'constant', the non-unique singular vectors of a full
-  SVD, a complete QR of a tall matrix, lstsq's singular values, np.real of a complex
-  value) raise instead of returning a wrong gradient.
+  SVD, a complete QR of a tall matrix, lstsq's singular values) raise instead of
+  returning a wrong gradient.
 * ``test_fmax_fmin_send_the_gradient_past_a_nan``: the operand that is not nan wins.
 * ``test_every_rule_has_a_row``: every callable, method, attribute and
   operator in the registry (and in the family tables) is the target of a row,
@@ -42,6 +42,7 @@ import gast
 import numpy as np
 import pytest
 import rule_funcs as rf
+import spectral_funcs
 from variants import call_twice
 
 from transpile import TranspileError, grad, jvp, vjp
@@ -1229,6 +1230,8 @@ for fn, target in [
         if s is PY and isinstance(target, str):
             continue  # a Python float has .real and .conjugate(), but not .conj()
         row(fn, normal(s), targets=[target], f32=s == (2, 3))
+# np.real of a complex value (tests/test_complex_spectral.py has the complex rules' rows)
+row(rf.u_real_of_complex, normal((3,)), targets=[np.real])
 
 
 # The array-API spellings (numpy 2), positive, nancumsum ------------------------------
@@ -1431,7 +1434,6 @@ UNSUPPORTED = [
     (rf.la_svd_full_extra, (normal((4, 2)),)),
     (rf.la_qr_complete, (normal((4, 2)),)),
     (rf.la_lstsq_singular_values, (normal((4, 3)), normal((4,)))),
-    (rf.u_real_of_complex, (normal((3,)),)),  # np.real of a complex value
 ]
 
 
@@ -1541,7 +1543,8 @@ def _used(func):
 
 
 def _targets_of_rows():
-    return [t for r in ROWS for t in r.targets]
+    # the complex and FFT rules have their rows in tests/spectral_funcs.py
+    return [t for r in ROWS + spectral_funcs.ROWS for t in r.targets]
 
 
 def test_every_rule_has_a_row():

@@ -24,6 +24,7 @@ import pytest
 scipy = pytest.importorskip("scipy")
 
 import scipy_rule_funcs as sf
+import spectral_funcs
 from scipy import integrate, special, stats
 
 import transpile.pipeline
@@ -32,6 +33,7 @@ from transpile.rules import (
     declarations,
     optional_families,
     registry,
+    scipy_fft,
     scipy_integrate,
     scipy_linalg,
     scipy_special,
@@ -508,8 +510,15 @@ def _declared(family):
 
 
 def test_the_scipy_families_are_loaded():
-    # importing scipy.stats imports scipy.integrate, whose odeint rule loads with it
-    assert optional_families() == (scipy_special, scipy_stats, scipy_integrate, scipy_linalg)
+    # importing scipy.stats imports scipy.integrate, whose odeint rule loads with it, and
+    # scipy.fft (its rules: tests/spectral_funcs.py)
+    assert optional_families() == (
+        scipy_special,
+        scipy_stats,
+        scipy_integrate,
+        scipy_linalg,
+        scipy_fft,
+    )
     assert registry().declaration(special.logsumexp) is not None
     # a bound method is found although each attribute access makes a new one
     assert stats.norm.logpdf is not stats.norm.logpdf
@@ -520,8 +529,9 @@ def test_the_scipy_families_are_loaded():
 
 
 def test_every_scipy_rule_has_a_row():
-    # odeint, whose argument is a function, has tests of its own (tests/test_odeint.py)
-    targets = [t for r in ROWS for t in r.targets] + [integrate.odeint]
+    # odeint, whose argument is a function, has tests of its own (tests/test_odeint.py);
+    # scipy.fft's rows are with numpy.fft's (tests/spectral_funcs.py)
+    targets = [t for r in ROWS + spectral_funcs.SCIPY_ROWS for t in r.targets] + [integrate.odeint]
     missing = []
     for family in optional_families():
         for decl, template in _declared(family):

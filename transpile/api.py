@@ -16,6 +16,7 @@ from transpile.backend import arguments
 from transpile.core import assumptions, tracebacks
 from transpile.core.errors import TranspileError, UndefinedName
 from transpile.front import bound_functions, callables, higher, object_args, parse, varargs
+from transpile.holomorphic import entry as holomorphic_entry
 from transpile.rules import declare, user_rules
 from transpile_runtime.structure import Wrt, resolve_wrt
 
@@ -51,11 +52,14 @@ def _decorator_or_call(make: _F) -> _F:
         argnums=None,
         allow_unused=False,
         checkpoint=None,
+        holomorphic=False,
     ):
         wrt = _wrt_or_argnums(wrt, argnums)
         options = {"wrt": wrt, "verbose": verbose, "fuse": fuse, "has_aux": has_aux}
         options["allow_unused"] = allow_unused
         options["checkpoint"] = _checkpoint_option(checkpoint)
+        if holomorphic:  # grad's alone (JAX's): a TypeError for the others
+            options["holomorphic"] = True
         if f is None:
             return lambda g: make(g, **options)
         return make(f, **options)
@@ -289,6 +293,7 @@ def grad(
     argnums: int | Sequence[int] | None = None,
     allow_unused: bool = False,
     checkpoint: int | bool | None = None,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``.
 
@@ -309,7 +314,17 @@ def grad(
     loop of ``f``'s body keeps at most ``k`` of its states and runs its steps again in
     the backward sweep, as ``for ... in checkpointed(..., snapshots=k)`` does for one
     loop; ``checkpoint=False`` ignores those markers (the loop keeps every step).
+    Complex arguments follow JAX's convention: for a real ``f`` of ``z = x + iy`` the
+    gradient is ``df/dx - i df/dy`` (its conjugate is the direction of steepest
+    ascent); ``holomorphic=True`` gives the complex derivative ``f'(z)`` of a holomorphic
+    ``f`` with a complex scalar output (its arguments must be complex, as in JAX).
     """
+    if holomorphic:
+        if has_aux:
+            raise TypeError("grad with holomorphic=True does not take has_aux=True yet")
+        indices, _ = resolve_wrt(callables.plain(f), wrt)
+        made = _build(f, wrt, "vjp", verbose, fuse, False, allow_unused, checkpoint)
+        return holomorphic_entry(made, f, indices)
     return _build(f, wrt, "grad", verbose, fuse, has_aux, allow_unused, checkpoint)
 
 

@@ -22,16 +22,22 @@ MODES = ("forward", "reverse")
 
 
 def jacobian(
-    f: Callable[..., Any] | None = None, wrt: Wrt = 0, mode: str | None = None
+    f: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    mode: str | None = None,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """The Jacobian of ``f`` with respect to argument ``wrt``: ``jacobian(f, wrt)(*args)``
     is an array of shape ``out.shape + x.shape`` (a tuple ``wrt`` gives a tuple of such
     blocks, one per argument; structured arguments and outputs give structures of
     blocks). ``mode="forward"`` stacks one ``jvp`` per entry of ``x``, ``"reverse"``
     one ``vjp`` per entry of the output; by default, forward when ``x`` has fewer
-    entries than the output."""
+    entries than the output. Complex arguments or outputs need ``holomorphic=True``
+    (JAX's rule): the Jacobian of a holomorphic ``f`` is then its complex derivative
+    ``df/dz``; a function that is not holomorphic has no complex Jacobian (use ``vjp``
+    or ``jvp``, JAX's convention, or real and imaginary parts)."""
     if f is None:
-        return lambda g: jacobian(g, wrt=wrt, mode=mode)
+        return lambda g: jacobian(g, wrt=wrt, mode=mode, holomorphic=holomorphic)
     if mode not in (None, *MODES):
         raise ValueError(f"mode must be 'forward', 'reverse' or None, not {mode!r}")
     f = higher.differentiable(callables.plain(f))
@@ -55,6 +61,7 @@ def jacobian(
         out = f(*args)
         x_leaves, x_def = flatten(x)
         out_leaves, out_def = flatten(out)
+        _check_complex(x_leaves, out_leaves, holomorphic)
         size_in = sum(int(np.size(leaf)) for leaf in x_leaves)
         size_out = sum(int(np.size(leaf)) for leaf in out_leaves)
         use = mode or ("forward" if size_in < size_out else "reverse")
@@ -118,12 +125,34 @@ def _reverse(product, x_leaves, x_def, out_leaves, out_def):
     return blocks
 
 
+def _check_complex(x_leaves, out_leaves, holomorphic):
+    """Refuse, as JAX does, a complex argument or output without ``holomorphic=True``,
+    and ``holomorphic=True`` where an argument or the output is real."""
+    complex_in = [np.iscomplexobj(leaf) for leaf in x_leaves]
+    complex_out = [np.iscomplexobj(leaf) for leaf in out_leaves]
+    if holomorphic and not (all(complex_in) and all(complex_out)):
+        raise TypeError(
+            "jacobian with holomorphic=True needs complex arguments and a complex output "
+            "(pass complex arrays, e.g. x.astype(complex))"
+        )
+    if not holomorphic and (any(complex_in) or any(complex_out)):
+        raise TypeError(
+            "jacobian of a function with complex arguments or outputs needs "
+            "holomorphic=True (its complex derivative, for a holomorphic function); for "
+            "one that is not holomorphic use vjp or jvp (JAX's convention)"
+        )
+
+
 def precision(*leaves):
-    """The float dtype of a block between ``leaves``: float32 where they are all float32
+    """The dtype of a block between ``leaves``: float32 where they are all float32
     (float32 in, float32 out), float64 where any is a Python number, an integer or
-    float64."""
+    float64; complex (of that precision) where any is complex."""
     kinds = [
-        leaf.dtype if getattr(leaf, "dtype", None) is not None and leaf.dtype.kind == "f" else float
+        leaf.dtype
+        if getattr(leaf, "dtype", None) is not None and leaf.dtype.kind in "fc"
+        else complex
+        if isinstance(leaf, complex)
+        else float
         for leaf in leaves
     ]
     return np.result_type(*kinds)

@@ -11,6 +11,11 @@ import numpy as np
 from .arrays import _shape
 from .declare import helper
 
+_COMPLEX_HINT = (
+    "; for the complex derivative of a holomorphic function use grad(f, holomorphic=True), "
+    "else differentiate np.real or np.abs of it"
+)
+
 
 @helper(fresh=True, checks=True)
 def seed(out):
@@ -29,14 +34,17 @@ def seed(out):
     dtype = getattr(out, "dtype", None)
     if dtype is None:
         if isinstance(out, bool) or not isinstance(out, numbers.Real):
+            hint = _COMPLEX_HINT if isinstance(out, complex) else ""
             raise TypeError(
                 f"grad needs a function that returns a real scalar, but it returned "
-                f"{_describe(out)}"
+                f"{_describe(out)}{hint}"
             )
         return 1.0
     if dtype.kind not in "fiu":
+        hint = _COMPLEX_HINT if dtype.kind == "c" else ""
         raise TypeError(
-            f"grad needs a function that returns a real scalar, but it returned {_describe(out)}"
+            "grad needs a function that returns a real scalar, but it returned "
+            f"{_describe(out)}{hint}"
         )
     if isinstance(out, np.generic):
         return out.dtype.type(1)

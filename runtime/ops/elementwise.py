@@ -126,3 +126,13 @@ def unarray_cast(g, y, a):
     if dtype is not None and dtype.kind not in "fc":
         g = zeros_like(y)
     return unarray(g, a)
+
+
+@helper(fresh=True, linear=True, specialized=True)
+def unabs(g, x):
+    """Adjoint of ``x`` in ``np.abs(x)``: ``g * sign(x)`` for a real ``x``, and in JAX's
+    convention ``Re(g) conj(x) / |x|`` for a complex one (0 at 0, as the subgradient of
+    a real ``|x|``). A shape variant of a real ``x`` writes the product itself."""
+    if isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", "") == "c":
+        return np.real(g) * np.conj(np.sign(x))
+    return g * np.sign(x)

@@ -1,10 +1,11 @@
 """Arguments a gradient cannot be taken with: refused with a ``TypeError`` that says why.
 
 A differentiated argument (and every leaf of a dict, list or tuple of parameters)
-must be a real number or a real array; an integer becomes a float gradient.
+must be a real or complex number or array (complex ones in JAX's convention:
+``transpile_runtime.complex_ops``); an integer becomes a float gradient.
 Anywhere in the arguments, ``np.matrix`` (whose ``*`` is a matrix product, so every
-rule would be wrong), masked arrays (``np.ma``: no rule reads the mask) and complex values (whose derivative convention is not
-settled here yet) are refused rather than differentiated.
+rule would be wrong) and masked arrays (``np.ma``: no rule reads the mask) are refused
+rather than differentiated.
 """
 
 import numbers
@@ -33,8 +34,7 @@ def _check_value(value, where, fname, differentiated):
 
 
 def _check_any_leaf(value, where, fname):
-    """Refuse what no argument may be, differentiated or not: a matrix, a masked array,
-    a complex value."""
+    """Refuse what no argument may be, differentiated or not: a matrix, a masked array."""
     if isinstance(value, np.ma.MaskedArray):
         raise TypeError(
             f"{fname}: argument {where} is a masked array (np.ma); masked arrays are not "
@@ -46,12 +46,6 @@ def _check_any_leaf(value, where, fname):
             f"{fname}: argument {where} is an np.matrix, whose `*` is a matrix product; "
             "pass np.asarray(...) of it"
         )
-    dtype = getattr(value, "dtype", None)
-    if isinstance(value, complex) or getattr(dtype, "kind", None) == "c":
-        raise TypeError(
-            f"{fname}: argument {where} is complex ({_kind(value)}); complex inputs are not "
-            "supported yet: pass the real and imaginary parts as separate real arguments"
-        )
 
 
 def _check_differentiated_leaf(value, where, fname):
@@ -60,13 +54,13 @@ def _check_differentiated_leaf(value, where, fname):
     if isinstance(value, bool) or getattr(dtype, "kind", None) == "b":
         raise TypeError(f"{fname}: cannot differentiate with respect to {where}, a boolean")
     if dtype is not None and hasattr(value, "shape"):
-        if dtype.kind not in "fiu":
+        if dtype.kind not in "fiuc":
             raise TypeError(
                 f"{fname}: cannot differentiate with respect to {where}, an array of "
                 f"dtype {dtype}; pass a float array"
             )
         return
-    if isinstance(value, numbers.Real):
+    if isinstance(value, numbers.Complex):
         return
     hint = " (the parameter's default is None: pass a value)" if value is None else ""
     raise TypeError(

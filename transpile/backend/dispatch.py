@@ -34,6 +34,7 @@ from transpile.core import assumptions, emit, gcpause, progress, stack_room, sta
 from transpile.core.ir import Variant, VariantContext
 from transpile.core.nodes import clone, function_def
 from transpile.front import bound_functions
+from transpile_runtime import complex_ops, ops
 
 _MAX_VARIANTS = 16
 
@@ -187,8 +188,11 @@ class Dispatcher:
         self.local = threading.local()  # the current thread's probe observations
         self.probe_fn = None
         namer = spec.namer
-        self.private = {base: namer.fresh(base) for base in ("_slow", "_fast", *_TYPES)}
+        self.private = {
+            base: namer.fresh(base) for base in ("_slow", "_fast", "_real", "_result", *_TYPES)
+        }
         self.probe_names = (namer.fresh("_probe"), namer.fresh("_seen"))
+        self.real_outputs = set()  # signatures of complex arguments seen to give one
         self.function = self.make_entry()
 
     # -- the entry and its routes --
@@ -219,17 +223,66 @@ class Dispatcher:
             lines.append("    if (")
             lines += [f"        {c} and" for c in checks[:-1]] + [f"        {checks[-1]}"]
             lines.append("    ):")
-            lines.append(f"        return {self.private['_fast']}({params})")
+            lines += [f"        {line}" for line in self.real_return(params)]
             lines.append(f"    return {self.private['_slow']}({params})")
         else:
-            lines.append(f"    return {self.private['_fast']}({params})")
+            lines += [f"    {line}" for line in self.real_return(params)]
         source = "\n".join(lines) + "\n"
         bound = dict(
-            bound, **{self.private["_fast"]: target, self.private["_slow"]: self.slow_call}
+            bound,
+            **{
+                self.private["_fast"]: target,
+                self.private["_slow"]: self.slow_call,
+                self.private["_real"]: self.real_gradients,
+                self.private["_ndarray"]: np.ndarray,
+                self.private["_float"]: float,
+            },
         )
         return emit.compile_function(
             source, name, self.spec.module_globals, bound, f"{self.spec.label}: {label}"
         )
+
+    def real_return(self, params):
+        """Lines returning the gradient of the call on ``params``, each real argument's
+        real (a real value used with complex ones may have an adjoint with an imaginary
+        part, which pairs with no tangent: ``complex_ops``); a real array or a float
+        returned as it is, at the cost of one check."""
+        p = self.private
+        return [
+            f"{p['_result']} = {p['_fast']}({params})",
+            (
+                f"if {p['_result']}.__class__ is {p['_float']} or {p['_result']}.__class__ is "
+                f"{p['_ndarray']} and {p['_result']}.dtype.kind != 'c':"
+            ),
+            f"    return {p['_result']}",
+            f"return {p['_real']}({p['_result']}, ({params}{',' if params else ''}))",
+        ]
+
+    def real_gradients(self, result, args):
+        """``result`` with each real argument's gradient its real part; where a
+        differentiated argument is complex, the output checked to be real (``grad``
+        folds the seed of a full reduction to 1.0, which says nothing of its dtype)."""
+        if self.spec.mode == "value_and_grad":
+            ops.seed(result[0])
+        elif self.spec.mode == "grad" and any(_has_complex(args[i]) for i in self.spec.wrt):
+            self.check_real_output(args)
+        grads = result[1] if self.spec.mode == "value_and_grad" else result
+        single = len(self.spec.wrt) == 1 and not self.spec.as_tuple
+        given = [args[i] for i in self.spec.wrt]
+        if single:
+            fixed = _real_where_real(grads, given[0])
+        else:
+            fixed = tuple(_real_where_real(g, a) for g, a in zip(grads, given))
+        return (result[0], fixed) if self.spec.mode == "value_and_grad" else fixed
+
+    def check_real_output(self, args):
+        """Raise the seed's error if ``f(*args)`` is not a real scalar: run once per
+        signature (for complex arguments only, whose gradient this is)."""
+        key = self.signature(args) if self.specializable else None
+        if key is None or key not in self.real_outputs:
+            ops.seed(self.spec.rebuild.origin()(*args))
+            if key is not None:
+                self.real_outputs.add(key)
 
     def read_checks(self, bound):
         """Source checks that the code reads still denote what they did, and that the
@@ -337,10 +390,11 @@ class Dispatcher:
         return self.first_call(key, args)
 
     def shaped_as_arguments(self, result, args):
-        """``result`` with the gradient of each 0-d array argument a 0-d array (numpy
+        """Each real argument's gradient real (``real_gradients``), and ``result`` with the gradient of each 0-d array argument a 0-d array (numpy
         arithmetic on 0-d arrays gives numpy scalars), and the gradient of each array
         of float32 (or float16) in that precision: where the function mixes float64 into
         its values, the generic code and a shape variant may differ in precision."""
+        result = self.real_gradients(result, args)
         if not any(_has_zero_d(args[i]) or _has_low_float(args[i]) for i in self.spec.wrt):
             return result
         grads = result[1] if self.spec.mode == "value_and_grad" else result
@@ -569,6 +623,24 @@ def _has_low_float(value):
     return getattr(value, "dtype", None) in _LOW_FLOATS and hasattr(value, "ndim")
 
 
+def _real_where_real(grad, arg):
+    """``grad`` with the gradient of each real leaf of ``arg`` real."""
+    if isinstance(arg, dict) and isinstance(grad, dict):
+        return {k: _real_where_real(grad[k], v) for k, v in arg.items()}
+    if isinstance(arg, (list, tuple)) and isinstance(grad, (list, tuple)):
+        items = [_real_where_real(g, a) for g, a in zip(grad, arg)]
+        return tuple(items) if isinstance(grad, tuple) else items
+    return complex_ops.real_gradient(grad, arg)
+
+
+def _has_complex(value):
+    if isinstance(value, dict):
+        return any(_has_complex(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_complex(v) for v in value)
+    return complex_ops.is_complex(value)
+
+
 def _has_zero_d(value):
     if isinstance(value, dict):
         return any(_has_zero_d(v) for v in value.values())
@@ -597,7 +669,7 @@ def like_arrays(grad, arg):
         grad = np.array(grad, dtype=getattr(grad, "dtype", None) or arg.dtype)
     elif _has_zero_d(arg) and type(grad) is not type(arg):  # another library's 0-d array
         grad = np.asarray(grad, dtype=getattr(grad, "dtype", None) or arg.dtype, like=arg)
-    return _in_precision_of(grad, arg)
+    return _in_precision_of(complex_ops.real_gradient(grad, arg), arg)
 
 
 def _in_precision_of(grad, arg):

@@ -82,9 +82,9 @@ def stage(fn, ctx):
     fn.static = None
     if ctx.mode != "split" and not fn.callees:
         out = fn.outputs[-1]
-        fn.static = eligible(
-            out.body, fn.params, _resolver(fn), fn.names["ops"], fn.names.get("tape")
-        )
+        # complex_ops' helpers, as ops', take arrays and flags whose values set no shape
+        helpers = (fn.names["ops"], fn.names.get("complex_ops"))
+        fn.static = eligible(out.body, fn.params, _resolver(fn), helpers, fn.names.get("tape"))
     return fn
 
 
@@ -106,10 +106,11 @@ class _Ineligible(Exception):
     pass
 
 
-def eligible(body, params, resolve, ops_name, tape_name=None):
+def eligible(body, params, resolve, helpers, tape_name=None):
     """The parameters that must be Python ints (they set shapes or indices) if ``body``
-    can be specialized per signature, else None."""
-    checker = _Eligibility(params, resolve, ops_name, tape_name)
+    can be specialized per signature, else None. ``helpers``: the names of the runtime
+    helper namespaces (``ops``) whose calls' arguments are all data."""
+    checker = _Eligibility(params, resolve, helpers, tape_name)
     try:
         for stmt in body:
             checker.statement(stmt)
@@ -119,10 +120,11 @@ def eligible(body, params, resolve, ops_name, tape_name=None):
 
 
 class _Eligibility:
-    def __init__(self, params, resolve, ops_name, tape_name=None):
+    def __init__(self, params, resolve, helpers, tape_name=None):
         self.params = set(params)
         self.resolve = resolve
-        self.ops = ops_name
+        self.helpers = {h for h in helpers if h}
+        self.ops = helpers[0]
         self.tape = tape_name
         self.static = {}  # name -> parameters it depends on, for names holding shapes
         self.static_params = set()
@@ -167,7 +169,7 @@ class _Eligibility:
         """Whether the callee ``f`` is a runtime helper, the tape's class or a method of
         the tape (which only moves values: no shape comes from it)."""
         if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name):
-            return f.value.id == self.ops or (self.tape is not None and f.value.id == self.tape)
+            return f.value.id in self.helpers or (self.tape is not None and f.value.id == self.tape)
         return self.tape is not None and self.resolve(f) is Tape
 
     def loop(self, s):

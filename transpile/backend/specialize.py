@@ -602,6 +602,13 @@ class Specializer:
         numpy = metas[0][3] is np.ndarray
         return Val(self.sum_to(g.node, g.true, target, numpy), target, target, g.scale)
 
+    def unabs(self, node, metas):
+        """np.abs's adjoint of a real ``x``: ``g * np.sign(x)``, elementwise as written."""
+        if metas is None or len(node.args) != 2 or not _is_real(metas[1]):
+            return self.generic(node)
+        sign = gast.Call(func=self.np_attr("sign"), args=[node.args[1]], keywords=[])
+        return self.expr(gast.BinOp(left=node.args[0], op=gast.Mult(), right=sign))
+
     def sum_to(self, g, shape, target, numpy=True):
         """``g`` of ``shape`` summed to ``target``: ``np.add.reduce`` for a numpy array
         (no Python layer), ``np.sum`` for other array types (not all have it)."""
@@ -698,6 +705,11 @@ class Specializer:
         for p in parts:
             node = gast.Attribute(value=node, attr=p, ctx=gast.Load())
         return node
+
+
+def _is_real(m):
+    """Whether the probe saw a real number or a real array (``probe.meta``)."""
+    return m[0] in ("float", "int") or (m[0] == "array" and m[2].kind != "c")
 
 
 def _whole(f):

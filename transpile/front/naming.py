@@ -11,14 +11,14 @@ import numpy as np
 from transpile.core import recursion
 from transpile.core.ir import MISSING
 from transpile.core.nodes import const, descendants, name
-from transpile_runtime import forward_ops, ops, scipy_ops
+from transpile_runtime import complex_ops, forward_ops, ops, scipy_ops, spectral
 from transpile_runtime.tape import Tape
 
 
 def stage(fn, ctx):
     """A namer that avoids every name of the user's function, and the names the
-    generated code calls numpy (``np``), the runtime helpers (``ops``, and ``scipy_ops``
-    of the scipy rules) and the tape by: the usual ones unless the function uses them
+    generated code calls numpy (``np``), the runtime helpers (``ops``, ``scipy_ops``
+    of the scipy rules, ``complex_ops`` and ``spectral``) and the tape by: the usual ones unless the function uses them
     for something else. A callee's forward and adjoint functions are ``f_fwd`` and
     ``f_bwd`` (``recursion.pair_names``): reserved, so no other name is given them."""
     parsed = fn.parsed
@@ -28,6 +28,8 @@ def stage(fn, ctx):
         ("ops", ops),
         ("scipy_ops", scipy_ops),
         ("forward_ops", forward_ops),
+        ("complex_ops", complex_ops),
+        ("spectral", spectral),
         ("Tape", Tape),
     ):
         found = parsed.lookup(key)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile.analysis import composites, scalars, views
+from transpile.analysis import complex_use, composites, scalars, views
 from transpile.cleanup import shapes
 from transpile.core import printer
 from transpile.core.errors import at
@@ -89,6 +89,7 @@ def run(tree, ctx) -> Emitted:
     rev.scalars = scalars.scalar_names(tree, ctx.parsed)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences)
     rev.definitions = composites.definitions(tree)
+    rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed)
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -112,6 +113,7 @@ class _Reverse:
         self.namer = ctx.namer
         self.restores = {}
         self.pops = False
+        self.complex_values = False
         self.primal_of = {}
         self.callees = []
         self.fresh_arrays = set()
@@ -367,11 +369,22 @@ class _Reverse:
         adj = self.adjoint_of(s)(s.value.value)
         if adj is None:
             return [s], []
+        g = name(self.d(target))
+        if self.complex_values:  # a real buffer takes the real part (complex_use)
+            g = gast.Call(
+                func=gast.Attribute(
+                    value=name(self.ctx.runtime_names["complex_ops"]),
+                    attr="real_like",
+                    ctx=gast.Load(),
+                ),
+                args=[g, name(adj)],
+                keywords=[],
+            )
         call = gast.Call(
             func=gast.Attribute(
                 value=name(self.ctx.runtime_names["ops"]), attr="add_at", ctx=gast.Load()
             ),
-            args=[name(adj), self.index_value(s.value.slice), name(self.d(target))],
+            args=[name(adj), self.index_value(s.value.slice), g],
             keywords=[],
         )
         return [s], [gast.Expr(value=call)]

@@ -26,24 +26,37 @@ from transpile.core.nodes import descendants
 from transpile.core.template import parse_template
 from transpile.rules import (
     arith,
+    complex_numbers,
     elementwise,
     linalg,
     nondiff,
     reductions,
     runtime_adjoints,
+    runtime_complex,
     runtime_linalg,
     runtime_ops,
     shape,
     user_rules,
 )
 from transpile.rules import sequences as sequence_rules
+from transpile.rules import spectral as spectral_rules
 from transpile.rules.declare import Declaration, Kind
 from transpile.rules.sequences import is_sequence_op
 from transpile_runtime import stop_gradient
 
-FAMILIES = (arith, elementwise, reductions, shape, linalg, sequence_rules, nondiff)
+FAMILIES = (
+    arith,
+    elementwise,
+    complex_numbers,
+    reductions,
+    shape,
+    linalg,
+    spectral_rules,
+    sequence_rules,
+    nondiff,
+)
 # the helpers generated code calls, for gradients of gradients (tested on their own)
-RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg)
+RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg, runtime_complex)
 
 # scipy is optional, and importing scipy.stats takes half a second: each family of
 # scipy rules loads once the user's program has imported the module it covers
@@ -52,6 +65,7 @@ _OPTIONAL = (
     ("scipy.stats", "transpile.rules.scipy_stats"),
     ("scipy.integrate", "transpile.rules.scipy_integrate"),
     ("scipy.linalg", "transpile.rules.scipy_linalg"),
+    ("scipy.fft", "transpile.rules.scipy_fft"),
 )
 
 

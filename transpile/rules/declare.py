@@ -80,6 +80,9 @@ class Declaration:
     arguments at its position, as for an elementwise function whose result's dtype
     is its own (``scipy.stats.norm.logpdf``): its reverse lines, read forwards, are its
     forward lines (``Template.forward``), as an ``ELEMENTWISE`` rule's are.
+    complex_values: it takes complex values apart or makes them (``np.real``,
+    ``np.fft.fft``): a function that calls it may compute with complex numbers
+    (``complex_use``).
     """
 
     kind: Kind
@@ -94,6 +97,7 @@ class Declaration:
     passes: bool = False
     shares: bool = False
     pointwise: bool = False
+    complex_values: bool = False
 
     @property
     def is_pointwise(self) -> bool:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from transpile.core.template import d, t
-from transpile.rules.declare import ALL_DATA, ELEMENTWISE, FILL, no_rule, rule
+from transpile.rules.declare import ALL_DATA, ELEMENTWISE, FILL, rule
 from transpile_runtime import ops
 
 
@@ -61,8 +61,8 @@ def arctan(y, x):
     d[x] += d[y] / (1.0 + x * x)
 
 
-@rule(np.abs, np.absolute, np.fabs, builtins.abs, shape=ELEMENTWISE)
-def abs_(y, x):
+@rule(np.fabs, shape=ELEMENTWISE)  # of real values only (np.abs: complex_numbers.py)
+def fabs(y, x):
     d[x] += d[y] * np.sign(x)
 
 
@@ -235,17 +235,3 @@ def full(y, _shape, fill_value, _dtype=None, **_kwargs):
 def full_like(y, _a, fill_value, _dtype=None, **_kwargs):
     d[fill_value] += ops.unbroadcast(d[y], fill_value)
     t[y] += np.full_like(y, t[fill_value])
-
-
-@rule(np.real, attributes=("real",), shape=ALL_DATA, passes=True)  # of a real x: x itself
-@rule(np.conjugate, methods=("conj", "conjugate"), shape=ELEMENTWISE)
-def real(y, val):
-    d[val] += ops.real_only(d[y], val)  # complex inputs are refused
-    t[y] += ops.real_only(t[val], val)
-
-
-# Attributes without a rule yet: what the passes may assume where they are read from
-# values that are not differentiated.
-NO_RULE = (
-    no_rule(attributes=("imag",), shape=ALL_DATA, shares=True),
-)  # of a real array: read-only

@@ -13,7 +13,7 @@ from transpile.rules.declare import (
     TWO_DATA,
     rule,
 )
-from transpile_runtime import forward_ops, ops
+from transpile_runtime import complex_ops, forward_ops, ops
 
 
 @rule(np.outer, np.linalg.outer, shape=ALL_DATA)
@@ -22,14 +22,6 @@ def outer(y, a, b):
     d[b] += np.reshape(np.ravel(a) @ d[y], np.shape(b))
     t[y] += np.outer(t[a], b)
     t[y] += np.outer(a, t[b])
-
-
-@rule(np.vdot, shape=ALL_DATA)
-def inner_1d(y, a, b):
-    d[a] += ops.unbroadcast(d[y] * b, a)
-    d[b] += ops.unbroadcast(d[y] * a, b)
-    t[y] += np.vdot(t[a], b)
-    t[y] += np.vdot(a, t[b])
 
 
 @rule(np.linalg.inv, shape=ALL_DATA)
@@ -98,26 +90,24 @@ def slogdet(y, a):
 
 @rule(np.linalg.cholesky, shape=ALL_DATA)
 def cholesky(y, a, *, _upper=False):
-    d[a] += ops.uncholesky(d[y], y, _upper)
-    t[y] += forward_ops.cholesky(y, t[a], _upper)
-
-
-@rule(np.linalg.eigh, shape=FIRST_DATA)
-def eigh(y, a, _UPLO="L"):
-    d[a] += ops.uneigh(d[y], y, _UPLO)
-    t[y] += forward_ops.eigh(y, t[a], _UPLO)
+    d[a] += ops.uncholesky(d[y], complex_ops.real_only(y, "np.linalg.cholesky"), _upper)
+    t[y] += forward_ops.cholesky(complex_ops.real_only(y, "np.linalg.cholesky"), t[a], _upper)
 
 
 @rule(np.linalg.svd, shape=FIRST_DATA)
 def svd(y, a, _full_matrices=True, _compute_uv=True, _hermitian=False):
-    d[a] += ops.unsvd(d[y], y, a, _full_matrices, _compute_uv, _hermitian)
-    t[y] += forward_ops.svd(y, a, t[a], _full_matrices, _compute_uv, _hermitian)
+    d[a] += ops.unsvd(
+        d[y], y, complex_ops.real_only(a, "np.linalg.svd"), _full_matrices, _compute_uv, _hermitian
+    )
+    t[y] += forward_ops.svd(
+        y, complex_ops.real_only(a, "np.linalg.svd"), t[a], _full_matrices, _compute_uv, _hermitian
+    )
 
 
 @rule(np.linalg.qr, shape=FIRST_DATA)
 def qr(y, a, _mode="reduced"):
-    d[a] += ops.unqr(d[y], y, a, _mode)
-    t[y] += forward_ops.qr(y, a, t[a], _mode)
+    d[a] += ops.unqr(d[y], y, complex_ops.real_only(a, "np.linalg.qr"), _mode)
+    t[y] += forward_ops.qr(y, complex_ops.real_only(a, "np.linalg.qr"), t[a], _mode)
 
 
 @rule(np.linalg.pinv, shape=FIRST_DATA)
@@ -160,12 +150,6 @@ def multi_dot(y, arrays, **_kwargs):
     t[y] += forward_ops.multi_dot(arrays, t[arrays])
 
 
-@rule(np.linalg.eigvalsh, shape=FIRST_DATA)
-def eigvalsh(w, a, _UPLO="L"):
-    d[a] += ops.uneigvalsh(d[w], a, _UPLO)
-    t[w] += forward_ops.eigvalsh(a, t[a], _UPLO)
-
-
 @rule(np.linalg.lstsq, shape=TWO_DATA)  # (x, residuals, rank, s): through x and residuals
 def lstsq(y, a, b, _rcond=None):
     d[a] += ops.unlstsq(d[y], y, a, b, 0)
@@ -190,7 +174,8 @@ def linalg_trace(y, x, *, _offset=0, _dtype=None):
 
 @rule(np.vecdot, np.linalg.vecdot, shape=ALL_DATA)
 def vecdot(y, x1, x2, *, _axis=-1, **_kwargs):
-    d[x1] += ops.unvecdot(d[y], x2, x1, _axis)
-    d[x2] += ops.unvecdot(d[y], x1, x2, _axis)
+    # sum(conj(x1) * x2): x1's adjoint is conjugated, x2's reads conj(x1)
+    d[x1] += np.conj(ops.unvecdot(d[y], x2, x1, _axis))
+    d[x2] += ops.unvecdot(d[y], np.conj(x1), x2, _axis)
     t[y] += np.vecdot(t[x1], x2, axis=_axis)
     t[y] += np.vecdot(x1, t[x2], axis=_axis)

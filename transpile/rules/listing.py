@@ -10,7 +10,16 @@ import gast
 from transpile.rules.declare import Kind
 
 # where the public names live, searched in this order for an object's spelling
-_NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "math", "scipy.special", "scipy.stats")
+_NAMESPACES = (
+    "numpy",
+    "numpy.linalg",
+    "numpy.fft",
+    "math",
+    "scipy.special",
+    "scipy.stats",
+    "scipy.linalg",
+    "scipy.fft",
+)
 
 _OPERATORS = {
     gast.Add: "+",

@@ -44,21 +44,26 @@ def prod(y, a, _axis=None, _dtype=None, _out=None, _keepdims=False, **_kwargs):
 
 @rule(np.var, methods=("var",), shape=FIRST_DATA, reduces=True)
 def var(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
-    d[a] += ops.unvar(d[y], a, _axis, _ddof, _keepdims)
-    t[y] += np.sum(
-        ops.unvar(np.ones_like(y), a, _axis, _ddof, _keepdims) * t[a],
-        axis=_axis,
-        keepdims=_keepdims,
+    # of a complex a, mean(|a - mean(a)|^2): conj(a - mean(a)) times the real part of d[y]
+    d[a] += np.conj(ops.unvar(np.real(d[y]), a, _axis, _ddof, _keepdims))
+    t[y] += np.real(
+        np.sum(
+            np.conj(ops.unvar(np.ones_like(y), a, _axis, _ddof, _keepdims)) * t[a],
+            axis=_axis,
+            keepdims=_keepdims,
+        )
     )
 
 
 @rule(np.std, methods=("std",), shape=FIRST_DATA, reduces=True)
 def std(y, a, _axis=None, _dtype=None, _out=None, _ddof=0, _keepdims=False, **_kwargs):
-    d[a] += ops.unvar(d[y] / (2.0 * y), a, _axis, _ddof, _keepdims)
-    t[y] += np.sum(
-        ops.unvar(np.ones_like(y), a, _axis, _ddof, _keepdims) * t[a],
-        axis=_axis,
-        keepdims=_keepdims,
+    d[a] += np.conj(ops.unvar(np.real(d[y]) / (2.0 * y), a, _axis, _ddof, _keepdims))
+    t[y] += np.real(
+        np.sum(
+            np.conj(ops.unvar(np.ones_like(y), a, _axis, _ddof, _keepdims)) * t[a],
+            axis=_axis,
+            keepdims=_keepdims,
+        )
     ) / (2.0 * y)
 
 
@@ -98,11 +103,14 @@ def average(y, a, _axis=None, weights=None, _returned=False, *, _keepdims=False)
 
 @rule(np.linalg.norm, shape=FIRST_DATA, reduces=True)
 def norm(y, x, _ord=None, _axis=None, _keepdims=False):
-    d[x] += ops.unnorm_ord(d[y], y, x, _ord, _axis, _keepdims)
-    t[y] += np.sum(
-        ops.unnorm_ord(np.ones_like(y), y, x, _ord, _axis, _keepdims) * t[x],
-        axis=_axis,
-        keepdims=_keepdims,
+    # of a complex x, a norm of |x|: conj of the real rule's, by the real part of d[y]
+    d[x] += np.conj(ops.unnorm_ord(np.real(d[y]), y, x, _ord, _axis, _keepdims))
+    t[y] += np.real(
+        np.sum(
+            np.conj(ops.unnorm_ord(np.ones_like(y), y, x, _ord, _axis, _keepdims)) * t[x],
+            axis=_axis,
+            keepdims=_keepdims,
+        )
     )
 
 

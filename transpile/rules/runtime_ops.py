@@ -15,7 +15,7 @@ import numpy as np
 
 from transpile.core.template import d, t
 from transpile.rules.declare import VARIES, nondiff, rule
-from transpile_runtime import ops
+from transpile_runtime import complex_ops, ops
 
 NONDIFF = (
     nondiff(ops.seed, ops.zeros_like, shape=VARIES, fresh=True),
@@ -61,7 +61,7 @@ def matmul_right(z, g, a, _y):
     t[z] += ops.matmul_right(g, t[a], _y)
 
 
-@rule(ops.owned, ops.real_only, shape=VARIES, passes=True)
+@rule(ops.owned, ops.real_only, complex_ops.real_only, shape=VARIES, passes=True)
 def owned(y, value, *_args):
     d[value] += d[y]
     t[y] += t[value]
@@ -73,7 +73,7 @@ def copy(y, x):
     t[y] += ops.copy(t[x])  # a fresh array: the code may write into either afterwards
 
 
-@rule(ops.cotangent, shape=VARIES, passes=True)
+@rule(ops.cotangent, complex_ops.cotangent, shape=VARIES, passes=True)
 def cotangent(y, dout, _out):
     d[dout] += d[y]
     t[y] += t[dout]
@@ -83,6 +83,12 @@ def cotangent(y, dout, _out):
 def contribution(y, value, _arg, _rule, _param):
     d[value] += d[y]
     t[y] += t[value]
+
+
+@rule(complex_ops.real_like, shape=VARIES, passes=True)
+def real_like(y, g, _buf):
+    d[g] += d[y]
+    t[y] += complex_ops.real_like(t[g], _buf)
 
 
 @rule(ops.like, shape=VARIES, passes=True)
