@@ -72,6 +72,7 @@ class EntrySpec:
     fuse: bool = False  # variants evaluate elementwise regions in blocks, chains by numexpr
     source_file: tuple = ("", 0)  # the user's file and the line before the function's first
     variant_stages: tuple = ()  # pipeline.VARIANT_STAGES: how a shape variant is made
+    has_aux: bool = False  # the function returns (value, aux): value is differentiated
 
 
 def stage(fn, ctx):
@@ -103,6 +104,7 @@ def stage(fn, ctx):
         as_tuple=ctx.as_tuple,
         adjoint_names=frozenset(fn.adjoint_names),
         variant_stages=ctx.variant_stages,
+        has_aux=ctx.has_aux,
         is_pure=deadcode.purity(fn.parsed, fn.names),
         fuse=ctx.fuse,
         source_file=(fn.parsed.filename, fn.parsed.line_offset),
@@ -262,10 +264,10 @@ class Dispatcher:
         """``result`` with each real argument's gradient its real part; where a
         differentiated argument is complex, the output checked to be real (``grad``
         folds the seed of a full reduction to 1.0, which says nothing of its dtype)."""
-        if self.spec.mode == "value_and_grad":
-            ops.seed(result[0])
-        elif self.spec.mode == "grad" and any(_has_complex(args[i]) for i in self.spec.wrt):
-            self.check_real_output(args)
+        if self.spec.mode in ("grad", "value_and_grad") and any(
+            _has_complex(args[i]) for i in self.spec.wrt
+        ):
+            self.check_real_output(args, result)
         grads = result[1] if self.spec.mode == "value_and_grad" else result
         single = len(self.spec.wrt) == 1 and not self.spec.as_tuple
         given = [args[i] for i in self.spec.wrt]
@@ -275,14 +277,21 @@ class Dispatcher:
             fixed = tuple(_real_where_real(g, a) for g, a in zip(grads, given))
         return (result[0], fixed) if self.spec.mode == "value_and_grad" else fixed
 
-    def check_real_output(self, args):
-        """Raise the seed's error if ``f(*args)`` is not a real scalar: run once per
-        signature (for complex arguments only, whose gradient this is)."""
+    def check_real_output(self, args, result):
+        """Raise the seed's error if the output is not a real scalar: the value returned
+        (value_and_grad), or ``f(*args)`` run once per signature (grad)."""
+        if self.spec.mode == "value_and_grad":
+            self.seed_of(result[0])
+            return
         key = self.signature(args) if self.specializable else None
         if key is None or key not in self.real_outputs:
-            ops.seed(self.spec.rebuild.origin()(*args))
-            if key is not None:
+            self.seed_of(self.spec.rebuild.origin()(*args))
+            if key is not None:  # (only once the seed has passed it)
                 self.real_outputs.add(key)
+
+    def seed_of(self, out):
+        """The seed's check of an output (the value of a ``(value, aux)`` pair)."""
+        ops.seed(out[0] if self.spec.has_aux else out)
 
     def read_checks(self, bound):
         """Source checks that the code reads still denote what they did, and that the
