@@ -220,3 +220,18 @@ def made_method_calling_methods(x, s):
 # the object's tangent (a dict, passed in the tuple `(self_dot, z_dot)`) with `+`
 def test_second_order_of_methods_calling_methods_of_a_made_object():
     _second_order(made_method_calling_methods, [X, S], 0, V)
+
+
+def comprehension_over_an_array(x, s):
+    h = x * s
+    h = h + np.sum([v * v for v in h])
+    return np.sum(h * h) * 0.5
+
+
+# Found (6,000 programs after the branches merged): every second-order form of a list
+# comprehension over an array crashed with "'numpy.ndarray' object has no attribute
+# 'pop'": a split forward returned ops.shape_of of the tangent list its adjoint read
+# only through ops.zeros_like, and the adjoint made an array of it. A list or dict is
+# now kept whole (assemble, and ops.shape_of of a structure)
+def test_second_order_of_a_comprehension_over_an_array():
+    _second_order(comprehension_over_an_array, [X, S], 0, V)

@@ -185,6 +185,8 @@ def shape_of(x):
         return x.shape
     if cls is float or cls is int or isinstance(x, np.generic):
         return x
+    if cls is list or cls is dict or cls is tuple and not all(type(n) is int for n in x):
+        return x  # a structure's adjoint is made entry by entry: it is kept whole
     if getattr(x, "dtype", None) is None or isinstance(x, np.generic):
         shape = getattr(x, "shape", None)  # (ops.UNSET has one)
         return shape if isinstance(shape, tuple) else np.shape(x)

@@ -58,6 +58,8 @@ def _split(fn, ctx, primal, adjoint, ret, result):
     saved = fn.namer.fresh("saved")
     ops_name = fn.names["ops"]
     shaped = _read_for_shape_alone(adjoint + [ret], saved_names, ops_name)
+    if fn.kinds is not None:  # a list's or dict's adjoint is made entry by entry: kept whole
+        shaped -= fn.kinds.sequences | fn.kinds.dicts
     kept = [
         gast.Call(
             func=gast.Attribute(value=name(ops_name), attr="shape_of", ctx=gast.Load()),
