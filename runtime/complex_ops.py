@@ -19,7 +19,7 @@ a real argument's gradient is the real part (``real_gradient``).
 import numpy as np
 
 from . import forward_ops
-from .ops import helper, unabs  # noqa: F401  (np.abs's adjoint, kept here by name)
+from .ops import cotangent, helper, unabs  # noqa: F401  (kept here by name: np.abs's adjoint, a vjp's check)
 from .ops import uneigh as uneigh_real
 from .ops import uneigvalsh as uneigvalsh_real
 
@@ -40,33 +40,6 @@ def real_gradient(g, x):
             return complex(g)
         return g.astype(x.dtype) if hasattr(g, "astype") else x.dtype.type(g)
     return g
-
-
-@helper(passes=True, checks=True)
-def cotangent(dout, out):
-    """``dout``, the cotangent of the output ``out`` of a vjp: shaped like it, complex
-    only where ``out`` is complex (JAX's rule: a real output's cotangent is real)."""
-    if isinstance(out, (list, tuple, dict)):
-        if type(dout) is not type(out) or len(dout) != len(out):
-            raise ValueError(
-                f"dout must have the structure of the function's output, a {type(out).__name__} "
-                f"of {len(out)}, but it is a {type(dout).__name__}"
-            )
-        pairs = out.items() if isinstance(out, dict) else enumerate(out)
-        for k, o in pairs:
-            cotangent(dout[k], o)
-        return dout
-    if is_complex(dout) and not is_complex(out):
-        raise TypeError(
-            "dout is complex but the function's output is real; a real output's cotangent "
-            "is real (pass np.real(dout))"
-        )
-    if np.shape(dout) != np.shape(out):
-        raise ValueError(
-            f"dout has shape {np.shape(dout)}, but the function's output has shape "
-            f"{np.shape(out)}; pass a dout shaped like the output"
-        )
-    return dout
 
 
 @helper(fresh=True, linear=True)

@@ -212,10 +212,6 @@ def h_complex_real_only(a):
     return np.sum(np.sin(complex_ops.real_only(a, "np.linalg.svd")))
 
 
-def h_complex_cotangent(dout, out):
-    return np.sum(complex_ops.cotangent(dout, out) ** 3)
-
-
 def h_real_like(g, buf):
     return np.sum(np.sin(complex_ops.real_like(g, buf)))
 

@@ -247,7 +247,6 @@ RULE_ROWS = [
     (hf.h_real_only, (_V3,), 0, [ops.real_only]),
     (hf.h_cotangent, (_V3, _V3), 0, [ops.cotangent]),
     (hf.h_complex_real_only, (_V3,), 0, [complex_ops.real_only]),
-    (hf.h_complex_cotangent, (_V3, _V3), 0, [complex_ops.cotangent]),
     (hf.h_real_like, (_V3, _V3), 0, [complex_ops.real_like]),
     (hf.h_contribution, (_V3, _V3), 0, [ops.contribution]),
     (hf.h_like, (_V3,), 0, [ops.like]),

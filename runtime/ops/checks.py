@@ -62,10 +62,15 @@ def aux_pair(out):
     return out
 
 
+def _is_complex(x):
+    return isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", "") == "c"
+
+
 @helper(passes=True, checks=True)
 def cotangent(dout, out):
     """``dout``, checked to be shaped like the output ``out`` of the function a vjp is
-    taken of (a wrong shape would broadcast into a wrong gradient)."""
+    taken of (a wrong shape would broadcast into a wrong gradient), and complex only
+    where ``out`` is (JAX's rule: a real output's cotangent is real)."""
     if isinstance(out, (list, tuple, dict)):
         if type(dout) is not type(out) or len(dout) != len(out):
             raise ValueError(
@@ -76,8 +81,11 @@ def cotangent(dout, out):
         for k, o in pairs:
             cotangent(dout[k], o)
         return dout
-    if isinstance(dout, complex) or getattr(getattr(dout, "dtype", None), "kind", "") == "c":
-        raise TypeError("dout is complex; complex cotangents are not supported yet")
+    if _is_complex(dout) and not _is_complex(out):
+        raise TypeError(
+            "dout is complex but the function's output is real; a real output's cotangent "
+            "is real (pass np.real(dout))"
+        )
     if _shape(dout) != _shape(out):
         raise ValueError(
             f"dout has shape {_shape(dout)}, but the function's output has shape "

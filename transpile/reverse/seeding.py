@@ -3,7 +3,7 @@ return of the gradients.
 
 The seed is ``1.0`` for a scalar by construction (a full reduction), else
 ``ops.seed(result)``, which checks that the output is a real scalar; for a vjp it
-is ``dout``, checked against the output's shape by ``complex_ops.cotangent``. The return
+is ``dout``, checked against the output's shape (and realness) by ``ops.cotangent``. The return
 gives one gradient per ``wrt`` parameter, in the container types of the argument
 where its adjoint was filled slot by slot (``ops.like``).
 """
@@ -88,8 +88,7 @@ def _seed(fn, ctx, result, d_result, ops):
     if ctx.mode == "vjp":
         dout = fn.namer.fresh("dout")
         fn.extra_args = [dout]
-        # complex_ops.cotangent: a complex output's cotangent may be complex
-        checked = _ops_call(fn.names["complex_ops"], "cotangent", [name(dout), clone(result)])
+        checked = _ops_call(ops, "cotangent", [name(dout), clone(result)])
         return [assign(d_result or fn.namer.fresh("dout"), checked, gast.Pass())]
     return []  # split: the caller hands in the output's adjoint
 

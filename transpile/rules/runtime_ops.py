@@ -73,7 +73,7 @@ def copy(y, x):
     t[y] += ops.copy(t[x])  # a fresh array: the code may write into either afterwards
 
 
-@rule(ops.cotangent, complex_ops.cotangent, shape=VARIES, passes=True)
+@rule(ops.cotangent, shape=VARIES, passes=True)
 def cotangent(y, dout, _out):
     d[dout] += d[y]
     t[y] += t[dout]
