@@ -338,3 +338,20 @@ def test_abs_adjoint_in_a_shape_variant_real_and_complex():
         np.testing.assert_allclose(g(x), 3.0 * np.sign(x))
         np.testing.assert_allclose(g(z), 3.0 * np.conj(z) / np.abs(z))
     assert "np.sign(x)" in source(g, x) and "ops.unabs" not in source(g, x)
+
+
+def test_real_argument_gradient_stays_real_on_the_variant_routes():
+    """The routes of real signatures skip the realness check; a signature with a
+    complex argument keeps it: x's gradient is real (2 x |z|^2) on every call."""
+
+    def f(x, z):
+        return np.sum(np.abs(x * z) ** 2)
+
+    g = grad(f, wrt=0)
+    x = np.array([0.5, -1.0, 2.0])
+    z = np.array([1 + 2j, -0.5j, 3.0 + 0j])
+    for _ in range(4):  # the probe, then the variants, for the complex and the real z
+        got = g(x, z)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, 2.0 * x * np.abs(z) ** 2)
+        np.testing.assert_allclose(g(x, z.real), 2.0 * x * z.real**2)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transpile.analysis import complex_use
 from transpile.backend import arguments, probe, specialize
 from transpile.cleanup import deadcode
 from transpile.core import assumptions, emit, gcpause, progress, stack_room, stages, tracebacks
@@ -73,6 +74,7 @@ class EntrySpec:
     source_file: tuple = ("", 0)  # the user's file and the line before the function's first
     variant_stages: tuple = ()  # pipeline.VARIANT_STAGES: how a shape variant is made
     has_aux: bool = False  # the function returns (value, aux): value is differentiated
+    may_be_complex: bool = True  # its source makes complex values (analysis.complex_use)
 
 
 def stage(fn, ctx):
@@ -105,6 +107,7 @@ def stage(fn, ctx):
         adjoint_names=frozenset(fn.adjoint_names),
         variant_stages=ctx.variant_stages,
         has_aux=ctx.has_aux,
+        may_be_complex=complex_use.may_be_complex(fn.tree, fn.parsed),
         is_pure=deadcode.purity(fn.parsed, fn.names),
         fuse=ctx.fuse,
         source_file=(fn.parsed.filename, fn.parsed.line_offset),
@@ -216,19 +219,24 @@ class Dispatcher:
     def install(self, route):
         self.route_cell.cell_contents = route  # one store: atomic for other threads
 
-    def compile_route(self, checks, target, bound, label):
-        """A route: call ``target`` when every check holds, else the slow path."""
+    def compile_route(self, checks, target, bound, label, real=True):
+        """A route: call ``target`` when every check holds, else the slow path.
+        ``real``: each real argument's gradient made real (``real_return``), where a
+        complex value may meet a real one."""
         params = ", ".join(self.params)
         name = self.spec.namer.fresh("_check")
         lines = [f"def {name}({params}):"]
+        returned = (
+            self.real_return(params) if real else [f"return {self.private['_fast']}({params})"]
+        )
         if checks:
             lines.append("    if (")
             lines += [f"        {c} and" for c in checks[:-1]] + [f"        {checks[-1]}"]
             lines.append("    ):")
-            lines += [f"        {line}" for line in self.real_return(params)]
+            lines += [f"        {line}" for line in returned]
             lines.append(f"    return {self.private['_slow']}({params})")
         else:
-            lines += [f"    {line}" for line in self.real_return(params)]
+            lines += [f"    {line}" for line in returned]
         source = "\n".join(lines) + "\n"
         bound = dict(
             bound,
@@ -354,7 +362,10 @@ class Dispatcher:
             for i, (expr, part) in enumerate(values):
                 checks.append(self.value_check(expr, part, i, bound))
             target = self.zero_d_wrapped(key, fn)
-            route = self.compile_route(checks, target, bound, f"route for ({_describe_key(key)})")
+            # a signature of real values, of a function that makes no complex one: real
+            real = self.spec.may_be_complex or _has_complex_part(key)
+            label = f"route for ({_describe_key(key)})"
+            route = self.compile_route(checks, target, bound, label, real)
             self.routes[key] = route
         return route
 
@@ -640,6 +651,17 @@ def _real_where_real(grad, arg):
         items = [_real_where_real(g, a) for g, a in zip(grad, arg)]
         return tuple(items) if isinstance(grad, tuple) else items
     return complex_ops.real_gradient(grad, arg)
+
+
+def _has_complex_part(part):
+    """Whether a signature (or a part of one) names a complex type or dtype."""
+    if isinstance(part, np.dtype):
+        return part.kind == "c"
+    if isinstance(part, type):
+        return issubclass(part, (complex, np.complexfloating))
+    if isinstance(part, (tuple, list, frozenset)):
+        return any(_has_complex_part(p) for p in part)
+    return False
 
 
 def _has_complex(value):
