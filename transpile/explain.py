@@ -274,6 +274,19 @@ def _statement_line(body, stmt, offset, user):
     return None if last is None else _owner(user, last + offset)
 
 
+def _refusal_and_note(top, generated, fn, user, note):
+    """``(the refusing line and why, or None; the note)``: with example arguments, the
+    note names the line that keeps the variant from being made."""
+    if top is None:
+        return None, note
+    refused = _refused(*top, generated, fn.parsed.line_offset, user)
+    if refused is not None and note:
+        note = (
+            f"no shape variant is made: line {refused[0]} refuses it; the generic gradient's lines"
+        )
+    return refused, note
+
+
 def _with_refusal(line, refused):
     """``line``, marked as the one that refuses shape variants where it is."""
     if refused is None or refused[0] != line.lineno:
@@ -296,14 +309,7 @@ def _explain(generated, lines, functions, seen, variant=None, note="", top=None)
     flow = cuts.Flow(fn)
     wrt = tuple(fn.params[i] for i in generated.recipe.ctx.wrt)
     user = _user_statements(generated.recipe.func())
-    refused = None
-    if top is not None:
-        refused = _refused(*top, generated, fn.parsed.line_offset, user)
-        if refused is not None and note:
-            note = (
-                f"no shape variant is made: line {refused[0]} refuses it; "
-                "the generic gradient's lines"
-            )
+    refused, note = _refusal_and_note(top, generated, fn, user, note)
     # later stages rewrite the tree in place: the functions compiled come from a second run
     sources, adjoints = _adjoints(_compiled(generated, variant), user)
     first = user[0][0] if user else fn.parsed.tree.lineno + fn.parsed.line_offset
