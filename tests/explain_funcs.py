@@ -185,3 +185,8 @@ def static_loop(w, x):
     for _ in range(3):
         y = np.tanh(y * w)
     return np.sum(y**2)
+
+
+def stopped_user_call(w, x):
+    s = stop_gradient(sigmoid(w * x))
+    return np.sum(s * w)

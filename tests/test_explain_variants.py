@@ -26,13 +26,15 @@ def by_line(explanation, func):
     return {line.lineno: line for line in explanation if line.function == func.__name__}
 
 
-def check_gradient(g, func, args=(W, X)):
-    (want,) = fd.numeric_grad(func, args, (0,))
+def check_gradient(g, func, args=(W, X), reference=None):
+    """``g(*args)`` against central differences of ``reference`` (``func`` with what
+    it stops held fixed; ``func`` itself by default), on three calls."""
+    (want,) = fd.numeric_grad(reference or func, args, (0,))
     for _ in range(3):  # the first call (the probe's), the second, a later one
         fd.assert_close(g(*args), want, rtol=1e-6, atol=1e-9)
 
 
-def expect(func, refused, why, statuses):
+def expect(func, refused, why, statuses, reference=None):
     """``explain(grad(func))`` with and without example arguments: the line
     ``refused`` names ``why``; every line has the status in ``statuses``."""
     g = grad(func)
@@ -52,7 +54,7 @@ def expect(func, refused, why, statuses):
     assert ex.functions[0].note == (
         f"no shape variant is made: line {at} refuses it; the generic gradient's lines"
     )
-    check_gradient(g, func)
+    check_gradient(g, func, reference=reference)
     assert g.__transpile_dispatch__.current().variants == {}  # generic indeed
     return lines
 
@@ -198,3 +200,17 @@ def test_value_and_grad_and_vjp_mark_the_line_too(func, text):
     for make in (value_and_grad, vjp):
         ex = explain(make(func))
         assert {line.lineno for line in ex if line.variant} == {E.line_of(func, text)}
+
+
+def test_a_stopped_line_that_refuses_variants_stays_stopped():
+    """A user function called where nothing is differentiated has no declared shape:
+    its line refuses variants, and keeps its status (what it says of the adjoint)."""
+    lines = expect(
+        E.stopped_user_call,
+        "s = stop_gradient(",
+        "sigmoid: its result's shape is not declared to follow from its arguments' shapes",
+        {"s = stop_gradient(sigmoid(w * x))": "stopped", "return np.sum(s * w)": "active"},
+        reference=lambda w, x: np.sum(E.sigmoid(W * X) * w),  # s held at its value
+    )
+    line = lines[E.line_of(E.stopped_user_call, "s = stop_gradient(")]
+    assert line.reason.startswith("no adjoint: stop_gradient(...) makes it a constant; no shape")

@@ -21,15 +21,17 @@ the status and reason of its first statement:
     control    a branch or loop header: its body's lines are explained one by one
     refused    refused in a variant: the line that keeps the gradient from having shape
                variants (a ``while`` loop, a branch, ``np.unique``, a mask index), which
-               then always runs its generic code
+               then always runs its generic code; nothing of it is differentiated
 
 A gradient with no shape variants because of one of its lines (``fixed_shapes.refusal``
 finds the generated statement; with example arguments, also one the variant stages
 could not specialize for them) names that line: its ``variant`` field says why, and
-that is the only line with one. Its status is ``refused``, its reason ``no shape
-variant: <why>``, followed by what its status would have been (``; besides, inactive:
-...``); a line that has an adjoint keeps ``active`` and its adjoint lines, its reason
-followed by ``; no shape variant: <why>``. The other lines keep their statuses.
+that is the only line with one. Where it would be ``inactive`` or ``control`` (nothing
+of it differentiated: the refusal is the news), its status is ``refused``, its reason
+``no shape variant: <why>``, followed for an inactive one by ``; besides, inactive:
+...`` (its ``chain`` kept); any other status (``active`` with its adjoint lines,
+``stopped``, ...) is kept, its reason followed by ``; no shape variant: <why>``. The
+other lines keep their statuses.
 
 A user function called but not differentiated (its call is stopped, inactive or
 unused) is listed too, each line with its call's status.
@@ -292,11 +294,11 @@ def _with_refusal(line, refused):
     if refused is None or refused[0] != line.lineno:
         return line
     why = refused[1]
-    if line.status == ACTIVE:
+    if line.status not in (INACTIVE, CONTROL):  # what it says of the adjoint comes first
         return dataclasses.replace(line, reason=f"{line.reason}; {_NO_VARIANT}{why}", variant=why)
     reason = _NO_VARIANT + why
-    if line.status != CONTROL:
-        reason += f"; besides, {line.status}: {line.reason}"
+    if line.status == INACTIVE:
+        reason += f"; besides, inactive: {line.reason}"
     return dataclasses.replace(line, status=REFUSED, reason=reason, variant=why)
 
 
