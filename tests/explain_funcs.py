@@ -147,3 +147,46 @@ def two_layer(W, x, y):
     p = np.sum(h, axis=1)
     r = p - y
     return np.sum(r * r)
+
+
+# -- shape variants: the line that refuses them (test_explain_variants.py) ----------
+
+
+def while_loop(w, x):
+    y = np.sin(w * x)
+    k = 0
+    while k < 3:
+        y = y * w
+        k = k + 1
+    return np.sum(y)
+
+
+def unique_values(w, x):
+    u = np.unique(x)
+    z = np.sum(u) * w
+    return np.sum(z**2)
+
+
+def masked(w, x):
+    y = np.tanh(w) * 2.0
+    m = y[x > 0]
+    return np.sum(m**2)
+
+
+def data_branch(w, x):
+    y = np.sin(w)
+    if np.sum(x) > 0:
+        y = y * 2.0
+    return np.sum(y * x)
+
+
+def static_loop(w, x):
+    y = np.sin(w) * x
+    for _ in range(3):
+        y = np.tanh(y * w)
+    return np.sum(y**2)
+
+
+def stopped_user_call(w, x):
+    s = stop_gradient(sigmoid(w * x))
+    return np.sum(s * w)

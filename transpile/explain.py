@@ -19,6 +19,19 @@ the status and reason of its first statement:
     inactive   it does not depend on ``wrt`` (``chain``: the names that would have
                connected it, up to the cut)
     control    a branch or loop header: its body's lines are explained one by one
+    refused    refused in a variant: the line that keeps the gradient from having shape
+               variants (a ``while`` loop, a branch, ``np.unique``, a mask index), which
+               then always runs its generic code; nothing of it is differentiated
+
+A gradient with no shape variants because of one of its lines (``fixed_shapes.refusal``
+finds the generated statement; with example arguments, also one the variant stages
+could not specialize for them) names that line: its ``variant`` field says why, and
+that is the only line with one. Where it would be ``inactive`` or ``control`` (nothing
+of it differentiated: the refusal is the news), its status is ``refused``, its reason
+``no shape variant: <why>``, followed for an inactive one by ``; besides, inactive:
+...`` (its ``chain`` kept); any other status (``active`` with its adjoint lines,
+``stopped``, ...) is kept, its reason followed by ``; no shape variant: <why>``. The
+other lines keep their statuses.
 
 A user function called but not differentiated (its call is stopped, inactive or
 unused) is listed too, each line with its call's status.
@@ -37,6 +50,7 @@ import gast
 from transpile import pipeline
 from transpile.analysis import cuts
 from transpile.analysis.cuts import INTEGER, NONDIFF, SHIFT, STOPPED, UNUSED
+from transpile.backend import fixed_shapes
 from transpile.core import emit, recursion
 from transpile.core.errors import TranspileError
 from transpile.core.ir import COMMENT
@@ -46,8 +60,10 @@ from transpile.front import parse
 ACTIVE = "active"
 INACTIVE = "inactive"
 CONTROL = "control"
+REFUSED = "refused"  # refused in a variant: the line that keeps shape variants from being made
 # a line takes the status of its statement that comes first here
 _RANK = (ACTIVE, STOPPED, INTEGER, NONDIFF, SHIFT, UNUSED, INACTIVE, CONTROL)
+_NO_VARIANT = "no shape variant: "
 # the comments over each line's derivative: an adjoint's (reverse mode), a tangent's (jvp)
 _HEADS = ("grad of: ", "tangent of: ")
 _THROUGH = "its value reaches the output only through "
@@ -61,12 +77,13 @@ class Line:
     filename: str
     lineno: int  # in ``filename``
     text: str  # the line, stripped
-    status: str  # ACTIVE, STOPPED, INTEGER, NONDIFF, SHIFT, UNUSED, INACTIVE or CONTROL
+    status: str  # ACTIVE, STOPPED, INTEGER, NONDIFF, SHIFT, UNUSED, INACTIVE, CONTROL, REFUSED
     reason: str  # why, in words
     generated: str = ""  # the generated function holding its adjoint
     adjoint: tuple = ()  # the generated lines of its adjoint (under its ``# grad of:``)
     adjoint_lines: tuple = ()  # their numbers, counted from 1, in ``generated``'s source
     chain: tuple = ()  # inactive: names from a ``wrt`` argument to it, cut on the way
+    variant: str = ""  # why this line keeps the gradient from having shape variants
 
 
 @dataclass(frozen=True)
@@ -154,6 +171,7 @@ class Explanation:
             UNUSED: "#fff6c8",
             INACTIVE: "#eeeeee",
             CONTROL: "#ffffff",
+            REFUSED: "#fbd5d5",
         }
         parts = []
         for f, lines in self.blocks():
@@ -171,9 +189,10 @@ class Explanation:
                     )
                     continue
                 adjoint = html.escape("\n".join(line.adjoint))
+                refused = "<br><small>no variant</small>" if line.variant else ""
                 rows.append(
                     f'<tr style="background:{colors[line.status]}"><td>{n}</td>'
-                    f"<td><b>{line.status}</b></td><td><pre>{text}</pre>"
+                    f"<td><b>{line.status}</b>{refused}</td><td><pre>{text}</pre>"
                     f"<small>{html.escape(line.reason)}</small></td>"
                     f"<td><pre>{adjoint}</pre></td></tr>"
                 )
@@ -204,32 +223,95 @@ def explain(g: Callable[..., Any], *example_args: Any) -> Explanation:
     generated = getattr(g, "__transpile_generated__", None)
     if generated is None or generated.recipe is None:
         raise TypeError(f"{g!r} is not a gradient made by transpile's grad, value_and_grad or vjp")
-    variant, note = _variant(g, example_args)
+    variant, note, failed = _variant(g, example_args)
     lines, functions = [], []
-    _explain(generated, lines, functions, set(), variant, note)
+    _explain(generated, lines, functions, set(), variant, note, (g, failed))
     return Explanation(lines, functions)
 
 
 def _variant(entry, example_args):
     """``(the shape variant for example_args or None, the note saying which lines
-    are shown)``; no note without example arguments."""
+    are shown, (statement, why) where the variant stages could not specialize one)``;
+    no note without example arguments."""
     if not example_args or getattr(entry, "__transpile_dispatch__", None) is None:
-        return None, ""
+        return None, "", None
     # before ``compact``: one operation per line, so that each line's adjoint is its own
-    made, why = pipeline.variant(entry, example_args, until="guard_return")
+    made, why, stmt = pipeline.variant_attempt(entry, example_args, until="guard_return")
     if made is None:
-        return None, f"no shape variant is made {why}; the generic gradient's lines"
-    return made, "the shape variant for these arguments, one operation per line"
+        failed = None if stmt is None else (stmt, f"it could not be specialized {why}")
+        return None, f"no shape variant is made {why}; the generic gradient's lines", failed
+    return made, "the shape variant for these arguments, one operation per line", None
 
 
-def _explain(generated, lines, functions, seen, variant=None, note=""):
+def _refused(entry, failed, generated, offset, user):
+    """``(first line of the user statement, why)`` of the line that keeps the gradient
+    ``entry`` from having shape variants (``failed``: what the variant stages could not
+    specialize for the example arguments), or None where no line is to blame."""
+    dispatch = getattr(entry, "__transpile_dispatch__", None)
+    if dispatch is None or generated.callees:  # jvp; user functions called
+        return None
+    dispatcher = dispatch.current()
+    if dispatcher.specializable:
+        if failed is None:
+            return None
+        (stmt, why), body = failed, dispatcher.body
+    else:
+        fn = pipeline.remake(generated.recipe, until="fixed_shapes")
+        stmt, why = fixed_shapes.refusal_of(fn, generated.recipe.ctx)
+        body = fn.outputs[-1].body if fn.outputs else []
+    line = None if stmt is None else _statement_line(body, stmt, offset, user)
+    return None if line is None else (line, why)
+
+
+def _statement_line(body, stmt, offset, user):
+    """The user line of the generated ``stmt`` of ``body``: its own line number, or
+    that of the statement before it that has one (an adjoint's, its ``# grad of:``)."""
+    last = None
+    for s in all_stmts(body):
+        last = getattr(s, "lineno", None) or last
+        if s is stmt:
+            break
+    else:
+        last = getattr(stmt, "lineno", None)
+    return None if last is None else _owner(user, last + offset)
+
+
+def _refusal_and_note(top, generated, fn, user, note):
+    """``(the refusing line and why, or None; the note)``: with example arguments, the
+    note names the line that keeps the variant from being made."""
+    if top is None:
+        return None, note
+    refused = _refused(*top, generated, fn.parsed.line_offset, user)
+    if refused is not None and note:
+        note = (
+            f"no shape variant is made: line {refused[0]} refuses it; the generic gradient's lines"
+        )
+    return refused, note
+
+
+def _with_refusal(line, refused):
+    """``line``, marked as the one that refuses shape variants where it is."""
+    if refused is None or refused[0] != line.lineno:
+        return line
+    why = refused[1]
+    if line.status not in (INACTIVE, CONTROL):  # what it says of the adjoint comes first
+        return dataclasses.replace(line, reason=f"{line.reason}; {_NO_VARIANT}{why}", variant=why)
+    reason = _NO_VARIANT + why
+    if line.status == INACTIVE:
+        reason += f"; besides, inactive: {line.reason}"
+    return dataclasses.replace(line, status=REFUSED, reason=reason, variant=why)
+
+
+def _explain(generated, lines, functions, seen, variant=None, note="", top=None):
     """Explain ``generated`` and the callees it differentiates (each once); ``variant``:
-    the shape variant whose body the gradient's adjoint lines are read from."""
+    the shape variant whose body the gradient's adjoint lines are read from; ``top``:
+    ``(the gradient's entry, what its variant stages failed on)`` for the gradient."""
     seen.add(id(generated))
     fn = pipeline.remake(generated.recipe, until="cuts")  # the normal form, analysed
     flow = cuts.Flow(fn)
     wrt = tuple(fn.params[i] for i in generated.recipe.ctx.wrt)
     user = _user_statements(generated.recipe.func())
+    refused, note = _refusal_and_note(top, generated, fn, user, note)
     # later stages rewrite the tree in place: the functions compiled come from a second run
     sources, adjoints = _adjoints(_compiled(generated, variant), user)
     first = user[0][0] if user else fn.parsed.tree.lineno + fn.parsed.line_offset
@@ -249,7 +331,7 @@ def _explain(generated, lines, functions, seen, variant=None, note=""):
             continue
         if forward:  # forward mode: the derivative of a line is its tangent
             line = dataclasses.replace(line, reason=line.reason.replace("an adjoint", "a tangent"))
-        lines.append(line)
+        lines.append(_with_refusal(line, refused))
         if line.status != ACTIVE:
             quiet_calls += [(m.callee, line) for m in _user_calls(flow, stmts)]
     functions[index] = dataclasses.replace(function, size=len(lines) - before)

@@ -322,17 +322,26 @@ def variant(entry, args, until="compiled"):
     """``(ir.Variant, None)``: the shape variant of the gradient ``entry`` for the
     arguments ``args``, through the variant stage ``until`` (its first call's probe run
     if it has not been); or ``(None, why)`` where none is made and the generic code runs."""
+    made, why, _ = variant_attempt(entry, args, until)
+    return made, why
+
+
+def variant_attempt(entry, args, until="compiled"):
+    """``variant``'s answer, and a third item: where none is made because a statement
+    could not be specialized, that statement of the generic body the variant stages
+    read (``Dispatcher.body``, one operation per line), else None."""
     dispatcher = entry.__transpile_dispatch__.current()
     observed = dispatcher.observed(tuple(args))
     if observed is None:
-        return None, "for these arguments: it specializes no code of this kind, or not for them"
+        why = "for these arguments: it specializes no code of this kind, or not for them"
+        return None, why, None
     try:
         made = stages.run(
             VARIANT_STAGES, Variant(dispatcher.body), dispatcher.context(*observed), until=until
         )
     except specialize.Unspecializable as exc:
-        return None, f"for these arguments ({exc})"
-    return made, None
+        return None, f"for these arguments ({exc})", exc.stmt
+    return made, None, None
 
 
 def render(fn):

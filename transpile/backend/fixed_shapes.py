@@ -23,6 +23,7 @@ import functools
 import gast
 import numpy as np
 
+from transpile.core import emit
 from transpile.core.ir import MISSING
 from transpile.core.nodes import name_nodes
 from transpile.rules import registry
@@ -103,20 +104,65 @@ def _resolve(namespace, resolve_user, node):
 
 
 class _Ineligible(Exception):
-    pass
+    """Why a body has no variants (the message), and the innermost statement of the
+    body that refused them (``stmt``, set as it passes up through ``statement``)."""
+
+    def __init__(self, why="a construct whose shapes the signature does not fix"):
+        super().__init__(why)
+        self.why = why
+        self.stmt = None
+
+
+_INDEX_WHY = (
+    "an index that is not a constant, a shape or an integer parameter (a mask, an array "
+    "of indices): its result's shape depends on values"
+)
+# why a statement of these kinds refuses variants
+_STATEMENT_WHY = {
+    gast.While: "a while loop: its trip count is not part of the signature",
+    gast.If: "a branch: which way it goes depends on values",
+    gast.For: "a for loop not over a range of static bounds: its trip count is not part "
+    "of the signature",
+}
 
 
 def eligible(body, params, resolve, helpers, tape_name=None):
     """The parameters that must be Python ints (they set shapes or indices) if ``body``
     can be specialized per signature, else None. ``helpers``: the names of the runtime
     helper namespaces (``ops``) whose calls' arguments are all data."""
+    return refusal(body, params, resolve, helpers, tape_name)[0]
+
+
+def refusal(body, params, resolve, helpers, tape_name=None):
+    """``(static parameters, None, None)`` as ``eligible`` finds them where ``body`` can
+    be specialized; else ``(None, the statement of body that refuses it, why)`` (the
+    innermost: a ``while`` header, the assignment whose index depends on values)."""
     checker = _Eligibility(params, resolve, helpers, tape_name)
     try:
         for stmt in body:
             checker.statement(stmt)
-    except _Ineligible:
-        return None
-    return frozenset(checker.static_params)
+    except _Ineligible as refused:
+        return None, refused.stmt, refused.why
+    return frozenset(checker.static_params), None, None
+
+
+def refusal_of(fn, ctx):
+    """``(statement or None, why)``: why the gradient ``fn`` (after this stage) has no
+    shape variants; ``(None, None)`` where it has them. The statement is one of its
+    last output's body, None where no statement is to blame (a callee, user calls)."""
+    if ctx.mode == "split":
+        return None, "a function called by the gradient: only the gradient has variants"
+    if fn.callees:
+        return None, "it calls user functions, whose shapes it does not follow"
+    helpers = (fn.names["ops"], fn.names.get("complex_ops"))
+    out = fn.outputs[-1]
+    static, stmt, why = refusal(out.body, fn.params, _resolver(fn), helpers, fn.names.get("tape"))
+    return (None, None) if static is not None else (stmt, why)
+
+
+def _named(node):
+    """How the callee ``node`` is written, for a reason in words."""
+    return emit.to_source(node).strip()
 
 
 class _Eligibility:
@@ -130,6 +176,14 @@ class _Eligibility:
         self.static_params = set()
 
     def statement(self, s):
+        try:
+            self._statement(s)
+        except _Ineligible as refused:
+            if refused.stmt is None:  # the innermost statement: a loop's body before it
+                refused.stmt = s
+            raise
+
+    def _statement(self, s):
         if isinstance(s, gast.For):
             self.loop(s)
             return
@@ -145,7 +199,7 @@ class _Eligibility:
             self.data(s.value)
             return
         if not isinstance(s, gast.Assign) or len(s.targets) != 1:
-            raise _Ineligible
+            raise _Ineligible(_STATEMENT_WHY.get(type(s), f"a {type(s).__name__} statement"))
         deps = self.static_deps(s.value)
         if deps is None:
             self.data(s.value)
@@ -163,7 +217,7 @@ class _Eligibility:
         if self.ours(getattr(value, "func", None)) or _list_method(value):
             self.call(value)  # ops.add_at(buffer, index, g), tape.push(value), xs.append
             return
-        raise _Ineligible
+        raise _Ineligible("a call made for its effect, whose shapes are not followed")
 
     def ours(self, f):
         """Whether the callee ``f`` is a runtime helper, the tape's class or a method of
@@ -178,7 +232,7 @@ class _Eligibility:
         until the body binds it (it may differ from one iteration to the next)."""
         deps = self.static_deps(s.iter)
         if deps is None or s.orelse or not isinstance(s.target, gast.Name):
-            raise _Ineligible
+            raise _Ineligible(_STATEMENT_WHY[gast.For])
         for n in name_nodes(s):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 self.static.pop(n.id, None)
@@ -197,7 +251,7 @@ class _Eligibility:
         if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
             self.require_static(t.slice)
             return
-        raise _Ineligible
+        raise _Ineligible("an assignment to an attribute or a nested item")
 
     def static_deps(self, node):
         """The parameters a shape-like value depends on, or None if it is data."""
@@ -243,10 +297,10 @@ class _Eligibility:
             return None if node.keywords else self._deps_of(node.args)
         return frozenset() if _declared_shape(f) is Shape.STATIC_RESULT else None
 
-    def require_static(self, node):
+    def require_static(self, node, why=_INDEX_WHY):
         deps = self.static_deps(node)
         if deps is None:
-            raise _Ineligible
+            raise _Ineligible(why)
         self.static_params |= deps
 
     def data(self, node):
@@ -268,7 +322,7 @@ class _Eligibility:
             return  # ops.UNSET: a loop temporary before the first iteration
         elif isinstance(node, gast.Attribute):
             if _attribute_shape(node.attr) is Shape.VARIES:
-                raise _Ineligible
+                raise _Ineligible(f".{node.attr}: its shape is not declared to follow from shapes")
             self.data(node.value)
         elif isinstance(node, gast.Subscript):
             if self.resolve(node.value) is not np.s_:  # np.s_[...] is an index, not data
@@ -277,27 +331,37 @@ class _Eligibility:
         elif isinstance(node, gast.Call):
             self.call(node)
         else:
-            raise _Ineligible
+            raise _Ineligible(f"a {type(node).__name__} expression, whose shapes are not followed")
 
     def call(self, node):
         f = node.func
         if self.ours(f) or _list_method(node):  # a helper, the tape, a list's append, pop
             data, static = node.args, []
         else:
-            obj = self.resolve(f)
-            if obj is np.where and len(node.args) != 3:
-                raise _Ineligible  # np.where(condition) lists indices: data-dependent shape
-            split = _SPLITS.get(_declared_shape(obj))
-            if split is None:
-                raise _Ineligible
-            data, static = split(list(node.args))
+            data, static = self.split(node)
         for a in data:
             if isinstance(a, gast.Starred):
-                raise _Ineligible
+                raise _Ineligible(f"{_named(f)}(*...): a starred argument")
             self.data(a)
+        why = f"{_named(f)}: a shape, axis or size argument that the signature does not fix"
         for a in static:
-            self.require_static(a)
+            self.require_static(a, why)
         for k in node.keywords:
             if k.arg is None:
-                raise _Ineligible
-            self.require_static(k.value)
+                raise _Ineligible(f"{_named(f)}(**...): keywords unpacked")
+            self.require_static(k.value, why)
+
+    def split(self, node):
+        """A call's arguments as (data, static), by its callee's declared shape."""
+        obj = self.resolve(node.func)
+        if obj is np.where and len(node.args) != 3:  # it lists indices: data-dependent shape
+            raise _Ineligible("np.where(condition): its result's shape depends on values")
+        shape = _declared_shape(obj)
+        split = _SPLITS.get(shape)
+        if split is None:
+            if shape is Shape.VARIES and registry().declaration(obj) is not None:
+                why = "its result's shape depends on values"
+            else:
+                why = "its result's shape is not declared to follow from its arguments' shapes"
+            raise _Ineligible(f"{_named(node.func)}: {why}")
+        return split(list(node.args))

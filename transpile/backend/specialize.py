@@ -43,7 +43,11 @@ from transpile.core.nodes import assign, clone, const, descendants, name, name_n
 
 
 class Unspecializable(Exception):
-    """The observations do not let this body be specialized; use the generic code."""
+    """The observations do not let this body be specialized; use the generic code.
+    ``stmt``: the innermost statement of the body being rewritten when it was raised
+    (None if raised outside one), for ``explain`` to name its line."""
+
+    stmt = None
 
 
 class _NeedConcrete(Exception):
@@ -142,16 +146,27 @@ class Specializer:
             self.written = buffers.written_through(body, self.ops)
         out = []
         for i, stmt in enumerate(body):
-            while True:
-                try:
-                    new = self.statement(i if path is None else (*path, i), clone(stmt))
-                    break
-                except _NeedConcrete as need:
-                    names = sorted(n for n in need.names if self.fact(n).unfinished)
-                    if not names:
-                        raise Unspecializable("a lazy value that no name holds") from None
-                    out += [self.materialize(n, stmt) for n in names]
-            out.append(new)
+            try:
+                out += self.rewritten(i if path is None else (*path, i), stmt)
+            except Unspecializable as refused:
+                if refused.stmt is None:  # the innermost: a loop's body passes it up first
+                    refused.stmt = stmt
+                raise
+        return out
+
+    def rewritten(self, i, stmt):
+        """The statements ``stmt`` becomes: the materializations it needs, then itself."""
+        out = []
+        while True:
+            try:
+                new = self.statement(i, clone(stmt))
+                break
+            except _NeedConcrete as need:
+                names = sorted(n for n in need.names if self.fact(n).unfinished)
+                if not names:
+                    raise Unspecializable("a lazy value that no name holds") from None
+                out += [self.materialize(n, stmt) for n in names]
+        out.append(new)
         return out
 
     # -- statements --
