@@ -585,8 +585,24 @@ def _factor_part(c, lower):
 
 
 def _other_part(c, lower):
-    """The triangle of ``c`` the factorization did not touch: ``a``'s own entries."""
+    """The triangle of ``c`` the factorization did not touch: ``a``'s own entries where
+    this scipy's ``cho_factor`` leaves them there, else zero (scipy 1.18 zeroes it)."""
+    if not _cho_factor_keeps_entries():
+        return np.zeros_like(c)
     return np.triu(c, 1) if lower else np.tril(c, -1)
+
+
+_KEEPS = []  # whether this scipy's cho_factor leaves a's entries in c's other triangle
+
+
+def _cho_factor_keeps_entries():
+    """Asked of scipy itself once (its documentation calls that triangle arbitrary)."""
+    if not _KEEPS:
+        import scipy.linalg  # (optional: only where a scipy rule's gradient runs)
+
+        c, _ = scipy.linalg.cho_factor(np.array([[1.0, 1.0], [1.0, 2.0]]))
+        _KEEPS.append(bool(c[1, 0] == 1.0))
+    return _KEEPS[0]
 
 
 @helper(fresh=True)
