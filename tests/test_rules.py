@@ -37,12 +37,12 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import convolution_funcs
 import fd
 import gast
 import numpy as np
 import pytest
 import rule_funcs as rf
-import convolution_funcs
 import spectral_funcs
 from variants import call_twice
 
