@@ -238,3 +238,30 @@ def smooth_profile(fp, x, xp):
 def gradient_1d_coordinates(f, x):
     """Coordinates for np.gradient's spacing: refused (``test_convolution``)."""
     return np.sum(np.gradient(f, x))
+
+
+# --------------------------------------------------------------------------
+# scipy.signal.convolve and correlate, n-D, every mode (SCIPY_ROWS)
+
+
+def sig_convolve(a, v, mode):
+    return signal.convolve(a, v, mode)
+
+
+def sig_correlate(a, v, mode):
+    return signal.correlate(a, v, mode=mode)
+
+
+if signal is not None:
+    for fn, target in [(sig_convolve, signal.convolve), (sig_correlate, signal.correlate)]:
+        for sa, sv in [((6,), (3,)), ((3,), (6,)), ((4, 5), (2, 3)), ((2, 3), (4, 5))]:
+            for mode in ("full", "same", "valid"):
+                row(
+                    fn,
+                    normal(*sa),
+                    normal(*sv),
+                    number(mode),
+                    targets=[target],
+                    wrt=(0, 1),
+                    table=SCIPY_ROWS,
+                )

@@ -57,13 +57,13 @@ def _check_vjp(r, i):
     return g, g.__transpile_dispatch__
 
 
-@pytest.mark.parametrize("r,i", _rows(cf.ROWS))
+@pytest.mark.parametrize("r,i", _rows(cf.ROWS + cf.SCIPY_ROWS))
 def test_vjp_against_central_differences(r, i):
     _, dispatch = _check_vjp(r, i)
     assert dispatch.specializable  # the later call ran a shape-specialized variant
 
 
-@pytest.mark.parametrize("r,i", _rows(cf.ROWS))
+@pytest.mark.parametrize("r,i", _rows(cf.ROWS + cf.SCIPY_ROWS))
 def test_jvp_against_central_differences(r, i):
     args, _, rng = _draw(r, r.id + "jvp" + str(i))
     tangent = rng.standard_normal(np.shape(args[i]))
@@ -77,7 +77,7 @@ def test_jvp_against_central_differences(r, i):
         np.testing.assert_allclose(tout, expected, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("r,i", _rows([r for r in cf.ROWS if r.f32]))
+@pytest.mark.parametrize("r,i", _rows([r for r in cf.ROWS + cf.SCIPY_ROWS if r.f32]))
 def test_float32_in_float32_out(r, i):
     args, dout, _ = _draw(r, r.id + str(i))
     expected = _numeric_vjp(r.func, args, i, dout)

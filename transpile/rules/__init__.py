@@ -68,6 +68,7 @@ _OPTIONAL = (
     ("scipy.integrate", "transpile.rules.scipy_integrate"),
     ("scipy.linalg", "transpile.rules.scipy_linalg"),
     ("scipy.fft", "transpile.rules.scipy_fft"),
+    ("scipy.signal", "transpile.rules.scipy_signal"),
 )
 
 

@@ -1,0 +1,33 @@
+"""``scipy.signal.convolve`` and ``correlate``, n-D, in every mode, in both arguments:
+the adjoints of ``np.convolve``'s (``rules/convolution.py``) along every axis, the
+cotangent set into the full result's shape by ``spectral.unmode_nd`` ("same" is centred
+on the first argument, as scipy's is). Loaded only where the program has imported
+``scipy.signal`` (``rules.optional_families``).
+"""
+
+import numpy as np
+from scipy import signal
+
+from transpile.core.template import d, t
+from transpile.rules.declare import TWO_DATA, rule
+from transpile_runtime import scipy_ops, spectral
+
+
+@rule(signal.convolve, shape=TWO_DATA)
+def convolve(y, in1, in2, _mode="full", _method="auto"):
+    d[in1] += scipy_ops.convolve(spectral.unmode_nd(d[y], in1, in2, _mode), np.flip(in2), "valid")
+    d[in2] += scipy_ops.convolve(spectral.unmode_nd(d[y], in1, in2, _mode), np.flip(in1), "valid")
+    t[y] += scipy_ops.convolve(t[in1], in2, _mode, _method)
+    t[y] += scipy_ops.convolve(in1, t[in2], _mode, _method)
+
+
+@rule(signal.correlate, shape=TWO_DATA)
+def correlate(y, in1, in2, _mode="full", _method="auto"):
+    d[in1] += scipy_ops.convolve(spectral.unmode_nd(d[y], in1, in2, _mode), np.conj(in2), "valid")
+    d[in2] += np.conj(
+        np.flip(
+            scipy_ops.convolve(spectral.unmode_nd(d[y], in1, in2, _mode), np.flip(in1), "valid")
+        )
+    )
+    t[y] += scipy_ops.correlate(t[in1], in2, _mode, _method)
+    t[y] += scipy_ops.correlate(in1, t[in2], _mode, _method)
