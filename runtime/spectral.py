@@ -217,6 +217,13 @@ def unmode_nd(g, a, v, mode="full", axes=None):
     ndim = np.ndim(g)
     axes = range(ndim) if axes is None else [axes] if isinstance(axes, int) else axes
     axes = {ax % ndim for ax in axes}
+    if mode == "same" and any(
+        np.shape(a)[ax] < np.shape(v)[ax] for ax in range(ndim) if ax not in axes
+    ):  # scipy then crops the broadcast axis to a's length, centred: not differentiated
+        raise NotImplementedError(
+            "the gradient of scipy.signal.fftconvolve in mode 'same' where in1 is broadcast "
+            "along an axis not convolved"
+        )
     pad = [(0, 0)] * ndim
     for ax in axes:
         n, m = np.shape(a)[ax], np.shape(v)[ax]

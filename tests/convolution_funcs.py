@@ -265,3 +265,40 @@ if signal is not None:
                     wrt=(0, 1),
                     table=SCIPY_ROWS,
                 )
+
+
+def sig_fftconvolve(a, v, mode):
+    return signal.fftconvolve(a, v, mode)
+
+
+def sig_fftconvolve_axes(a, v, mode):
+    return signal.fftconvolve(a, v, mode, axes=1)
+
+
+if signal is not None:
+    for sa, sv in [((6,), (3,)), ((4, 5), (2, 3)), ((2, 3), (4, 5))]:
+        for mode in ("full", "same", "valid"):
+            row(
+                sig_fftconvolve,
+                normal(*sa),
+                normal(*sv),
+                number(mode),
+                targets=[signal.fftconvolve],
+                wrt=(0, 1),
+                table=SCIPY_ROWS,
+            )
+    for sa, sv, modes in [
+        ((3, 5), (3, 2), ("full", "same", "valid")),
+        ((1, 5), (3, 2), ("full", "valid")),  # "same" is refused (test_convolution)
+        ((3, 2), (1, 4), ("full", "same", "valid")),
+    ]:
+        for mode in modes:
+            row(
+                sig_fftconvolve_axes,
+                normal(*sa),
+                normal(*sv),
+                number(mode),
+                targets=[signal.fftconvolve],
+                wrt=(0, 1),
+                table=SCIPY_ROWS,
+            )

@@ -206,3 +206,13 @@ def test_a_number_convolved_is_refused_not_misshaped():
     with pytest.raises(ValueError, match="1-D"):
         grad(convolve_number)(2.0, np.array([1.0, 2.0]))
     np.testing.assert_allclose(grad(convolve_number, wrt=1)(np.ones(3), np.ones(2)), [3.0, 3.0])
+
+
+def test_fftconvolve_same_broadcast_along_an_axis_not_convolved_is_refused():
+    pytest.importorskip("scipy")
+
+    def loss(a, v):
+        return np.sum(cf.sig_fftconvolve_axes(a, v, "same"))
+
+    with pytest.raises(NotImplementedError, match="broadcast"):
+        grad(loss)(np.ones((1, 5)), np.ones((3, 2)))

@@ -10,7 +10,7 @@ from scipy import signal
 
 from transpile.core.template import d, t
 from transpile.rules.declare import TWO_DATA, rule
-from transpile_runtime import scipy_ops, spectral
+from transpile_runtime import ops, scipy_ops, spectral
 
 
 @rule(signal.convolve, shape=TWO_DATA)
@@ -31,3 +31,21 @@ def correlate(y, in1, in2, _mode="full", _method="auto"):
     )
     t[y] += scipy_ops.correlate(t[in1], in2, _mode, _method)
     t[y] += scipy_ops.correlate(in1, t[in2], _mode, _method)
+
+
+@rule(signal.fftconvolve, shape=TWO_DATA)  # over axes; the others broadcast
+def fftconvolve(y, in1, in2, _mode="full", _axes=None):
+    d[in1] += ops.unbroadcast(
+        scipy_ops.fftconvolve(
+            spectral.unmode_nd(d[y], in1, in2, _mode, _axes), np.flip(in2, _axes), "valid", _axes
+        ),
+        in1,
+    )
+    d[in2] += ops.unbroadcast(
+        scipy_ops.fftconvolve(
+            spectral.unmode_nd(d[y], in1, in2, _mode, _axes), np.flip(in1, _axes), "valid", _axes
+        ),
+        in2,
+    )
+    t[y] += scipy_ops.fftconvolve(t[in1], in2, _mode, _axes)
+    t[y] += scipy_ops.fftconvolve(in1, t[in2], _mode, _axes)
