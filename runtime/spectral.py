@@ -209,11 +209,16 @@ def unmode(g, a, v, mode="full", correlate=False):
 
 
 @helper(fresh=True, linear=True)
-def unmode_nd(g, a, v, mode="full", axes=None):
+def unmode_nd(g, a, v, mode="full", axes=None, boundary="fill", fillvalue=0):
     """The cotangent ``g`` of ``scipy.signal.convolve(a, v, mode)`` (and ``correlate``,
     ``fftconvolve`` over ``axes``, ``convolve2d``) set into the full result's shape:
     ``len(a) + len(v) - 1`` along the convolved axes; "same" is centred on ``a``."""
     _check_mode(mode, "scipy.signal.convolve")
+    if boundary not in ("fill", "pad") or np.any(fillvalue != 0):
+        raise NotImplementedError(
+            "the gradient of scipy.signal.convolve2d takes boundary='fill' with fillvalue 0, "
+            f"not boundary={boundary!r}, fillvalue={fillvalue!r}"
+        )
     ndim = np.ndim(g)
     axes = range(ndim) if axes is None else [axes] if isinstance(axes, int) else axes
     axes = {ax % ndim for ax in axes}

@@ -302,3 +302,25 @@ if signal is not None:
                 wrt=(0, 1),
                 table=SCIPY_ROWS,
             )
+
+
+def sig_convolve2d(a, v, mode):
+    return signal.convolve2d(a, v, mode)
+
+
+def sig_convolve2d_wrap(a, v, mode):
+    return signal.convolve2d(a, v, mode, boundary="wrap")
+
+
+if signal is not None:
+    for sa, sv in [((4, 5), (2, 3)), ((2, 3), (4, 5)), ((3, 3), (3, 2))]:
+        for mode in ("full", "same", "valid"):
+            row(
+                sig_convolve2d,
+                normal(*sa),
+                normal(*sv),
+                number(mode),
+                targets=[signal.convolve2d],
+                wrt=(0, 1),
+                table=SCIPY_ROWS,
+            )

@@ -216,3 +216,18 @@ def test_fftconvolve_same_broadcast_along_an_axis_not_convolved_is_refused():
 
     with pytest.raises(NotImplementedError, match="broadcast"):
         grad(loss)(np.ones((1, 5)), np.ones((3, 2)))
+
+
+def test_convolve2d_wrap_is_refused_in_reverse_and_differentiated_forwards():
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(8)
+    a, v = rng.standard_normal((4, 5)), rng.standard_normal((2, 3))
+    dout = rng.standard_normal(cf.sig_convolve2d_wrap(a, v, "same").shape)
+    with pytest.raises(NotImplementedError, match="boundary='wrap'"):
+        vjp(cf.sig_convolve2d_wrap)(a, v, "same", dout)
+    for i in (0, 1):
+        tangent = rng.standard_normal(np.shape((a, v)[i]))
+        expected = fd.numeric_jvp(cf.sig_convolve2d_wrap, [a, v, "same"], (i,), (tangent,))
+        for _ in range(2):
+            _, tout = jvp(cf.sig_convolve2d_wrap, wrt=i)(a, v, "same", tangent)
+            np.testing.assert_allclose(tout, expected, rtol=1e-6, atol=1e-8)

@@ -49,3 +49,15 @@ def fftconvolve(y, in1, in2, _mode="full", _axes=None):
     )
     t[y] += scipy_ops.fftconvolve(t[in1], in2, _mode, _axes)
     t[y] += scipy_ops.fftconvolve(in1, t[in2], _mode, _axes)
+
+
+@rule(signal.convolve2d, shape=TWO_DATA)  # the adjoint: boundary "fill" with 0 only
+def convolve2d(y, in1, in2, _mode="full", _boundary="fill", fillvalue=0):
+    d[in1] += scipy_ops.convolve2d(
+        spectral.unmode_nd(d[y], in1, in2, _mode, None, _boundary, fillvalue), np.flip(in2), "valid"
+    )
+    d[in2] += scipy_ops.convolve2d(
+        spectral.unmode_nd(d[y], in1, in2, _mode, None, _boundary, fillvalue), np.flip(in1), "valid"
+    )
+    t[y] += scipy_ops.convolve2d(t[in1], in2, _mode, _boundary, 0)
+    t[y] += scipy_ops.convolve2d(in1, t[in2], _mode, _boundary, fillvalue)
