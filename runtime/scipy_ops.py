@@ -22,6 +22,7 @@ from .structure import flatten, unflatten
 _SCIPY = (
     ("scipy.special", ("digamma", "polygamma")),
     ("scipy.stats", ("norm", "t", "gamma", "beta", "poisson")),
+    ("scipy.signal", ("convolve", "correlate", "fftconvolve", "convolve2d")),
 )
 
 

@@ -164,3 +164,224 @@ def transform(t, name, s=None, axes=None, norm=None):
     if s is not None and axes is None:
         axes = tuple(range(-len(s), 0))
     return getattr(np.fft, name)(t, s, axes, norm)
+
+
+# --------------------------------------------------------------------------
+# Convolution and correlation (``np.convolve``, ``np.correlate``, ``scipy.signal``). The
+# result of every mode is a window of the full result; the adjoint of a window is the
+# cotangent set back into the full result's shape, zeros elsewhere (``unmode``), and the
+# adjoint of the full convolution in one argument is the "valid" convolution of that
+# full cotangent with the other argument reversed (in the rules' lines).
+
+_MODES = ("full", "same", "valid")
+
+
+def _check_mode(mode, name):
+    if mode not in _MODES:
+        raise ValueError(
+            f"the gradient of {name} takes mode 'full', 'same' or 'valid', not {mode!r}"
+        )
+
+
+def _window_start(n, m, mode, correlate):
+    """Where numpy's ``mode`` window of a length ``n`` by ``m`` result starts in the full one."""
+    k = min(n, m)
+    if mode == "full":
+        return 0
+    if mode == "valid":
+        return k - 1
+    return k // 2 if correlate and m > n else (k - 1) // 2  # numpy's correlate centres so
+
+
+@helper(fresh=True, linear=True)
+def unmode(g, a, v, mode="full", correlate=False):
+    """The cotangent ``g`` of ``np.convolve(a, v, mode)`` (``np.correlate`` where
+    ``correlate``) set into the full result's length, ``len(a) + len(v) - 1``."""
+    name = "np.correlate" if correlate else "np.convolve"
+    _check_mode(mode, name)
+    if np.ndim(a) != 1 or np.ndim(v) != 1:
+        raise ValueError(
+            f"the gradient of {name} takes 1-D arrays, not {np.ndim(a)}-D and {np.ndim(v)}-D"
+        )
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    start = _window_start(n, m, mode, correlate)
+    return np.pad(g, (start, n + m - 1 - start - np.shape(g)[0]))
+
+
+@helper(fresh=True, linear=True)
+def unmode_nd(g, a, v, mode="full", axes=None, boundary="fill", fillvalue=0):
+    """The cotangent ``g`` of ``scipy.signal.convolve(a, v, mode)`` (and ``correlate``,
+    ``fftconvolve`` over ``axes``, ``convolve2d``) set into the full result's shape:
+    ``len(a) + len(v) - 1`` along the convolved axes; "same" is centred on ``a``."""
+    _check_mode(mode, "scipy.signal.convolve")
+    if boundary not in ("fill", "pad") or np.any(fillvalue != 0):
+        raise NotImplementedError(
+            "the gradient of scipy.signal.convolve2d takes boundary='fill' with fillvalue 0, "
+            f"not boundary={boundary!r}, fillvalue={fillvalue!r}"
+        )
+    ndim = np.ndim(g)
+    axes = range(ndim) if axes is None else [axes] if isinstance(axes, int) else axes
+    axes = {ax % ndim for ax in axes}
+    if mode == "same" and any(
+        np.shape(a)[ax] < np.shape(v)[ax] for ax in range(ndim) if ax not in axes
+    ):  # scipy then crops the broadcast axis to a's length, centred: not differentiated
+        raise NotImplementedError(
+            "the gradient of scipy.signal.fftconvolve in mode 'same' where in1 is broadcast "
+            "along an axis not convolved"
+        )
+    pad = [(0, 0)] * ndim
+    for ax in axes:
+        n, m = np.shape(a)[ax], np.shape(v)[ax]
+        start = {"full": 0, "same": (m - 1) // 2, "valid": min(n, m) - 1}[mode]
+        pad[ax] = (start, n + m - 1 - start - np.shape(g)[ax])
+    return np.pad(g, pad)
+
+
+# --------------------------------------------------------------------------
+# np.interp(x, xp, fp, left, right): linear in fp, piecewise linear in x
+
+
+def _no_period(period):
+    if period is not None:
+        raise NotImplementedError("the gradient of np.interp with period= is not supported")
+
+
+def _segments(x, xp):
+    """The segment index of each ``x`` (``xp[j] <= x < xp[j + 1]``, as numpy finds it) and
+    its weight on the right end, the index clipped into ``[0, len(xp) - 2]``."""
+    n = np.shape(xp)[0]
+    j = np.searchsorted(xp, x, side="right") - 1
+    jj = np.clip(j, 0, max(n - 2, 0))
+    if n < 2:
+        return j, jj, np.zeros_like(x, dtype=float)
+    lo, hi = xp[jj], xp[jj + 1]
+    return j, jj, (x - lo) / (hi - lo)
+
+
+@helper(fresh=True)
+def interp_slope(x, xp, fp, period=None):
+    """The slope of ``np.interp(x, xp, fp)`` in ``x``: the slope of the segment ``x`` is
+    in, 0 outside ``[xp[0], xp[-1])`` (the right derivative at a knot)."""
+    _no_period(period)
+    n = np.shape(xp)[0]
+    x = np.asarray(x, like=xp) if not hasattr(x, "ndim") else x
+    j, jj, _ = _segments(x, xp)
+    if n < 2:
+        return np.zeros_like(fp[jj] * x)
+    slope = (fp[jj + 1] - fp[jj]) / (xp[jj + 1] - xp[jj])
+    return np.where((j >= 0) & (j < n - 1), slope, 0.0 * slope)
+
+
+@helper(fresh=True, linear=True)
+def uninterp(g, x, xp, fp, left=None, right=None, period=None):
+    """Adjoint of ``fp`` in ``np.interp(x, xp, fp, left, right)``: each entry of ``g``
+    added to the two ends of its segment, weighted as the interpolation weighs them; to
+    the first (last) value left (right) of the range unless ``left`` (``right``) is given."""
+    _no_period(period)
+    n = np.shape(xp)[0]
+    x = np.asarray(x, like=xp) if not hasattr(x, "ndim") else x
+    g = np.broadcast_to(g, np.shape(x)) * 1.0
+    j, jj, w = _segments(x, xp)
+    inside = (j >= 0) & (j < n - 1)
+    lo = np.where(inside, 1.0 - w, 0.0)
+    hi = np.where(inside, w, 0.0)
+    lo = lo + (j < 0) * (left is None)  # left of the range: fp[0] unless left is given
+    end = (j >= n - 1) & ((x == xp[n - 1]) | (right is None))  # at the last knot or right of it
+    out = np.zeros_like(fp, dtype=np.result_type(fp, g))
+    backend.scatter_add(out, np.ravel(jj), np.ravel(g * lo))
+    backend.scatter_add(out, np.ravel(np.minimum(jj + 1, n - 1)), np.ravel(g * hi))
+    backend.scatter_add(out, np.ravel(np.full_like(jj, n - 1)), np.ravel(g * end))
+    return out
+
+
+@helper(fresh=True, linear=True)
+def interp_tangent(tfp, x, xp, left=None, right=None, period=None):
+    """The tangent of ``np.interp(x, xp, fp, left, right)`` along ``tfp``: the same
+    interpolation of ``tfp``, 0 where a given ``left`` or ``right`` holds."""
+    _no_period(period)
+    return np.interp(x, xp, tfp, None if left is None else 0.0, None if right is None else 0.0)
+
+
+# --------------------------------------------------------------------------
+# np.polyval(p, x) = sum_k p[k] x ** (n - 1 - k)
+
+
+@helper(fresh=True, linear=True)
+def polyder(p):
+    """The coefficients of the derivative of the polynomial ``p`` (highest power first),
+    as ``np.polyder`` has them, of ``p``'s array library."""
+    n = np.shape(p)[0]
+    return p[:-1] * np.arange(n - 1, 0, -1, like=p).astype(p.dtype)
+
+
+@helper(fresh=True, linear=True)
+def unpolyval(g, p, x):
+    """Adjoint of ``p`` in ``np.polyval(p, x)``: ``sum(g * x ** (n - 1 - k))`` for each ``k``."""
+    n = np.shape(p)[0]
+    x = np.asarray(x, like=p) if not hasattr(x, "ndim") else x
+    powers = np.arange(n - 1, -1, -1, like=p)
+    terms = np.broadcast_to(g, np.shape(x))[..., None] * x[..., None] ** powers
+    out = np.sum(np.reshape(terms, (-1, n)), axis=0)
+    return out.astype(np.result_type(p, out), copy=False)
+
+
+# --------------------------------------------------------------------------
+# np.gradient(f, *spacing, axis, edge_order) with numbers for spacing
+
+
+def _gradient_axes(f, spacing, axis, edge_order):
+    """The axes ``np.gradient`` differentiates along and the step of each."""
+    if edge_order not in (1, 2):
+        raise ValueError(f"np.gradient's edge_order is 1 or 2, not {edge_order!r}")
+    ndim = np.ndim(f)
+    axes = tuple(range(ndim)) if axis is None else (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    axes = tuple(int(ax) % ndim for ax in axes)
+    if any(np.ndim(h) != 0 for h in spacing):
+        raise NotImplementedError(
+            "the gradient of np.gradient takes numbers for its spacing, not coordinate arrays"
+        )
+    steps = (
+        list(spacing)
+        if len(spacing) == len(axes)
+        else list(spacing) * len(axes) or [1.0] * len(axes)
+    )
+    return axes, steps
+
+
+_EDGES = {1: ((-1.0, 1.0), (-1.0, 1.0)), 2: ((-1.5, 2.0, -0.5), (0.5, -2.0, 1.5))}
+
+
+def _ungradient_last(g, h, edge_order):
+    """Adjoint of ``np.gradient(f, h, axis=-1, edge_order=edge_order)``: the centred
+    differences of the interior and the one-sided ones at the ends, transposed."""
+    n = np.shape(g)[-1]
+    lead = [(0, 0)] * (np.ndim(g) - 1)
+    inner = g[..., 1:-1] / (2.0 * h)
+    out = np.pad(inner, lead + [(2, 0)]) - np.pad(inner, lead + [(0, 2)])
+    head, tail = (backend.as_array(list(c), g) for c in _EDGES[edge_order])
+    k = np.shape(head)[0]
+    out = out + np.pad(g[..., :1] / h * head, lead + [(0, n - k)])
+    return out + np.pad(g[..., -1:] / h * tail, lead + [(n - k, 0)])
+
+
+@helper(fresh=True, linear=True)
+def ungradient(g, f, spacing=(), axis=None, edge_order=1):
+    """Adjoint of ``f`` in ``np.gradient(f, *spacing, axis=axis, edge_order=edge_order)``
+    (the numbers of ``spacing`` one for all axes or one per axis): ``g`` is one array
+    for one axis, else one per axis (a list or tuple)."""
+    axes, steps = _gradient_axes(f, spacing, axis, edge_order)
+    parts = [g] if len(axes) == 1 else list(g)
+    out = None
+    for part, ax, h in zip(parts, axes, steps):
+        part = np.broadcast_to(part, np.shape(f))
+        back = np.moveaxis(_ungradient_last(np.moveaxis(part, ax, -1), h, edge_order), -1, ax)
+        out = back if out is None else out + back
+    return out.astype(np.result_type(f, out), copy=False)
+
+
+@helper(fresh=True, linear=True)
+def gradient(t, spacing=(), axis=None, edge_order=1):
+    """``np.gradient(t, *spacing, axis=axis, edge_order=edge_order)`` of the tangent ``t``
+    (the spacing numbers checked as ``ungradient`` checks them)."""
+    _gradient_axes(t, spacing, axis, edge_order)
+    return np.gradient(t, *spacing, axis=axis, edge_order=edge_order)

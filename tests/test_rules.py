@@ -37,6 +37,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import convolution_funcs
 import fd
 import gast
 import numpy as np
@@ -1543,8 +1544,10 @@ def _used(func):
 
 
 def _targets_of_rows():
-    # the complex and FFT rules have their rows in tests/spectral_funcs.py
-    return [t for r in ROWS + spectral_funcs.ROWS for t in r.targets]
+    # the complex and FFT rules have their rows in tests/spectral_funcs.py, the
+    # convolution rules theirs in tests/convolution_funcs.py
+    rows = ROWS + spectral_funcs.ROWS + convolution_funcs.ROWS
+    return [t for r in rows for t in r.targets]
 
 
 def test_every_rule_has_a_row():

@@ -23,6 +23,7 @@ import pytest
 
 scipy = pytest.importorskip("scipy")
 
+import convolution_funcs
 import scipy_rule_funcs as sf
 import spectral_funcs
 from scipy import integrate, special, stats
@@ -36,6 +37,7 @@ from transpile.rules import (
     scipy_fft,
     scipy_integrate,
     scipy_linalg,
+    scipy_signal,
     scipy_special,
     scipy_stats,
 )
@@ -518,6 +520,7 @@ def test_the_scipy_families_are_loaded():
         scipy_integrate,
         scipy_linalg,
         scipy_fft,
+        scipy_signal,
     )
     assert registry().declaration(special.logsumexp) is not None
     # a bound method is found although each attribute access makes a new one
@@ -531,7 +534,8 @@ def test_the_scipy_families_are_loaded():
 def test_every_scipy_rule_has_a_row():
     # odeint, whose argument is a function, has tests of its own (tests/test_odeint.py);
     # scipy.fft's rows are with numpy.fft's (tests/spectral_funcs.py)
-    targets = [t for r in ROWS + spectral_funcs.SCIPY_ROWS for t in r.targets] + [integrate.odeint]
+    rows = ROWS + spectral_funcs.SCIPY_ROWS + convolution_funcs.SCIPY_ROWS
+    targets = [t for r in rows for t in r.targets] + [integrate.odeint]
     missing = []
     for family in optional_families():
         for decl, template in _declared(family):

@@ -130,7 +130,7 @@ def demo() -> int:
 def list_rules() -> int:
     """Print the rule table, one rule per line, the optional scipy rules included where
     scipy is installed."""
-    for optional in ("scipy.special", "scipy.stats", "scipy.fft"):
+    for optional in ("scipy.special", "scipy.stats", "scipy.fft", "scipy.signal"):
         try:
             importlib.import_module(optional)  # its rules load once it is imported
         except ImportError:

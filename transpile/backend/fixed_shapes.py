@@ -83,8 +83,10 @@ def stage(fn, ctx):
     fn.static = None
     if ctx.mode != "split" and not fn.callees:
         out = fn.outputs[-1]
-        # complex_ops' helpers, as ops', take arrays and flags whose values set no shape
-        helpers = (fn.names["ops"], fn.names.get("complex_ops"))
+        # complex_ops' and spectral's helpers, as ops', take arrays and flags whose values
+        # set no shape the call's other arguments do not (spectral's n, s and axes are
+        # static in the transform they undo)
+        helpers = (fn.names["ops"], fn.names.get("complex_ops"), fn.names.get("spectral"))
         fn.static = eligible(out.body, fn.params, _resolver(fn), helpers, fn.names.get("tape"))
     return fn
 

@@ -27,6 +27,7 @@ from transpile.core.template import parse_template
 from transpile.rules import (
     arith,
     complex_numbers,
+    convolution,
     elementwise,
     linalg,
     nondiff,
@@ -52,6 +53,7 @@ FAMILIES = (
     shape,
     linalg,
     spectral_rules,
+    convolution,
     sequence_rules,
     nondiff,
 )
@@ -66,6 +68,7 @@ _OPTIONAL = (
     ("scipy.integrate", "transpile.rules.scipy_integrate"),
     ("scipy.linalg", "transpile.rules.scipy_linalg"),
     ("scipy.fft", "transpile.rules.scipy_fft"),
+    ("scipy.signal", "transpile.rules.scipy_signal"),
 )
 
 
