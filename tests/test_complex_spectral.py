@@ -10,6 +10,7 @@ adjoint, in both directions of each complex entry), on a first call and a later 
 """
 
 import copy
+import threading
 
 import numpy as np
 import pytest
@@ -355,3 +356,35 @@ def test_real_argument_gradient_stays_real_on_the_variant_routes():
         assert got.dtype == np.float64
         np.testing.assert_allclose(got, 2.0 * x * np.abs(z) ** 2)
         np.testing.assert_allclose(g(x, z.real), 2.0 * x * z.real**2)
+
+
+def test_complex_arguments_first_calls_racing_in_threads():
+    """Threads making the first calls of one gradient with complex arguments: each gets
+    JAX's gradient (conj(z) / |z| * 3), and a complex output raises in every thread."""
+
+    def f(z):
+        return np.sum(np.abs(z) * 3.0)
+
+    def complex_out(z):
+        return np.sum(z * z)
+
+    g, h = grad(f), grad(complex_out)
+    z = np.array([3 + 4j, -1 + 1j, 2j])
+    results, refused = [], []
+
+    def work():
+        for _ in range(3):
+            results.append(g(z))
+            try:
+                h(z)
+            except TypeError as e:
+                refused.append("real scalar" in str(e))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 12 and refused == [True] * 12
+    for got in results:
+        np.testing.assert_allclose(got, 3.0 * np.conj(z) / np.abs(z))
