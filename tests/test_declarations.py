@@ -324,6 +324,12 @@ OLD_LISTS = [
     "REVERSE",
     "_SHAPE_ATTRS",
     "_DATA_ATTRS",
+    "_VIEW_FIRST",
+    "_VIEW_ALL",
+    "_COPY_KEYWORD",
+    "_VIEW_METHODS",
+    "_FRESH_METHODS",
+    "_REDUCTIONS",
 ]
 
 # lists left in passes outside this task's files, each to become a declaration query

@@ -11,12 +11,14 @@ call the rules do not know (a user function, an undeclared method) may return an
 of its arguments. ``out=`` names the array a call writes and returns.
 """
 
+import inspect
+
 import gast
 import numpy as np
 
 from transpile.core.ir import MISSING
 from transpile.rules import registry
-from transpile.rules.declare import Shape, helper_of
+from transpile.rules.declare import Memory, helper_of, memory
 
 
 def sources(value, resolve, masks=frozenset()) -> frozenset:
@@ -52,12 +54,14 @@ def _call_sources(call, resolve):
     if _is_ufunc(obj) or _is_number_type(obj):
         return _names(out)  # a ufunc (or its reduce) or a number: new memory, or its out=
     declared, receiver = _declared(call, obj)
-    if declared is None or declared.shares:  # may hand back any argument's memory
+    kind = memory(declared, call.keywords)
+    if kind is Memory.ANY:  # may hand back any argument's memory
         arguments = [*call.args, *(k.value for k in call.keywords if k.arg != "out")]
         return _names([*receiver, *arguments, *out])
-    if declared.passes:  # the first argument (each, where all are data: atleast_1d)
-        every = getattr(declared, "shape", None) is Shape.ALL_DATA
-        return _names([*receiver, *(call.args if every else call.args[:1]), *out])
+    if kind is Memory.FIRST:
+        return _names([*receiver, *call.args[:1], *out])
+    if kind is Memory.DATA:  # each argument, where all are data: atleast_1d(a, b)
+        return _names([*receiver, *call.args, *out])
     return _names(out)
 
 
@@ -65,10 +69,18 @@ def _declared(call, obj):
     """``(declaration, [the object of a method call])`` of a call: a rule's, an adjoint
     helper's (``ops``), a method's, or None."""
     if obj is not MISSING:
-        return getattr(obj, "declared", None) or registry().declaration(obj), []
+        declared = getattr(obj, "declared", None) or registry().declaration(obj)
+        if declared is None and _is_bound_method(obj):  # of a global array: W.reshape(4)
+            return registry().method_declaration(call.func.attr), [call.func.value]
+        return declared, []
     if isinstance(call.func, gast.Attribute):  # a method: g.reshape(4)
         return registry().method_declaration(call.func.attr), [call.func.value]
     return None, []
+
+
+def _is_bound_method(obj):
+    owner = getattr(obj, "__self__", None)
+    return owner is not None and not (inspect.ismodule(owner) or isinstance(owner, type))
 
 
 def _is_ufunc(obj):
@@ -91,18 +103,12 @@ def fresh(value, resolve, owned) -> bool:
     obj = resolve(value.func)
     if _is_ufunc(obj):
         return True
-    declared = None
-    if obj is not MISSING:
-        declared = getattr(obj, "declared", None) or registry().declaration(obj)
-        first = value.args[0] if value.args else None
-    if declared is None and isinstance(value.func, gast.Attribute):  # x.copy(), g.reshape()
-        declared = registry().method_declaration(value.func.attr)
-        first = value.func.value
-    if declared is None:
-        return False
-    if declared.passes:
-        return isinstance(first, gast.Name) and first.id in owned
-    return declared.fresh
+    declared, receiver = _declared(value, obj)
+    kind = memory(declared, value.keywords)
+    if kind in (Memory.FIRST, Memory.DATA):
+        first = (receiver or value.args)[:1]
+        return bool(first) and isinstance(first[0], gast.Name) and first[0].id in owned
+    return kind is Memory.FRESH
 
 
 def _names(nodes):
@@ -136,8 +142,8 @@ def new_array(value, ops_name) -> bool:
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
         if getattr(value.func.value, "id", None) != ops_name:
             return False
-        declared = helper_of(value.func.attr)
-        if declared is not None and declared.passes:  # its argument, or a new array
+        kind = memory(helper_of(value.func.attr))
+        if kind is Memory.FIRST:  # its argument, or a new array
             return bool(value.args) and new_array(value.args[0], ops_name)
-        return declared is not None and declared.fresh
+        return kind is Memory.FRESH
     return False

@@ -16,7 +16,7 @@ import numpy as np
 
 from transpile.core.nodes import all_stmts, clone, descendants, name
 from transpile.rules import registry
-from transpile.rules.declare import helper_of
+from transpile.rules.declare import Memory, helper_of, memory
 
 
 def stage(fn, ctx):
@@ -153,13 +153,13 @@ def _call_passed_through(call, ops_name, np_name):
     if owner == ops_name:
         return _handed_on(helper_of(f.attr), first)
     if owner == np_name:
-        return _numpy_passed_through(chain, first)
+        return _numpy_passed_through(chain, first, call.keywords)
     if isinstance(f.value, gast.Name):  # a method: g.reshape(...)
-        return _handed_on(registry().method_declaration(f.attr), f.value)
+        return _handed_on(registry().method_declaration(f.attr), f.value, call.keywords)
     return None
 
 
-def _numpy_passed_through(chain, first):
+def _numpy_passed_through(chain, first, keywords):
     """``_passed_through`` for ``np.<chain>(first, ...)`` (``chain`` innermost first)."""
     obj = np
     for attr in reversed(chain):
@@ -168,13 +168,14 @@ def _numpy_passed_through(chain, first):
         return _FRESH  # a ufunc, or a ufunc's reduce: a new array (out= is above)
     if isinstance(obj, type) and issubclass(obj, np.generic):
         return _FRESH  # np.float64(g): a number
-    return _handed_on(registry().declaration(obj), first)
+    return _handed_on(registry().declaration(obj), first, keywords)
 
 
-def _handed_on(declaration, first):
+def _handed_on(declaration, first, keywords=()):
     """What a call declared so hands on: ``_FRESH`` for a new array, its first argument
     (``first``) where it may pass that through, None where it may share memory another
     way or is not declared."""
-    if declaration is None or declaration.shares:
+    kind = memory(declaration, keywords)
+    if kind is Memory.ANY:
         return None
-    return first if declaration.passes else _FRESH
+    return first if kind in (Memory.FIRST, Memory.DATA) else _FRESH

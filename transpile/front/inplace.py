@@ -11,8 +11,10 @@ How: a forward, flow-sensitive may-points-to analysis of the user's statements
 (before normalization). Every value is a set of abstract objects: a parameter, a
 module-level value, or the expression that allocated it (``x * 2.0``, ``np.zeros``);
 an empty set is a value no statement can update in place (numbers, strings, tuples of
-them, shapes). ``a = b`` and views (``b[i]``, ``b.T``, ``b.reshape``, ``np.ravel(b)``,
-``np.asarray(b)``, ``for r in b``, ...) share ``b``'s objects; containers record what
+them, shapes). ``a = b`` and views (``b[i]``, ``b.T``, ``for r in b``) share ``b``'s
+objects; what a library call or an array's method hands back is what its declaration
+says (``rules.declare.memory``, the model every pass reads: ``np.ravel(b)``,
+``b.reshape(...)``, ``b.astype(t, copy=False)`` may be ``b``); containers record what
 they hold. ``n op= v`` on a name whose objects are ``O`` leaves ``n`` with ``O`` (in
 numpy and, as a new value, in the derivative) and turns every *other* reference to
 ``O`` stale; reading a stale reference afterwards is refused. Loops are iterated to a
@@ -51,6 +53,8 @@ from transpile.core.errors import at
 from transpile.core.ir import MISSING
 from transpile.core.nodes import descendants
 from transpile.front import parse
+from transpile.rules import registry
+from transpile.rules.declare import Memory, memory
 from transpile_runtime import ops, stop_gradient
 
 EMPTY = frozenset()
@@ -71,53 +75,6 @@ _OPS = {
     gast.RShift: ">>",
 }
 
-# numpy (and twins) functions whose result may share memory with their first argument
-_VIEW_FIRST = frozenset(
-    [
-        "reshape",
-        "ravel",
-        "transpose",
-        "squeeze",
-        "expand_dims",
-        "broadcast_to",
-        "asarray",
-        "asanyarray",
-        "ascontiguousarray",
-        "asfortranarray",
-        "asarray_chkfinite",
-        "require",
-        "moveaxis",
-        "swapaxes",
-        "rollaxis",
-        "flip",
-        "fliplr",
-        "flipud",
-        "rot90",
-        "real",
-        "imag",
-        "diagonal",
-        "diag",
-        "split",
-        "array_split",
-        "hsplit",
-        "vsplit",
-        "dsplit",
-        "matrix_transpose",
-        "permute_dims",
-        "unstack",
-        "as_strided",
-        "sliding_window_view",
-        "trim_zeros",
-        "asmatrix",
-        "frombuffer",
-    ]
-)
-# ... with any of their arguments
-_VIEW_ALL = frozenset(
-    ["broadcast_arrays", "atleast_1d", "atleast_2d", "atleast_3d", "einsum", "meshgrid"]
-)
-# ... only when asked not to copy
-_COPY_KEYWORD = frozenset(("array", "astype", "nan_to_num"))
 _NUMPY_SCALAR = frozenset(
     [
         "shape",
@@ -135,37 +92,12 @@ _NUMPY_SCALAR = frozenset(
         "shares_memory",
     ]
 )
-_REDUCTIONS = frozenset(
-    [
-        "sum",
-        "mean",
-        "prod",
-        "max",
-        "min",
-        "amax",
-        "amin",
-        "std",
-        "var",
-        "median",
-        "average",
-        "nansum",
-        "nanmean",
-    ]
-)
 _LIBRARY_ROOTS = frozenset(("numpy", "cupy", "cupyx", "scipy", "dask", "jax"))
 
-# array methods and attributes that may return (a view of) the array itself
-_VIEW_METHODS = frozenset(
+# methods of containers and generators (the rules declare arrays' methods, and
+# ``memory`` reads them): those that hand back what the object holds ...
+_CONTAINER_VIEWS = frozenset(
     [
-        "reshape",
-        "ravel",
-        "transpose",
-        "view",
-        "squeeze",
-        "swapaxes",
-        "conj",
-        "conjugate",
-        "diagonal",
         "__array__",
         "__getitem__",
         "get",
@@ -180,38 +112,16 @@ _VIEW_METHODS = frozenset(
 )
 _SCALAR_ATTRS = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"])
 _SCALAR_METHODS = frozenset(["item", "count", "index", "__len__"])
-# methods that return a new value and keep no reference to their arguments
-_FRESH_METHODS = frozenset(
+# ... and those that make a new value, keeping no reference to their arguments: random
+# draws, and array methods without a rule
+_UNDECLARED_NEW = frozenset(
     [
-        "copy",
-        "sum",
-        "mean",
-        "prod",
-        "max",
-        "min",
-        "std",
-        "var",
-        "dot",
-        "flatten",
-        "cumsum",
-        "cumprod",
-        "clip",
         "round",
-        "any",
-        "all",
-        "argmax",
-        "argmin",
-        "argsort",
-        "trace",
-        "nonzero",
-        "repeat",
-        "take",
         "compress",
         "searchsorted",
         "ptp",
         "tolist",
         "tobytes",
-        "astype",
         "nansum",
         "nanmean",
         "normal",
@@ -1195,11 +1105,12 @@ class _Analysis:
     def helper_call(self, e, declared, args, keywords, st):
         """A runtime helper (``ops.unbroadcast``, called by a gradient differentiated
         again), as it declares itself: a new array, its first argument, or any argument."""
-        if declared.fresh:
-            return self.alloc(e, st)
-        if declared.passes:
+        kind = memory(declared)
+        if kind is Memory.FIRST:
             return self.everything(args[:1], st)
-        return self.everything(args + list(keywords.values()), st)
+        if kind is Memory.ANY:
+            return self.everything(args + list(keywords.values()), st)
+        return self.alloc(e, st)
 
     def everything(self, objs_list, st):
         out = EMPTY
@@ -1230,48 +1141,46 @@ class _Analysis:
         return self.unknown_call(e, every, st)
 
     def library_call(self, e, obj, args, keywords, st):
-        name = getattr(obj, "__name__", "")
-        if name in _NUMPY_SCALAR:
+        if getattr(obj, "__name__", "") in _NUMPY_SCALAR:
             return EMPTY
-        if (
-            (isinstance(obj, np.ufunc) or name in _REDUCTIONS)
-            and not any(args)
-            and not any(keywords.values())
-        ):
+        declared = registry().declaration(obj)
+        reduces = isinstance(obj, np.ufunc) or (declared is not None and declared.reduces)
+        if reduces and not any(args) and not any(keywords.values()):
             return EMPTY  # of Python numbers: a numpy scalar, which cannot change in place
-        if name in _VIEW_FIRST:
-            return self.everything(args[:1], st) if args else self.everything(keywords.values(), st)
-        if name in _VIEW_ALL:
+        if declared is None:  # a library function the rules do not know: a new array
+            return self.alloc(e, st)
+        kind = memory(declared, e.keywords)
+        if kind is Memory.FIRST:
+            first = args[:1] or list(keywords.values())
+            return self.everything(first, st)
+        if kind in (Memory.DATA, Memory.ANY):
             return self.everything(args + list(keywords.values()), st)
-        if name in _COPY_KEYWORD and "copy" in keywords:
-            node = next(k.value for k in e.keywords if k.arg == "copy")
-            if not (isinstance(node, gast.Constant) and node.value is True):
-                return self.everything(args[:1], st)
         return self.alloc(e, st)
 
     def method(self, e, attr, base, every, st):
         if attr in _SCALAR_METHODS:
             return EMPTY
-        copy = next((k.value for k in e.keywords if k.arg == "copy"), None)
-        if (
-            attr == "astype"
-            and copy is not None
-            and not (isinstance(copy, gast.Constant) and copy.value is True)
-        ):
-            return self.elements(base, st)  # astype(t, copy=False) may return itself
-        if attr in _FRESH_METHODS:
-            held = set()
-            for o in base:
-                held |= st.held.get(o, EMPTY)
-            if attr == "copy" and held:  # a shallow copy holds the same items
-                return self.alloc(e, st, holds=True, held=held)
-            return self.alloc(e, st)
         if attr in _STORE_METHODS:
             self.store_into(base, self.everything(every, st), st)
             return EMPTY
-        if attr in _VIEW_METHODS:
+        declared = registry().method_declaration(attr)
+        if declared is not None:
+            if memory(declared, e.keywords) in (Memory.FRESH, Memory.NEW):
+                return self.new_value(e, attr, base, st)
             return self.elements(base, st) | self.everything(every, st)
+        if attr in _CONTAINER_VIEWS:
+            return self.elements(base, st) | self.everything(every, st)
+        if attr in _UNDECLARED_NEW:
+            return self.alloc(e, st)
         return self.unknown_call(e, [base, *every], st)
+
+    def new_value(self, e, attr, base, st):
+        held = set()
+        for o in base:
+            held |= st.held.get(o, EMPTY)
+        if attr == "copy" and held:  # a shallow copy holds the same items
+            return self.alloc(e, st, holds=True, held=held)
+        return self.alloc(e, st)
 
     # user functions ------------------------------------------------------------------
     def summary(self, func):

@@ -32,15 +32,10 @@ def imag(y, val):
     t[y] += np.imag(t[val])
 
 
-@rule(np.conjugate, shape=ELEMENTWISE, complex_values=True)
-def conj(y, val):
-    d[val] += np.conj(d[y])
-    t[y] += np.conj(t[val])
-
-
 # the method, of a real array, returns the array itself (the ufunc makes a new one)
 @rule(methods=("conj", "conjugate"), shape=ELEMENTWISE, passes=True, complex_values=True)
-def conj_method(y, val):
+@rule(np.conjugate, shape=ELEMENTWISE, complex_values=True)
+def conj(y, val):
     d[val] += np.conj(d[y])
     t[y] += np.conj(t[val])
 

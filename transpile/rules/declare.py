@@ -18,6 +18,8 @@ Runtime helpers (``transpile_runtime.ops``) declare their own properties with
 import enum
 from dataclasses import dataclass
 
+import gast
+
 from transpile_runtime import ops
 
 
@@ -76,6 +78,9 @@ class Declaration:
     (``np.reshape``, ``x.T``). shares: the result may share memory with an argument
     in another way, or be read-only (``np.broadcast_to``, the builtin ``max``); the
     result of a call declared neither is a new value.
+    copy_keyword: a ``copy=`` keyword other than ``True`` lets the result be the first
+    argument itself (``np.array(x, copy=False)``, ``x.astype(t, copy=False)``); without
+    one, the call is as declared otherwise.
     pointwise: each entry of the result depends only on the entries of the (broadcast)
     arguments at its position, as for an elementwise function whose result's dtype
     is its own (``scipy.stats.norm.logpdf``): its reverse lines, read forwards, are its
@@ -96,6 +101,7 @@ class Declaration:
     fresh: bool = False
     passes: bool = False
     shares: bool = False
+    copy_keyword: bool = False
     pointwise: bool = False
     complex_values: bool = False
 
@@ -108,6 +114,38 @@ class Declaration:
             raise TypeError(f"shape must be a declare.Shape, not {self.shape!r}")
         if self.fresh + self.passes + self.shares > 1:
             raise ValueError("at most one of fresh, passes and shares")
+
+
+class Memory(enum.Enum):
+    """What memory a call's result has, as its declaration says: the one answer that
+    every pass asking what shares memory reads (``memory``)."""
+
+    FRESH = "a new array the function may write into: an allocation or a copy"
+    NEW = "a new value, not declared writable (a ufunc's result, a reduction)"
+    FIRST = "the first argument itself, or a view of it"
+    DATA = "any data argument itself, or a view of it (np.atleast_1d(a, b))"
+    ANY = "memory shared with any argument, maybe read-only; or not declared"
+
+
+def memory(declaration, keywords=()) -> Memory:
+    """The ``Memory`` of a call to what ``declaration`` declares (a ``Declaration``, an
+    ``ops`` helper's, or None: not declared), with the call's gast ``keywords`` (a
+    ``copy=`` among them may keep the argument)."""
+    if declaration is None or declaration.shares:
+        return Memory.ANY
+    if declaration.passes:
+        every = getattr(declaration, "shape", None) is Shape.ALL_DATA
+        return Memory.DATA if every else Memory.FIRST
+    if getattr(declaration, "copy_keyword", False) and _copy_declined(keywords):
+        return Memory.FIRST
+    return Memory.FRESH if declaration.fresh else Memory.NEW
+
+
+def _copy_declined(keywords):
+    for k in keywords:
+        if k.arg == "copy":
+            return not (isinstance(k.value, gast.Constant) and k.value.value is True)
+    return False
 
 
 def _declaration(kind, objects, shape, **properties):

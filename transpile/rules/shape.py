@@ -12,6 +12,7 @@ from transpile.rules.declare import (
     FIRST_DATA,
     SEQUENCE_FIRST,
     TWO_DATA,
+    VARIES,
     no_rule,
     rule,
 )
@@ -62,7 +63,7 @@ def copy(y, a, *_args, **_kwargs):
     t[y] += ops.like(ops.copy(t[a]), y)
 
 
-@rule(methods=("astype",), shape=FIRST_DATA, passes=True)  # astype(t, copy=False) may pass
+@rule(methods=("astype",), shape=FIRST_DATA, fresh=True, copy_keyword=True)
 def astype(y, a, *_args, **_kwargs):
     d[a] += ops.uncast(d[y], y, a)  # zero for a cast to ints or bools
     t[y] += ops.uncast(t[a], y, y)  # zero for a cast to ints or bools
@@ -141,7 +142,7 @@ def sum_list(y, iterable, start=0):
     t[y] += t[start]
 
 
-@rule(np.array, shape=ALL_DATA, fresh=True)
+@rule(np.array, shape=ALL_DATA, fresh=True, copy_keyword=True)
 @rule(np.asarray, shape=ALL_DATA, passes=True)
 def array(y, a, *_args, **_kwargs):
     d[a] += ops.unarray_cast(d[y], y, a)  # zero for dtype=int or bool
@@ -269,7 +270,32 @@ def append(y, arr, values, _axis=None):
 
 # Shape functions without a rule yet: what the passes may assume where they are used
 # on values that are not differentiated.
-NO_RULE = (no_rule(methods=("view",), shape=FIRST_DATA, passes=True),)
+# Each may hand back its first argument, a view of it or a list of views, as numpy's
+# own ``np.shares_memory`` shows (``tests/test_alias_model.py``); ``np.unstack`` is
+# numpy 2.1's.
+_VIEWS_OF_FIRST = [
+    np.asanyarray,
+    np.asarray_chkfinite,
+    np.ascontiguousarray,
+    np.asfortranarray,
+    np.asmatrix,
+    np.require,
+    np.rollaxis,
+    np.hsplit,
+    np.vsplit,
+    np.dsplit,
+    np.trim_zeros,
+    np.frombuffer,
+    np.lib.stride_tricks.as_strided,
+    np.lib.stride_tricks.sliding_window_view,
+    *[f for f in [getattr(np, "unstack", None)] if f is not None],
+]
+NO_RULE = (
+    no_rule(methods=("view",), shape=FIRST_DATA, passes=True),
+    no_rule(*_VIEWS_OF_FIRST, shape=VARIES, passes=True),
+    no_rule(np.broadcast_arrays, np.meshgrid, shape=VARIES, shares=True),
+    no_rule(np.nan_to_num, shape=VARIES, fresh=True, copy_keyword=True),
+)
 
 
 @rule(
