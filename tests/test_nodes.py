@@ -128,3 +128,22 @@ def test_statement_helpers():
     assert len(edited) == 3 and isinstance(edited[1].body[0], gast.Pass)
     assert nodes.is_atom(nodes.const(1.0)) and nodes.is_atom(nodes.name("q"))
     assert not nodes.is_atom(body[0].value)
+
+
+def test_bound_values_lists_each_binding_of_a_name():
+    body = parse(
+        """
+        a = x * 2
+        b, c = f(x)
+        if t:
+            a = g(b)
+        for i in z:
+            c = i
+        a[0] = 1
+        """
+    ).body
+    bound = nodes.bound_values(body)
+    assert sorted(bound) == ["a", "b", "c", "i"]
+    assert [gast.unparse(v).strip() for v in bound["a"]] == ["x * 2", "g(b)"]
+    assert bound["b"] == [None] and bound["i"] == [None]
+    assert bound["c"][0] is None and gast.unparse(bound["c"][1]).strip() == "i"

@@ -19,7 +19,7 @@ import gast
 from transpile.analysis import effect_calls, views
 from transpile.core import fixpoint, printer
 from transpile.core.errors import at
-from transpile.core.nodes import name_nodes
+from transpile.core.nodes import bound_values, name_nodes
 
 
 def stage(fn, ctx):
@@ -65,7 +65,7 @@ def _owned(tree, resolve):
     """The local names that hold only arrays the function made (or views of them):
     every binding is ``name = value`` with a value that is new memory or shares only
     such names'. A parameter, a global, a loop variable or an unpacked name is not."""
-    bound = _bindings(tree)
+    bound = bound_values(tree.body)
     params = {n.id for n in name_nodes(tree.args) if isinstance(n, gast.Name)}
     return fixpoint.greatest(
         bound,
@@ -76,27 +76,11 @@ def _owned(tree, resolve):
     )
 
 
-def _bindings(tree):
-    """name -> the values assigned to it, ``None`` for a binding by unpacking or a loop."""
-    bound = {}
-    for s, _ in _in_order(tree.body, ()):
-        if isinstance(s, gast.Assign):
-            for t in s.targets:
-                for n in name_nodes(t):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        bound.setdefault(n.id, []).append(s.value if t is n else None)
-        elif isinstance(s, gast.For):
-            for n in name_nodes(s.target):
-                if isinstance(n, gast.Name):
-                    bound.setdefault(n.id, []).append(None)
-    return bound
-
-
 def run(tree, ctx) -> None:
     """Raise TranspileError for the first view that is read after its array was written,
     and for the first array read after a write through a view of it."""
     order = _in_order(tree.body, ())
-    masks = _masks(order)
+    masks = _masks(tree)
     # a write through a view of an array the function does not own is refused by
     # ``reverse`` at the write; one of an array it owns shows in that array
     owned = _owned(tree, ctx.resolve)
@@ -112,18 +96,9 @@ def run(tree, ctx) -> None:
         _track_views(made, s, (pos, loops, paths[id(s)]), ctx.resolve, masks)
 
 
-def _masks(order):
+def _masks(tree):
     """Names bound only to comparisons: ``x[mask]`` with such a name is a copy."""
-    values = {}
-    for s, _ in order:
-        if isinstance(s, gast.Assign):
-            for t in s.targets:
-                for n in name_nodes(t):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        values.setdefault(n.id, []).append(s.value if t is n else None)
-        elif isinstance(s, gast.For):
-            for n in name_nodes(s.target):
-                values.setdefault(getattr(n, "id", None), []).append(None)
+    values = bound_values(tree.body)
     return frozenset(n for n, vs in values.items() if all(isinstance(v, gast.Compare) for v in vs))
 
 

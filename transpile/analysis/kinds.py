@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import gast
 
 from transpile.core import fixpoint
-from transpile.core.nodes import all_stmts, descendants
+from transpile.core.nodes import all_stmts, bound_values
 from transpile.rules.sequences import SEQUENCE_OPS, is_sequence_op
 from transpile_runtime import ops
 
@@ -56,24 +56,9 @@ def _bindings(body, params):
     """name -> the values bound to it: ``_PARAM`` for a parameter, ``None`` for an
     element of an unpacking or a loop target (whose kind is unknown)."""
     bindings = {p: [_PARAM] for p in params}
-    for s in all_stmts(body):
-        if isinstance(s, gast.Assign):
-            for t in s.targets:
-                if isinstance(t, gast.Name):
-                    bindings.setdefault(t.id, []).append(s.value)
-                else:
-                    _bind_unknown(bindings, t, gast.Store)
-        elif isinstance(s, gast.For):
-            _bind_unknown(bindings, s.target)
+    for n, values in bound_values(body).items():
+        bindings.setdefault(n, []).extend(values)
     return bindings
-
-
-def _bind_unknown(bindings, target, ctx=None):
-    """Each name in ``target`` (only those in context ``ctx``, when given) gets a
-    binding of unknown kind."""
-    for n in descendants(target):
-        if isinstance(n, gast.Name) and (ctx is None or isinstance(n.ctx, ctx)):
-            bindings.setdefault(n.id, []).append(None)
 
 
 def _sequences(bindings, known, parsed):

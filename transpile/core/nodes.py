@@ -116,6 +116,23 @@ def all_stmts(stmts):
             yield from all_stmts(s.orelse)
 
 
+def bound_values(stmts) -> dict:
+    """name -> the values assigned to it anywhere in ``stmts``: the value of ``name =
+    value``, None where the name is bound by unpacking or as a loop's target."""
+    bound = {}
+    for s in all_stmts(stmts):
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                for n in name_nodes(t):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                        bound.setdefault(n.id, []).append(s.value if t is n else None)
+        elif isinstance(s, gast.For):
+            for n in name_nodes(s.target):
+                if isinstance(n, gast.Name):
+                    bound.setdefault(n.id, []).append(None)
+    return bound
+
+
 def contains_jump(stmts, kind) -> bool:
     """Whether ``stmts`` hold a ``kind`` (Break, Continue) outside nested loops."""
     for s in stmts:
