@@ -65,6 +65,15 @@ def unimag(g, x):
 
 
 @helper(fresh=True, linear=True)
+def reimag(h, x):
+    """The transpose of ``unimag``: ``Im(h)`` where ``x`` is complex, zero where it is
+    real (``unimag`` of a real ``x`` is zero), for a gradient differentiated again."""
+    if is_complex(x):
+        return np.imag(h)
+    return np.zeros_like(np.real(h))
+
+
+@helper(fresh=True, linear=True)
 def abs_tangent(t, x):
     """Tangent of ``np.abs(x)``: ``Re(conj(x) t) / |x|``."""
     if is_complex(x):
@@ -183,12 +192,23 @@ def eigvalsh_tangent(a, ta, UPLO="L"):
 
 
 @helper(passes=True, linear=True)
-def real_like(g, buf):
-    """``g``, to be added into the adjoint buffer ``buf``: its real part where ``buf`` is
-    real (the adjoint of a real value, whose imaginary part pairs with no tangent)."""
+def real_like(g, buf, index=None):
+    """``g``, to be added into the adjoint buffer ``buf`` at ``index``: its real part where
+    that entry is real (the adjoint of a real value, whose imaginary part pairs with no
+    tangent). In a list, tuple or dict buffer each entry has its own dtype."""
+    if isinstance(buf, (list, tuple, dict)):
+        return g if index is None else _real_like_entries(g, buf[index])
     if is_complex(g) and not is_complex(buf):
         return np.real(g)
     return g
+
+
+def _real_like_entries(g, entry):
+    if isinstance(entry, (list, tuple)) and isinstance(g, (list, tuple)):
+        return [_real_like_entries(a, b) for a, b in zip(g, entry)]
+    if isinstance(entry, dict) and isinstance(g, dict):
+        return {k: _real_like_entries(v, entry[k]) for k, v in g.items()}
+    return real_like(g, entry)
 
 
 @helper(passes=True, checks=True)

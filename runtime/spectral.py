@@ -166,6 +166,29 @@ def transform(t, name, s=None, axes=None, norm=None):
     return getattr(np.fft, name)(t, s, axes, norm)
 
 
+@helper(fresh=True, linear=True)
+def retransform(h, s=None, axes=None, norm=None, inverse=False, one_axis=False, real=False):
+    """The transform whose adjoint ``unfftn`` (``unrfftn`` where ``real``, ``unirfftn``
+    where both) is, applied to ``h``: the transpose of that adjoint, for a gradient
+    differentiated again. ``n`` and ``axis`` where ``one_axis``, as the adjoints take them."""
+    name = ("irfft" if inverse else "rfft") if real else ("ifft" if inverse else "fft")
+    if one_axis:
+        return getattr(np.fft, name)(h, s, axes, norm)
+    if s is not None and axes is None:
+        axes = tuple(range(-len(s), 0))
+    return getattr(np.fft, name + "n")(h, s, axes, norm)
+
+
+@helper(fresh=True, linear=True)
+def unretransform(g, h, s=None, axes=None, norm=None, inverse=False, one_axis=False, real=False):
+    """Adjoint of ``h`` in ``retransform(h, ...)``: the adjoint of that transform."""
+    if not real:
+        return unfftn(g, h, s, axes, norm, inverse, one_axis)
+    if inverse:
+        return unirfftn(g, h, s, axes, norm, one_axis)
+    return unrfftn(g, h, s, axes, norm, one_axis)
+
+
 # --------------------------------------------------------------------------
 # Convolution and correlation (``np.convolve``, ``np.correlate``, ``scipy.signal``). The
 # result of every mode is a window of the full result; the adjoint of a window is the
@@ -206,6 +229,16 @@ def unmode(g, a, v, mode="full", correlate=False):
     n, m = np.shape(a)[0], np.shape(v)[0]
     start = _window_start(n, m, mode, correlate)
     return np.pad(g, (start, n + m - 1 - start - np.shape(g)[0]))
+
+
+@helper(fresh=True, linear=True)
+def window(h, a, v, mode="full", correlate=False):
+    """The ``mode`` window of ``h``, an array of the full result's length: the transpose
+    of ``unmode``, for a gradient differentiated again."""
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    start = _window_start(n, m, mode, correlate)
+    length = {"full": n + m - 1, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}[mode]
+    return h[start : start + length].copy()
 
 
 @helper(fresh=True, linear=True)

@@ -370,21 +370,22 @@ class _Reverse:
         if adj is None:
             return [s], []
         g = name(self.d(target))
-        if self.complex_values:  # a real buffer takes the real part (complex_use)
+        index = self.index_value(s.value.slice)
+        if self.complex_values:  # a real entry takes the real part (complex_use)
             g = gast.Call(
                 func=gast.Attribute(
                     value=name(self.ctx.runtime_names["complex_ops"]),
                     attr="real_like",
                     ctx=gast.Load(),
                 ),
-                args=[g, name(adj)],
+                args=[g, name(adj), clone(index)],
                 keywords=[],
             )
         call = gast.Call(
             func=gast.Attribute(
                 value=name(self.ctx.runtime_names["ops"]), attr="add_at", ctx=gast.Load()
             ),
-            args=[name(adj), self.index_value(s.value.slice), g],
+            args=[name(adj), index, g],
             keywords=[],
         )
         return [s], [gast.Expr(value=call)]

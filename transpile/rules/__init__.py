@@ -36,6 +36,7 @@ from transpile.rules import (
     runtime_complex,
     runtime_linalg,
     runtime_ops,
+    runtime_spectral,
     shape,
     user_rules,
 )
@@ -58,7 +59,13 @@ FAMILIES = (
     nondiff,
 )
 # the helpers generated code calls, for gradients of gradients (tested on their own)
-RUNTIME_FAMILIES = (runtime_ops, runtime_adjoints, runtime_linalg, runtime_complex)
+RUNTIME_FAMILIES = (
+    runtime_ops,
+    runtime_adjoints,
+    runtime_linalg,
+    runtime_complex,
+    runtime_spectral,
+)
 
 # scipy is optional, and importing scipy.stats takes half a second: each family of
 # scipy rules loads once the user's program has imported the module it covers

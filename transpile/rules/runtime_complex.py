@@ -4,7 +4,8 @@ rules, so a gradient through them is differentiated again (``hvp``, ``grad(grad(
 Each is linear in the adjoint flowing in; ``unabs`` and ``abs_tangent`` are each
 other's transposes, with ``sign(x)`` constant where ``x`` is real (a second derivative
 through the absolute value of a complex value is refused by name); ``unreal`` is its
-own transpose; ``unvdot_a`` and ``unvdot_b`` are bilinear.
+own transpose, ``unimag`` and ``reimag`` are each other's; ``unvdot_a`` and
+``unvdot_b`` are bilinear.
 """
 
 import numpy as np
@@ -30,6 +31,18 @@ def abs_tangent(y, g, _x):
 def unreal(y, g, _x):
     d[g] += complex_ops.unreal(d[y], _x)
     t[y] += complex_ops.unreal(t[g], _x)
+
+
+@rule(complex_ops.unimag, shape=VARIES, fresh=True)
+def unimag(y, g, _x):
+    d[g] += complex_ops.reimag(d[y], _x)
+    t[y] += complex_ops.unimag(t[g], _x)
+
+
+@rule(complex_ops.reimag, shape=VARIES, fresh=True)
+def reimag(y, h, _x):
+    d[h] += complex_ops.unimag(d[y], _x)
+    t[y] += complex_ops.reimag(t[h], _x)
 
 
 @rule(complex_ops.unvdot_a, shape=VARIES, fresh=True)

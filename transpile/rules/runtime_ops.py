@@ -86,9 +86,9 @@ def contribution(y, value, _arg, _rule, _param):
 
 
 @rule(complex_ops.real_like, shape=VARIES, passes=True)
-def real_like(y, g, _buf):
+def real_like(y, g, _buf, _index=None):
     d[g] += d[y]
-    t[y] += complex_ops.real_like(t[g], _buf)
+    t[y] += complex_ops.real_like(t[g], _buf, _index)
 
 
 @rule(ops.like, shape=VARIES, passes=True)
