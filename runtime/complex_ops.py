@@ -81,6 +81,21 @@ def abs_tangent(t, x):
     return np.sign(x) * t
 
 
+@helper(fresh=True)
+def abs_curvature(g, h, x):
+    """How ``unabs(g, x)`` changes with ``x``, paired with ``h``: the cotangent of ``x``
+    in ``Re(sum(unabs(g, x) * h))``, ``Re(g) (conj(h) - Re(conj(s) h) conj(s)) / |x|``
+    with ``s = sign(x)``, which is also the tangent of ``unabs(g, x)`` along ``h``. Zero
+    where ``x`` is real (``sign`` is a step) or 0 (where it has no derivative)."""
+    if not is_complex(x):
+        return np.zeros_like(np.real(h))
+    r = np.abs(x)
+    safe = np.where(r > 0, r, 1.0)
+    s = np.conj(np.sign(x))
+    out = np.real(g) * (np.conj(h) - np.real(s * h) * s) / safe
+    return np.where(r > 0, out, 0.0)
+
+
 @helper(fresh=True, linear=True)
 def unangle(g, x, deg=False):
     """Adjoint of ``x`` in ``np.angle(x)``: ``-i Re(g) / x`` (0 at 0); for a real ``x``

@@ -1,6 +1,7 @@
-"""Gradients through the FFT family and convolutions, differentiated again: the
-adjoints' helpers (``transpile_runtime.spectral``) have rules of their own
-(``rules/runtime_spectral.py``). Each Hessian-vector product is checked against central
+"""Gradients through the FFT family, convolutions and the absolute value of complex
+values, differentiated again: the adjoints' helpers (``transpile_runtime.spectral``,
+``complex_ops.unabs``) have rules of their own (``rules/runtime_spectral.py``,
+``rules/runtime_complex.py``). Each Hessian-vector product is checked against central
 differences of the generated gradient, in forward-over-reverse (``hvp``) and in
 reverse-over-reverse (``grad`` of an inner product with the gradient), on a first call
 and a later one."""
@@ -96,7 +97,27 @@ def correlate_valid(a):
     return np.sum(np.exp(np.correlate(a, np.cos(a[:4]))))
 
 
+def abs_squared(a):
+    return np.sum(np.abs(np.exp(1j * a[:4]) * a[4:] + a[:4] ** 2) ** 2)
+
+
+def abs_of_complex(a):
+    return np.sum(np.abs(a * (1 + 2j) + 1j * np.sin(a)) * np.arange(8))
+
+
+def abs_of_fft(a):
+    return np.sum(np.abs(np.fft.fft(np.tanh(a))) * np.arange(8))
+
+
+def abs_of_abs(a):
+    return np.sum(np.abs(np.abs(a + 1j * a[::-1]) * (1 + 1j)))
+
+
 CASES = [
+    abs_squared,
+    abs_of_complex,
+    abs_of_fft,
+    abs_of_abs,
     fft,
     imag_of_fft,
     fft_n,

@@ -2,8 +2,8 @@
 rules, so a gradient through them is differentiated again (``hvp``, ``grad(grad(f))``).
 
 Each is linear in the adjoint flowing in; ``unabs`` and ``abs_tangent`` are each
-other's transposes, with ``sign(x)`` constant where ``x`` is real (a second derivative
-through the absolute value of a complex value is refused by name); ``unreal`` is its
+other's transposes; how each changes with ``x`` is ``abs_curvature`` (zero where ``x``
+is real: ``sign(x)`` is a step there, constant a.e.); ``unreal`` is its
 own transpose, ``unimag`` and ``reimag`` are each other's; ``unvdot_a`` and
 ``unvdot_b`` are bilinear.
 """
@@ -16,15 +16,19 @@ from transpile_runtime import complex_ops
 
 
 @rule(complex_ops.unabs, shape=VARIES, fresh=True)
-def unabs(y, g, _x):
-    d[g] += complex_ops.abs_tangent(d[y], complex_ops.real_only(_x, "np.abs (second order)"))
-    t[y] += complex_ops.unabs(t[g], complex_ops.real_only(_x, "np.abs (second order)"))
+def unabs(y, g, x):
+    d[g] += complex_ops.abs_tangent(d[y], x)
+    d[x] += complex_ops.abs_curvature(g, d[y], x)
+    t[y] += complex_ops.unabs(t[g], x)
+    t[y] += complex_ops.abs_curvature(g, t[x], x)
 
 
 @rule(complex_ops.abs_tangent, shape=VARIES, fresh=True)
-def abs_tangent(y, g, _x):
-    d[g] += complex_ops.unabs(d[y], complex_ops.real_only(_x, "np.abs (second order)"))
-    t[y] += complex_ops.abs_tangent(t[g], complex_ops.real_only(_x, "np.abs (second order)"))
+def abs_tangent(y, g, x):
+    d[g] += complex_ops.unabs(d[y], x)
+    d[x] += complex_ops.abs_curvature(d[y], g, x)
+    t[y] += complex_ops.abs_tangent(t[g], x)
+    t[y] += np.real(g * complex_ops.abs_curvature(1.0, t[x], x))
 
 
 @rule(complex_ops.unreal, shape=VARIES, fresh=True)
