@@ -232,3 +232,32 @@ def test_scipy_fft_on_dask_needs_single_chunk_axes_in_its_gradient(r, i):
     if r.func is not sf.s_shifts:  # shifts: no transform, any chunks
         with pytest.raises(ValueError, match=r"single chunk\..*tried on axis"):
             _computed(vjp(r.func, wrt=i)(*split[:-1]))
+
+
+LAZY_ROWS = [r for r in cf.ROWS if r.func in (cf.diff_ends, cf.diff_axis, cf.gradient_2d)]
+LAZY_ROWS += [r for r in cf.ROWS if r.id == "gradient_1d(normal[6])"]
+
+
+@pytest.mark.parametrize("r,i", _cases(LAZY_ROWS))
+def test_what_dask_implements_stays_lazy(r, i):
+    """np.diff and np.gradient are dask's own: the gradient is a dask array (a list of
+    one for dask's np.gradient of one axis, as its result is) and computes only what the
+    function computes (dask's np.diff computes its prepend and append into numpy): the
+    vjp as much as the function, the jvp twice that (its tangent is an np.diff too)."""
+    args, dout, rng = _draw(r, f"lazy {r.id} {i}")
+    dask_args = [_chunked(a) for a in args]
+    with _no_fallback(), _Computes() as counter:
+        out = r.func(*dask_args)
+    allowed = counter.count
+    dout_ = [_chunked(dout)] if isinstance(out, list) else _chunked(dout)
+    tangent = _chunked(_like(rng, args[i]))
+    for made, extra, most in [
+        (vjp(r.func, wrt=i), dout_, allowed),
+        (jvp(r.func, wrt=i), tangent, 2 * allowed),
+    ]:
+        for call in ("first call", "later call"):
+            with _no_fallback(), _Computes() as counter:
+                got = made(*dask_args, extra)
+            assert counter.count <= most, f"{call}: {counter.count} computes, not {most}"
+            got = _one(got[1] if isinstance(got, tuple) else got)
+            assert isinstance(got, da.Array), f"{call}: a {type(got).__name__}"
