@@ -20,6 +20,7 @@ import copy
 import zlib
 
 import convolution_funcs as cf
+import fd
 import numpy as np
 import pytest
 import spectral_funcs as sf
@@ -27,7 +28,12 @@ from strict_array import StrictArray, strict, to_numpy
 from test_complex_spectral import _like, _numeric_jvp, _numeric_vjp
 from test_strict_arrays import _methods_called, _run
 
-from transpile import jvp, vjp
+from transpile import TranspileError, grad, jvp, vjp
+
+try:
+    from scipy import ndimage
+except ImportError:  # the cupyx stand-in's test is skipped
+    ndimage = None
 
 # the transforms and shifts of np.fft (numpy's own rows; scipy.fft's run on numpy alone)
 FFT_ROWS = [r for r in sf.ROWS if r.func.__name__.startswith("f_") and r.strict]
@@ -113,3 +119,77 @@ def test_strict_gradients_against_central_differences(r, i):
         assert isinstance(tout, StrictArray), type(tout)
         np.testing.assert_allclose(to_numpy(out), r.func(*args), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(to_numpy(tout), want_jvp, rtol=1e-6, atol=1e-8)
+
+
+# --------------------------------------------------------------------------
+# cupy's own names: code written for cupy calls ``cupy.fft.fft`` (module
+# ``cupy.fft._fft``), ``cupy.polyval`` (``cupy.lib._routines_poly``) and
+# ``cupyx.scipy.ndimage.convolve``; a rule is found by the public part of the module and
+# the name. cupy is not installed here: each stand-in below says it is the cupy function
+# (its ``__module__`` and ``__name__``, all that the lookup reads) and computes what that
+# function computes, with numpy or scipy.
+
+
+def _named(fn, module, name):
+    fn.__module__, fn.__name__, fn.__qualname__ = module, name, name
+    return fn
+
+
+cupy_fft = _named(
+    lambda a, n=None, axis=-1, norm=None: np.fft.fft(a, n, axis, norm), "cupy.fft._fft", "fft"
+)
+cupy_rfft = _named(
+    lambda a, n=None, axis=-1, norm=None: np.fft.rfft(a, n, axis, norm), "cupy.fft._fft", "rfft"
+)
+cupy_polyval = _named(lambda p, x: np.polyval(p, x), "cupy.lib._routines_poly", "polyval")
+cupy_convolve = _named(
+    lambda a, v, mode="full": np.convolve(a, v, mode), "cupy._math.misc", "convolve"
+)
+
+
+def spectrum_energy(x):
+    return np.sum(np.abs(cupy_fft(x, 6, norm="ortho")) ** 2 * np.arange(6.0))
+
+
+def rspectrum_power(x):
+    return np.sum(np.abs(cupy_rfft(x)) ** 3)
+
+
+def poly_and_conv(p, x):
+    return np.sum(cupy_polyval(p, x) * cupy_convolve(x, p, "same"))
+
+
+@pytest.mark.parametrize(
+    "f,shapes",
+    [(spectrum_energy, [(5,)]), (rspectrum_power, [(7,)]), (poly_and_conv, [(3,), (5,)])],
+    ids=["cupy.fft.fft", "cupy.fft.rfft", "cupy.polyval,cupy.convolve"],
+)
+def test_cupy_names_take_the_rules_of_their_numpy_twins(f, shapes):
+    rng = np.random.default_rng(21)
+    args = [rng.standard_normal(s) for s in shapes]
+    wrt = tuple(range(len(args)))
+    want = fd.numeric_grad(f, list(args), wrt)
+    g = grad(f, wrt=wrt)
+    for _ in range(2):
+        fd.assert_close(list(g(*args)), list(want), rtol=1e-6, atol=1e-9, path=f.__name__)
+
+
+def _ndimage_convolve(a, w):
+    return ndimage.convolve(a, w, mode="reflect")
+
+
+cupyx_ndimage_convolve = _named(_ndimage_convolve, "cupyx.scipy.ndimage._filters", "convolve")
+
+
+def blurred_energy(x, w):
+    return np.sum(cupyx_ndimage_convolve(x, w) ** 2)
+
+
+def test_a_cupyx_function_is_not_taken_for_the_numpy_one_of_its_name():
+    """cupyx.scipy.ndimage.convolve (reflected edges, centred) is not np.convolve: it is
+    refused by name, not differentiated with np.convolve's rule."""
+    if ndimage is None:
+        pytest.skip("needs scipy")
+    x, w = np.arange(6.0), np.array([0.25, 0.5, 0.25])
+    with pytest.raises(TranspileError, match="convolve"):
+        grad(blurred_energy)(x, w)
