@@ -233,11 +233,14 @@ def _numpy_twin(obj):
     name = getattr(obj, "__name__", "")
     public = [part for part in rest.split(".") if part and not part.startswith("_")]
     if root == "cupyx":
-        found = public[:1] == ["scipy"] and sys.modules.get(".".join(public))
+        found = public[:1] == ["scipy"] and sys.modules.get(".".join(public[:2]))
         return getattr(found, name, MISSING) if found else MISSING
     namespace = np
-    for part in public:
-        namespace = getattr(namespace, part, None)
+    for part in public:  # as far as numpy has the submodules (cupy.fft.fft: np.fft)
+        inner = getattr(namespace, part, None)
+        if not isinstance(inner, types.ModuleType):
+            break
+        namespace = inner
     for twin in (getattr(namespace, name, None), getattr(np, name, None)):
         if callable(twin) and not isinstance(twin, types.ModuleType):
             return twin
