@@ -283,7 +283,8 @@ def _segments(x, xp):
     """The segment index of each ``x`` (``xp[j] <= x < xp[j + 1]``, as numpy finds it) and
     its weight on the right end, the index clipped into ``[0, len(xp) - 2]``."""
     n = np.shape(xp)[0]
-    j = np.searchsorted(xp, x, side="right") - 1
+    # searched as a vector: dask's searchsorted fails on a 0-d query when computed
+    j = np.reshape(np.searchsorted(xp, np.reshape(x, (-1,)), side="right"), np.shape(x)) - 1
     jj = np.clip(j, 0, max(n - 2, 0))
     if n < 2:
         return j, jj, np.zeros_like(x, dtype=float)
@@ -401,9 +402,11 @@ def _ungradient_last(g, h, edge_order):
 def ungradient(g, f, spacing=(), axis=None, edge_order=1):
     """Adjoint of ``f`` in ``np.gradient(f, *spacing, axis=axis, edge_order=edge_order)``
     (the numbers of ``spacing`` one for all axes or one per axis): ``g`` is one array
-    for one axis, else one per axis (a list or tuple)."""
+    for one axis, else one per axis (a list or tuple). dask's ``np.gradient`` returns a
+    list of one array for one axis too, so its cotangent is such a list."""
     axes, steps = _gradient_axes(f, spacing, axis, edge_order)
-    parts = [g] if len(axes) == 1 else list(g)
+    one = len(axes) == 1 and not isinstance(g, (list, tuple))
+    parts = [g] if one else list(g)
     out = None
     for part, ax, h in zip(parts, axes, steps):
         part = np.broadcast_to(part, np.shape(f))

@@ -324,3 +324,63 @@ if signal is not None:
                 wrt=(0, 1),
                 table=SCIPY_ROWS,
             )
+
+
+# --------------------------------------------------------------------------
+# Complex values through the convolutions (COMPLEX_ROWS, COMPLEX_SCIPY_ROWS;
+# tests/test_complex_convolution.py): complex in both arguments, either longer, and a
+# real argument next to a complex one, in every mode
+
+
+def complex_normal(*shape):
+    def make(rng):
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+    make.label = f"complex{list(shape)}".replace(" ", "")
+    return make
+
+
+COMPLEX_ROWS = []
+COMPLEX_SCIPY_ROWS = []
+
+for fn, target in [
+    (convolve_full, np.convolve),
+    (convolve_same, np.convolve),
+    (convolve_valid, np.convolve),
+    (correlate_valid, np.correlate),
+    (correlate_same, np.correlate),
+    (correlate_full, np.correlate),
+]:
+    for first, second in [
+        (complex_normal(5), complex_normal(3)),
+        (complex_normal(3), complex_normal(5)),
+        (normal(5), complex_normal(3)),
+        (complex_normal(3), normal(5)),
+    ]:
+        row(fn, first, second, targets=[target], wrt=(0, 1), table=COMPLEX_ROWS)
+
+if signal is not None:
+    for fn, target in [(sig_convolve, signal.convolve), (sig_correlate, signal.correlate)]:
+        for mode in ("full", "same", "valid"):
+            for first, second in [
+                (complex_normal(3, 4), complex_normal(2, 3)),
+                (complex_normal(2, 3), complex_normal(3, 4)),
+            ]:
+                args = (first, second, number(mode))
+                row(fn, *args, targets=[target], wrt=(0, 1), table=COMPLEX_SCIPY_ROWS)
+        for first, second in [(normal(4), complex_normal(3)), (complex_normal(3, 2), normal(2, 2))]:
+            args = (first, second, number("same"))
+            row(fn, *args, targets=[target], wrt=(0, 1), table=COMPLEX_SCIPY_ROWS)
+    for fn, first, second, mode in [
+        (sig_fftconvolve, complex_normal(3, 4), complex_normal(2, 3), "full"),
+        (sig_fftconvolve, complex_normal(2, 3), complex_normal(3, 4), "same"),
+        (sig_fftconvolve, complex_normal(5), normal(3), "valid"),
+        (sig_fftconvolve_axes, complex_normal(3, 5), complex_normal(3, 2), "same"),
+        (sig_fftconvolve_axes, normal(3, 2), complex_normal(1, 4), "full"),
+        (sig_convolve2d, complex_normal(4, 5), complex_normal(2, 3), "full"),
+        (sig_convolve2d, complex_normal(2, 3), complex_normal(4, 5), "same"),
+        (sig_convolve2d, normal(3, 3), complex_normal(3, 2), "valid"),
+    ]:
+        target = signal.convolve2d if fn is sig_convolve2d else signal.fftconvolve
+        args = (first, second, number(mode))
+        row(fn, *args, targets=[target], wrt=(0, 1), table=COMPLEX_SCIPY_ROWS)

@@ -44,6 +44,19 @@ def buffer_writes(x):
     return np.sum(out * x)
 
 
+def heat(u0, k):
+    """A periodic heat equation integrated in Fourier space (np.fft: cupy.fft on cupy)."""
+    u = u0
+    for _ in range(3):
+        u = np.fft.irfft(np.fft.rfft(u) * np.exp(-0.01 * k**2), n=u0.shape[0])
+    return np.sum((u - np.sin(u0)) ** 2)
+
+
+def matched_filter(template, signal):
+    r = np.correlate(signal, template, "valid") + np.convolve(signal, template, "same")[2:-1]
+    return np.log(np.sum(np.exp(4.0 * r))) / 4.0
+
+
 def rng():
     return np.random.default_rng(2024)
 
@@ -71,6 +84,8 @@ CASES = [
         (0, 1, 2, 3),
     ),
     (buffer_writes, lambda r: (r.standard_normal(5),), (0,)),
+    (heat, lambda r: (r.standard_normal(16), 2 * np.pi * np.fft.rfftfreq(16, 1.0 / 16)), (0,)),
+    (matched_filter, lambda r: (r.standard_normal(4) * 0.5, r.standard_normal(20)), (0, 1)),
 ]
 
 
@@ -107,3 +122,38 @@ def test_cupy_value_and_grad():
     assert isinstance(g, cp.ndarray)
     p = np.exp(x - x.max())
     np.testing.assert_allclose(cp.asnumpy(g), p / p.sum(), rtol=1e-10)
+
+
+def heat_in_cupy_names(u0, k):
+    """The heat equation written with cupy.fft itself: the rules of numpy's twins."""
+    u = u0
+    for _ in range(3):
+        u = cp.fft.irfft(cp.fft.rfft(u) * cp.exp(-0.01 * k**2), n=u0.shape[0])
+    return cp.sum((u - cp.sin(u0)) ** 2)
+
+
+def test_cupy_fft_names_are_differentiated_as_numpys():
+    u0 = rng().standard_normal(16)
+    k = 2 * np.pi * np.fft.rfftfreq(16, 1.0 / 16)
+    want = grad(heat)(u0, k)  # numpy, checked against differences in CASES
+    g = grad(heat_in_cupy_names)
+    for _ in range(2):
+        got = g(cp.asarray(u0), cp.asarray(k))
+        assert isinstance(got, cp.ndarray)
+        np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-10, atol=1e-12)
+
+
+def test_complex_spectrum_gradient_on_cupy():
+    """A complex argument's gradient (JAX's convention) on the device equals numpy's
+    (which tests/test_complex_spectral.py checks against differences)."""
+    r = rng()
+    z = r.standard_normal(8) + 1j * r.standard_normal(8)
+    w = r.uniform(0.5, 1.5, 8)
+
+    def energy(z, w):
+        return np.sum(np.abs(np.fft.fft(z)) ** 2 * w)
+
+    want = grad(energy)(z, w)
+    got = grad(energy)(cp.asarray(z), cp.asarray(w))
+    assert isinstance(got, cp.ndarray) and got.dtype == np.complex128
+    np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-10, atol=1e-12)

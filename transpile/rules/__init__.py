@@ -228,10 +228,30 @@ class Match:
 
 
 def _numpy_twin(obj):
+    """The numpy function a cupy function mirrors, found by the public part of its module
+    and its name (``cupy.fft._fft.fft``: ``np.fft.fft``; ``cupy.lib._routines_poly.polyval``:
+    ``np.polyval``); of a ``cupyx.scipy`` function, the scipy one, where the program has
+    imported its module. ``MISSING`` where there is none: ``cupyx.scipy.ndimage.convolve``
+    is not ``np.convolve``, and ``cupy.fft.fft`` is not the module ``np.fft``."""
     module = getattr(obj, "__module__", "") or ""
-    if module.startswith("cupy"):
-        return getattr(np, getattr(obj, "__name__", ""), MISSING)
-    return obj
+    root, _, rest = module.partition(".")
+    if root not in ("cupy", "cupyx"):
+        return obj
+    name = getattr(obj, "__name__", "")
+    public = [part for part in rest.split(".") if part and not part.startswith("_")]
+    if root == "cupyx":
+        found = public[:1] == ["scipy"] and sys.modules.get(".".join(public[:2]))
+        return getattr(found, name, MISSING) if found else MISSING
+    namespace = np
+    for part in public:  # as far as numpy has the submodules (cupy.fft.fft: np.fft)
+        inner = getattr(namespace, part, None)
+        if not isinstance(inner, types.ModuleType):
+            break
+        namespace = inner
+    for twin in (getattr(namespace, name, None), getattr(np, name, None)):
+        if callable(twin) and not isinstance(twin, types.ModuleType):
+            return twin
+    return MISSING
 
 
 def classify(value, parsed, registry: Registry, sequences=frozenset()) -> Match:
@@ -377,7 +397,7 @@ def _classify_callable(obj, call, keywords, operands, registry):
     found = user_rules.find(obj)
     if found is not None:  # the user's rules come first
         return _classify_user_rule(found, call, keywords, operands)
-    obj = registry.canonical(obj)
+    called, obj = obj, registry.canonical(obj)
     tmpl = registry.functions.get(id(obj))
     if tmpl is not None:
         if len(call.args) == 2:  # np.power(x, 2), pow(x, 2)
@@ -389,7 +409,7 @@ def _classify_callable(obj, call, keywords, operands, registry):
         return Match("nondiff")
     if inspect.isfunction(obj) and not _is_library(obj):
         return Match("user", tuple(operands), callee=obj)
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+    name = getattr(called, "__qualname__", None) or getattr(called, "__name__", repr(called))
     return Match("unknown", tuple(operands), why=f"{name}")
 
 
@@ -470,7 +490,7 @@ def _power_form(tmpl, exponent, registry):
     return tmpl
 
 
-_LIBRARIES = ("numpy", "cupy", "scipy", "transpile_runtime", "transpile")
+_LIBRARIES = ("numpy", "cupy", "cupyx", "scipy", "transpile_runtime", "transpile")
 
 
 def _is_library(func) -> bool:
