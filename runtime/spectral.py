@@ -307,6 +307,24 @@ def interp_slope(x, xp, fp, period=None):
 
 
 @helper(fresh=True, linear=True)
+def uninterp_slope(g, x, xp, fp, period=None):
+    """Adjoint of ``fp`` in ``interp_slope(x, xp, fp)``: each entry of ``g``, over its
+    segment's width, added to the segment's right end and taken from its left."""
+    _no_period(period)
+    n = np.shape(xp)[0]
+    x = np.asarray(x, like=xp) if not hasattr(x, "ndim") else x
+    g = np.broadcast_to(g, np.shape(x)) * 1.0
+    out = np.zeros_like(fp, dtype=np.result_type(fp, g))
+    if n < 2:
+        return out
+    j, jj, _ = _segments(x, xp)
+    per_width = np.where((j >= 0) & (j < n - 1), g / (xp[jj + 1] - xp[jj]), 0.0)
+    backend.scatter_add(out, np.ravel(jj + 1), np.ravel(per_width))
+    backend.scatter_add(out, np.ravel(jj), -np.ravel(per_width))
+    return out
+
+
+@helper(fresh=True, linear=True)
 def uninterp(g, x, xp, fp, left=None, right=None, period=None):
     """Adjoint of ``fp`` in ``np.interp(x, xp, fp, left, right)``: each entry of ``g``
     added to the two ends of its segment, weighted as the interpolation weighs them; to
@@ -346,6 +364,15 @@ def polyder(p):
     as ``np.polyder`` has them, of ``p``'s array library."""
     n = np.shape(p)[0]
     return p[:-1] * np.arange(n - 1, 0, -1, like=p).astype(p.dtype)
+
+
+@helper(fresh=True, linear=True)
+def unpolyder(h, p):
+    """Adjoint of ``p`` in ``polyder(p)``: each entry of ``h`` times its power, and 0 for
+    the constant term."""
+    n = np.shape(p)[0]
+    powers = np.arange(n - 1, 0, -1, like=p).astype(np.result_type(p, h))
+    return np.concatenate([h * powers, np.zeros(1, dtype=powers.dtype, like=p)])
 
 
 @helper(fresh=True, linear=True)

@@ -235,3 +235,13 @@ def comprehension_over_an_array(x, s):
 # now kept whole (assemble, and ops.shape_of of a structure)
 def test_second_order_of_a_comprehension_over_an_array():
     _second_order(comprehension_over_an_array, [X, S], 0, V)
+
+
+# Found (gradients through np.gradient differentiated again): every second-order form of
+# a lambda summing a generator crashed with a SyntaxError: the tangent function made for
+# it was named after the lambda, "<lambda>_tangent"
+sum_of_generator = lambda x, s: sum(np.sum(d**2) * s for d in [x, x * 2.0])
+
+
+def test_second_order_of_a_lambda_summing_a_generator():
+    _second_order(sum_of_generator, [X, S], 0, V)

@@ -1,5 +1,5 @@
-"""Gradients through the FFT family, convolutions and the absolute value of complex
-values, differentiated again: the adjoints' helpers (``transpile_runtime.spectral``,
+"""Gradients through the FFT family, convolutions, ``np.interp``, ``np.polyval``,
+``np.gradient`` and the absolute value of complex values, differentiated again: the adjoints' helpers (``transpile_runtime.spectral``,
 ``complex_ops.unabs``) have rules of their own (``rules/runtime_spectral.py``,
 ``rules/runtime_complex.py``). Each Hessian-vector product is checked against central
 differences of the generated gradient, in forward-over-reverse (``hvp``) and in
@@ -113,7 +113,46 @@ def abs_of_abs(a):
     return np.sum(np.abs(np.abs(a + 1j * a[::-1]) * (1 + 1j)))
 
 
+XP = np.array([-3.0, -1.1, -0.2, 0.45, 1.3, 3.0])
+
+
+def interp_in_fp(a):
+    return np.sum(np.interp(np.array([0.2, 1.0, -2.5, -0.7, 3.5]), XP, np.tanh(a[:6])) ** 2)
+
+
+def interp_in_x(a):
+    return np.sum(np.sin(np.interp(a, XP, np.array([1.0, 3.0, 2.0, 0.5, 1.5, -1.0]))) * a)
+
+
+def interp_in_both(a):
+    return np.sum(np.interp(a[:4] * 0.9, XP, a[2:] ** 2, left=0.5, right=-1.0) ** 3)
+
+
+def polyval_in_p(a):
+    return np.sum(np.polyval(a[:4], np.linspace(-1.0, 1.0, 5)) ** 2)
+
+
+def polyval_in_both(a):
+    return np.sum(np.polyval(a[:3], a[3:]) ** 3)
+
+
+def gradient_of_a_vector(a):
+    return np.sum(np.gradient(a**2, 0.5, edge_order=2) ** 3)
+
+
+def gradient_along_both_axes(a):
+    rows, columns = np.gradient(np.sin(a).reshape(4, 2))
+    return np.sum(rows**2 * columns)
+
+
 CASES = [
+    interp_in_fp,
+    interp_in_x,
+    interp_in_both,
+    polyval_in_p,
+    polyval_in_both,
+    gradient_of_a_vector,
+    gradient_along_both_axes,
     abs_squared,
     abs_of_complex,
     abs_of_fft,

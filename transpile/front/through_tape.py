@@ -98,7 +98,8 @@ class _Second:
             _fresh(n, taken) for n in ("t", "value", "tangent", forward.__name__)
         )
         args = ", ".join(params)
-        name = f"{self.func.__name__}_tangent"
+        base = self.func.__name__  # a lambda's, "<lambda>", is no name to define
+        name = f"{base if base.isidentifier() else 'lambda_'}_tangent"
         source = (
             f"def {name}({args}, {t}):\n"
             f"    {value}, {tangent} = {jvp_name}({args}, {t})\n"

@@ -10,9 +10,11 @@ differentiated. ``unmode`` sets a cotangent into the full convolution's length; 
 transpose takes the window back (``spectral.window``).
 """
 
+import numpy as np
+
 from transpile.core.template import d, t
 from transpile.rules.declare import VARIES, rule
-from transpile_runtime import spectral
+from transpile_runtime import ops, spectral
 
 
 @rule(spectral.unfft, shape=VARIES, fresh=True)
@@ -81,3 +83,69 @@ def unmode(y, g, _a, _v, _mode="full", _correlate=False):
 def window(y, h, _a, _v, _mode="full", _correlate=False):
     d[h] += spectral.unmode(d[y], _a, _v, _mode, _correlate)
     t[y] += spectral.window(t[h], _a, _v, _mode, _correlate)
+
+
+@rule(spectral.polyder, shape=VARIES, fresh=True)
+def polyder(y, p):
+    d[p] += spectral.unpolyder(d[y], p)
+    t[y] += spectral.polyder(t[p])
+
+
+@rule(spectral.unpolyder, shape=VARIES, fresh=True)
+def unpolyder(y, h, _p):
+    d[h] += spectral.polyder(d[y])
+    t[y] += spectral.unpolyder(t[h], _p)
+
+
+# x ** (n - 1 - k) summed with weights g: the transpose in g evaluates a polynomial at x,
+# and the change with x is the derivative's polynomial, weighted by g
+@rule(spectral.unpolyval, shape=VARIES, fresh=True)
+def unpolyval(y, g, _p, x):
+    d[g] += ops.unbroadcast(np.polyval(d[y], x), g)
+    d[x] += g * np.polyval(spectral.polyder(d[y]), x)
+    t[y] += spectral.unpolyval(t[g], _p, x)
+    t[y] += spectral.unpolyder(spectral.unpolyval(g * t[x], spectral.polyder(_p), x), _p)
+
+
+# np.interp's adjoints: linear in what flows in; the weights change with x inside a
+# segment (by the segment's slope), the slope does not (a step at the knots); xp, left
+# and right carry no derivative (an active one is refused)
+@rule(spectral.uninterp, shape=VARIES, fresh=True)
+def uninterp(y, g, x, xp, _fp, left=None, right=None, _period=None):
+    d[g] += ops.unbroadcast(spectral.interp_tangent(d[y], x, xp, left, right, _period), g)
+    d[x] += g * spectral.interp_slope(x, xp, d[y], _period)
+    t[y] += spectral.uninterp(t[g], x, xp, _fp, left, right, _period)
+    t[y] += spectral.uninterp_slope(g * t[x], x, xp, _fp, _period)
+
+
+@rule(spectral.interp_tangent, shape=VARIES, fresh=True)
+def interp_tangent(y, tfp, x, xp, left=None, right=None, _period=None):
+    d[tfp] += spectral.uninterp(d[y], x, xp, tfp, left, right, _period)
+    d[x] += d[y] * spectral.interp_slope(x, xp, tfp, _period)
+    t[y] += spectral.interp_tangent(t[tfp], x, xp, left, right, _period)
+    t[y] += t[x] * spectral.interp_slope(x, xp, tfp, _period)
+
+
+@rule(spectral.interp_slope, shape=VARIES, fresh=True)
+def interp_slope(y, _x, xp, fp, _period=None):
+    d[fp] += spectral.uninterp_slope(d[y], _x, xp, fp, _period)
+    t[y] += spectral.interp_slope(_x, xp, t[fp], _period)
+
+
+@rule(spectral.uninterp_slope, shape=VARIES, fresh=True)
+def uninterp_slope(y, g, _x, xp, _fp, _period=None):
+    d[g] += ops.unbroadcast(spectral.interp_slope(_x, xp, d[y], _period), g)
+    t[y] += spectral.uninterp_slope(t[g], _x, xp, _fp, _period)
+
+
+# np.gradient's adjoint and tangent are each other's transposes (the spacing: numbers)
+@rule(spectral.ungradient, shape=VARIES, fresh=True)
+def ungradient(y, g, _f, _spacing=(), _axis=None, _edge_order=1):
+    d[g] += spectral.gradient(d[y], _spacing, _axis, _edge_order)
+    t[y] += spectral.ungradient(t[g], _f, _spacing, _axis, _edge_order)
+
+
+@rule(spectral.gradient, shape=VARIES, fresh=True)
+def gradient(y, v, _spacing=(), _axis=None, _edge_order=1):
+    d[v] += spectral.ungradient(d[y], v, _spacing, _axis, _edge_order)
+    t[y] += spectral.gradient(t[v], _spacing, _axis, _edge_order)
