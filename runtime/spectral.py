@@ -270,6 +270,23 @@ def unmode_nd(g, a, v, mode="full", axes=None, boundary="fill", fillvalue=0):
     return np.pad(g, pad)
 
 
+@helper(fresh=True, linear=True)
+def window_nd(h, a, v, mode="full", axes=None):
+    """The ``mode`` window of ``h``, shaped as the full result of ``scipy.signal.convolve(a,
+    v)`` along ``axes``: the transpose of ``unmode_nd``, for a gradient differentiated
+    again."""
+    ndim = np.ndim(h)
+    axes = range(ndim) if axes is None else [axes] if isinstance(axes, int) else axes
+    axes = {ax % ndim for ax in axes}
+    index = [slice(None)] * ndim
+    for ax in axes:
+        n, m = np.shape(a)[ax], np.shape(v)[ax]
+        start = {"full": 0, "same": (m - 1) // 2, "valid": min(n, m) - 1}[mode]
+        length = {"full": n + m - 1, "same": n, "valid": max(n, m) - min(n, m) + 1}[mode]
+        index[ax] = slice(start, start + length)
+    return h[tuple(index)].copy()
+
+
 # --------------------------------------------------------------------------
 # np.interp(x, xp, fp, left, right): linear in fp, piecewise linear in x
 

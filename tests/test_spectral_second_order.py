@@ -228,3 +228,29 @@ def through_a_helper(a):
 def test_complex_entries_of_a_saved_tuple_keep_their_imaginary_part(f):
     test_reverse_over_reverse(f)
     test_forward_over_reverse(f)
+
+
+# scipy.signal's adjoints set the cotangent into the full result with
+# spectral.unmode_nd, whose transpose is spectral.window_nd
+
+KERNEL = np.array([[0.5, -0.2], [0.1, 0.3]])
+
+
+def scipy_cases():
+    signal = pytest.importorskip("scipy.signal")
+    return [
+        lambda a: np.sum(np.tanh(signal.convolve(a[:6], a[6:] ** 2, "same")) ** 2),
+        lambda a: np.sum(signal.convolve(np.sin(a).reshape(2, 4), KERNEL, "valid") ** 3),
+        lambda a: np.sum(np.sin(signal.correlate(a[:5], a[5:], "full"))),
+        lambda a: np.sum(signal.fftconvolve(a[:6] ** 2, a[6:], "same") ** 2),
+        lambda a: np.sum(
+            signal.fftconvolve(np.sin(a).reshape(2, 4), np.array([[0.5, 0.2, -0.1]]), axes=1) ** 2
+        ),
+        lambda a: np.sum(signal.convolve2d(np.tanh(a).reshape(2, 4), KERNEL, "same") ** 2),
+    ]
+
+
+def test_scipy_signal_to_second_order():
+    for f in scipy_cases():
+        test_forward_over_reverse(f)
+        test_reverse_over_reverse(f)

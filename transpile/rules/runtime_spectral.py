@@ -107,6 +107,18 @@ def unpolyval(y, g, _p, x):
     t[y] += spectral.unpolyder(spectral.unpolyval(g * t[x], spectral.polyder(_p), x), _p)
 
 
+@rule(spectral.unmode_nd, shape=VARIES, fresh=True)
+def unmode_nd(y, g, _a, _v, _mode="full", _axes=None, _boundary="fill", _fillvalue=0):
+    d[g] += spectral.window_nd(d[y], _a, _v, _mode, _axes)
+    t[y] += spectral.unmode_nd(t[g], _a, _v, _mode, _axes, _boundary, _fillvalue)
+
+
+@rule(spectral.window_nd, shape=VARIES, fresh=True)
+def window_nd(y, h, _a, _v, _mode="full", _axes=None):
+    d[h] += spectral.unmode_nd(d[y], _a, _v, _mode, _axes)
+    t[y] += spectral.window_nd(t[h], _a, _v, _mode, _axes)
+
+
 # np.interp's adjoints: linear in what flows in; the weights change with x inside a
 # segment (by the segment's slope), the slope does not (a step at the knots); xp, left
 # and right carry no derivative (an active one is refused)
