@@ -330,6 +330,7 @@ OLD_LISTS = [
     "_VIEW_METHODS",
     "_FRESH_METHODS",
     "_REDUCTIONS",
+    "_SCALAR_ATTRS",
 ]
 
 # lists left in passes outside this task's files, each to become a declaration query

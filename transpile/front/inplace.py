@@ -110,7 +110,6 @@ _CONTAINER_VIEWS = frozenset(
         "choice",
     ]
 )
-_SCALAR_ATTRS = frozenset(["shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"])
 _SCALAR_METHODS = frozenset(["item", "count", "index", "__len__"])
 # ... and those that make a new value, keeping no reference to their arguments: random
 # draws, and array methods without a rule
@@ -939,8 +938,9 @@ class _Analysis:
     def expr_Attribute(self, e, st):
         if self.resolve(e) is not MISSING:
             return self.free(e, st)
-        if e.attr in _SCALAR_ATTRS:
-            self.shallow(e.value, st)
+        declared = registry().attribute_declaration(e.attr)
+        if declared is not None and memory(declared) in (Memory.NEW, Memory.FRESH):
+            self.shallow(e.value, st)  # x.shape, x.dtype: a new value
             return EMPTY
         return self.elements(self.expr(e.value, st), st)  # .T, .real, an object's attribute
 
