@@ -638,7 +638,8 @@ def uncho_solve_factor(g, c_and_lower, x):
     gb = uncho_solve_b(g, c_and_lower)
     gs = -_outer(gb, x)
     g_low = np.tril((gs + _mT(gs)) @ low)
-    return (g_low if lower else _mT(g_low), None)
+    # the flag's adjoint is a zero that adds to another (two solves with one factor)
+    return (g_low if lower else _mT(g_low), 0.0)
 
 
 @helper(fresh=True)
@@ -718,7 +719,7 @@ def unlu_solve_factor(g, lu_and_piv, x, trans=0):
     low, up = _lu_parts(lu)
     ga = -_outer(unlu_solve_b(g, lu_and_piv, trans), x)
     ga = (_mT(ga) if _trans(trans) else ga)[_row_order(piv)]
-    return (np.tril(ga @ _mT(up), -1) + np.triu(_mT(low) @ ga), None)
+    return (np.tril(ga @ _mT(up), -1) + np.triu(_mT(low) @ ga), 0.0)  # piv: a zero
 
 
 @helper(fresh=True)

@@ -30,6 +30,13 @@ def _inputs():
             programs.matrix_exponential_flow,
             (rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3)),
         ),
+        # one factor, two solves: the flag's (the pivots') adjoints add up (a TypeError,
+        # None + None, before)
+        "kalman_two_solves": (programs.kalman_two_solves, (0.3, rng.standard_normal(6))),
+        "lu_two_solves": (
+            programs.lu_two_solves,
+            (0.7, rng.standard_normal((3, 3)) + 3.0 * np.eye(3), rng.standard_normal(3)),
+        ),
     }
 
 
@@ -38,6 +45,8 @@ CASES = {
     "kalman": (0, 1),
     "lu": (0,),
     "expm": (0, 1),
+    "kalman_two_solves": (0,),
+    "lu_two_solves": (0, 1, 2),
 }
 
 

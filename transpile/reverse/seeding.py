@@ -12,7 +12,9 @@ import gast
 
 from transpile.analysis.kinds import is_sequence_call
 from transpile.core import fixpoint
+from transpile.core.ir import MISSING
 from transpile.core.nodes import assign, clone, const, descendants, name
+from transpile.rules import registry
 from transpile.rules.sequences import is_sequence_op
 from transpile_runtime import ops
 
@@ -126,7 +128,7 @@ def _container_names(fn, tree):
     for n in tree.to_names:
         v = n.value
         match = fn.activity.matches.get(id(n))
-        if isinstance(v, (gast.List, gast.Tuple, gast.Dict)):
+        if isinstance(v, (gast.List, gast.Tuple, gast.Dict)) or _makes_sequence(v, fn.parsed):
             names.add(n.targets[0].id)
         elif match is not None and match.kind == "user":
             # the result, and every argument: a callee's adjoint of a dict is a dict
@@ -140,6 +142,16 @@ def _container_names(fn, tree):
         if n.targets[0].id in passed and isinstance(n.value, (gast.List, gast.Tuple)):
             names |= {e.id for e in n.value.elts if isinstance(e, gast.Name)}
     return _through_copies(tree, names | _sequences(fn, tree), fn.parsed.resolve)
+
+
+def _makes_sequence(value, parsed):
+    """Whether ``value`` calls a function declared to return a list or tuple of arrays
+    (``np.split``, ``cho_factor``): its adjoint has an entry per array."""
+    if not isinstance(value, gast.Call):
+        return False
+    obj = parsed.resolve(value.func)
+    declared = registry().declaration(obj) if obj is not MISSING else None
+    return declared is not None and declared.sequence_result
 
 
 def _copied(value, resolve):

@@ -60,7 +60,7 @@ def vdot(y, a, b):
     t[y] += np.vdot(a, t[b])
 
 
-@rule(np.linalg.eigh, shape=FIRST_DATA)
+@rule(np.linalg.eigh, shape=FIRST_DATA, sequence_result=True)
 def eigh(y, a, _UPLO="L"):
     d[a] += complex_ops.uneigh_any(d[y], y, a, _UPLO)
     t[y] += complex_ops.eigh_tangent(y, t[a], a, _UPLO)

@@ -54,7 +54,7 @@ def polyval(y, p, x):
     t[y] += t[x] * np.polyval(spectral.polyder(p), x)
 
 
-@rule(np.gradient, shape=FIRST_DATA)  # the spacing: numbers, static
+@rule(np.gradient, shape=FIRST_DATA, sequence_result=True)  # the spacing: numbers, static
 def gradient(y, f, *spacing, _axis=None, _edge_order=1):
     d[f] += spectral.ungradient(d[y], f, spacing, _axis, _edge_order)
     t[y] += spectral.gradient(t[f], spacing, _axis, _edge_order)

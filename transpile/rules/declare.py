@@ -78,6 +78,9 @@ class Declaration:
     (``np.reshape``, ``x.T``). shares: the result may share memory with an argument
     in another way, or be read-only (``np.broadcast_to``, the builtin ``max``); the
     result of a call declared neither is a new value.
+    sequence_result: the result is, or may be, a list or tuple of arrays (``np.split``,
+    ``scipy.linalg.cho_factor``, ``np.atleast_1d(a, b)``), so its adjoint is one too,
+    added entry by entry.
     copy_keyword: a ``copy=`` keyword other than ``True`` lets the result be the first
     argument itself (``np.array(x, copy=False)``, ``x.astype(t, copy=False)``); without
     one, the call is as declared otherwise.
@@ -102,6 +105,7 @@ class Declaration:
     passes: bool = False
     shares: bool = False
     copy_keyword: bool = False
+    sequence_result: bool = False
     pointwise: bool = False
     complex_values: bool = False
 

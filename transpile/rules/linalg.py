@@ -82,7 +82,7 @@ def tensordot(y, a, b, _axes=2):
 # its adjoint ``d[y]`` is a list with one entry per result (zeros for results unused).
 
 
-@rule(np.linalg.slogdet, shape=ALL_DATA)
+@rule(np.linalg.slogdet, shape=ALL_DATA, sequence_result=True)
 def slogdet(y, a):
     d[a] += ops.unslogdet(d[y], a)
     t[y] += forward_ops.slogdet(y, a, t[a])
@@ -94,7 +94,7 @@ def cholesky(y, a, *, _upper=False):
     t[y] += forward_ops.cholesky(complex_ops.real_only(y, "np.linalg.cholesky"), t[a], _upper)
 
 
-@rule(np.linalg.svd, shape=FIRST_DATA)
+@rule(np.linalg.svd, shape=FIRST_DATA, sequence_result=True)
 def svd(y, a, _full_matrices=True, _compute_uv=True, _hermitian=False):
     d[a] += ops.unsvd(
         d[y], y, complex_ops.real_only(a, "np.linalg.svd"), _full_matrices, _compute_uv, _hermitian
@@ -104,7 +104,7 @@ def svd(y, a, _full_matrices=True, _compute_uv=True, _hermitian=False):
     )
 
 
-@rule(np.linalg.qr, shape=FIRST_DATA)
+@rule(np.linalg.qr, shape=FIRST_DATA, sequence_result=True)
 def qr(y, a, _mode="reduced"):
     d[a] += ops.unqr(d[y], y, complex_ops.real_only(a, "np.linalg.qr"), _mode)
     t[y] += forward_ops.qr(y, complex_ops.real_only(a, "np.linalg.qr"), t[a], _mode)

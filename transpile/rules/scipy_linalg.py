@@ -67,7 +67,7 @@ def cholesky(y, a, _lower=False, _overwrite_a=False, _check_finite=True):
     t[y] += forward_ops.cholesky(y, t[a], not _lower)
 
 
-@rule(linalg.cho_factor, shape=FIRST_DATA)
+@rule(linalg.cho_factor, shape=FIRST_DATA, sequence_result=True)
 def cho_factor(y, a, _lower=False, _overwrite_a=False, _check_finite=True):
     d[a] += scipy_ops.uncho_factor(d[y], y, _overwrite_a)
     t[y] += scipy_ops.cho_factor_tangent(y, t[a])
@@ -80,7 +80,7 @@ def cho_solve(x, c_and_lower, b, _overwrite_b=False, _check_finite=True):
     t[x] += scipy_ops.cho_solve_tangent(t[c_and_lower], t[b], c_and_lower, x)
 
 
-@rule(linalg.lu_factor, shape=FIRST_DATA)
+@rule(linalg.lu_factor, shape=FIRST_DATA, sequence_result=True)
 def lu_factor(y, a, _overwrite_a=False, _check_finite=True):
     d[a] += scipy_ops.unlu_factor(d[y], y, _overwrite_a)
     t[y] += scipy_ops.lu_factor_tangent(y, t[a])
@@ -99,7 +99,7 @@ def expm(y, a):
     t[y] += scipy_ops.expm_frechet(a, t[a])
 
 
-@rule(linalg.eigh, shape=FIRST_DATA)
+@rule(linalg.eigh, shape=FIRST_DATA, sequence_result=True)
 def eigh(y, a, *, _lower=True, _eigvals_only=False, _overwrite_a=False, _check_finite=True):
     d[a] += scipy_ops.uneigh(d[y], y, a, _lower, _eigvals_only, _overwrite_a)
     t[y] += scipy_ops.eigh_tangent(y, a, t[a], _lower, _eigvals_only)

@@ -32,7 +32,9 @@ def reshape(y, a, *_shape, **_kwargs):
     t[y] += ops.copy(np.reshape(t[a], np.shape(y)))  # flatten's result may be written into
 
 
-@rule(np.atleast_1d, np.atleast_2d, np.atleast_3d, shape=ALL_DATA, passes=True)
+@rule(
+    np.atleast_1d, np.atleast_2d, np.atleast_3d, shape=ALL_DATA, passes=True, sequence_result=True
+)
 def atleast(y, *arys):
     d[arys] += ops.unatleast(d[y], arys, position)
     t[y] += forward_ops.atleast(t[arys], y, arys, position)
@@ -116,7 +118,9 @@ def column_stack(y, tup):
     t[y] += np.column_stack(t[tup])
 
 
-@rule(np.split, np.array_split, shape=FIRST_DATA, shares=True)  # a list of views
+@rule(
+    np.split, np.array_split, shape=FIRST_DATA, shares=True, sequence_result=True
+)  # a list of views
 def split(y, ary, _indices_or_sections, _axis=0):
     d[ary] += np.concatenate(d[y], _axis)
     t[y] += np.array_split(t[ary], _indices_or_sections, _axis)  # as np.split where it splits
