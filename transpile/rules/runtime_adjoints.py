@@ -45,19 +45,19 @@ def uncumsum(r, g, _a, _axis=None):
     t[r] += ops.uncumsum(t[g], _a, _axis)
 
 
-@rule(ops.unconcatenate, shape=VARIES, passes=True)
+@rule(ops.unconcatenate, shape=VARIES, passes=True, sequence_result=True)
 def unconcatenate(r, g, _arrays, _axis=0):
     d[g] += np.concatenate(d[r], _axis)
     t[r] += ops.unconcatenate(t[g], _arrays, _axis)
 
 
-@rule(ops.unstack, shape=VARIES, passes=True)
+@rule(ops.unstack, shape=VARIES, passes=True, sequence_result=True)
 def unstack(r, g, _arrays, _axis=0):
     d[g] += np.stack(d[r], _axis)
     t[r] += ops.unstack(t[g], _arrays, _axis)
 
 
-@rule(ops.unvstack, shape=VARIES, passes=True)
+@rule(ops.unvstack, shape=VARIES, passes=True, sequence_result=True)
 def unvstack(r, g, _arrays):
     d[g] += np.vstack(d[r])
     t[r] += ops.unvstack(t[g], _arrays)
@@ -189,31 +189,31 @@ def spread(r, g, _items):
     t[r] += ops.spread(t[g], _items)
 
 
-@rule(ops.head, shape=VARIES, passes=True)
+@rule(ops.head, shape=VARIES, passes=True, sequence_result=True)
 def head(r, g, _x):
     d[g] += ops.unhead(d[r], g)
     t[r] += ops.head(t[g], _x)
 
 
-@rule(ops.tail, shape=VARIES, passes=True)
+@rule(ops.tail, shape=VARIES, passes=True, sequence_result=True)
 def tail(r, g, _y):
     d[g] += ops.untail(d[r], g)
     t[r] += ops.tail(t[g], _y)
 
 
-@rule(ops.unrepeat, shape=VARIES, passes=True)
+@rule(ops.unrepeat, shape=VARIES, passes=True, sequence_result=True)
 def unrepeat(r, g, _x):
     d[g] += ops.reunrepeat(d[r], g)
     t[r] += ops.unrepeat(t[g], _x)
 
 
-@rule(ops.unjoin, shape=VARIES, passes=True)
+@rule(ops.unjoin, shape=VARIES, passes=True, sequence_result=True)
 def unjoin(r, g, _arrays, _how):
     d[g] += ops.rejoin(d[r], _how)
     t[r] += ops.unjoin(t[g], _arrays, _how)
 
 
-@rule(ops.unatleast, shape=VARIES, passes=True)
+@rule(ops.unatleast, shape=VARIES, passes=True, sequence_result=True)
 def unatleast(r, g, _arrays, _index):
     d[g] += ops.reatleast(d[r], g, _index)
     t[r] += ops.unatleast(t[g], _arrays, _index)

@@ -88,7 +88,7 @@ def uncholesky(r, g, y, _upper=False):  # linear in g; y, the factor, through it
 # linear in the argument's tangent, and its adjoint there is the first-order adjoint.
 
 
-@rule(forward_ops.slogdet, shape=VARIES, fresh=True)
+@rule(forward_ops.slogdet, shape=VARIES, fresh=True, sequence_result=True)
 def slogdet_tangent(r, _y, a, ta):  # (0, trace(a^-1 ta))
     d[ta] += ops.unslogdet(d[r], a)
     d[a] += ops.unslogdet_slope(d[r], ta, a)

@@ -157,7 +157,7 @@ def ungradient(y, g, _f, _spacing=(), _axis=None, _edge_order=1):
     t[y] += spectral.ungradient(t[g], _f, _spacing, _axis, _edge_order)
 
 
-@rule(spectral.gradient, shape=VARIES, fresh=True)
+@rule(spectral.gradient, shape=VARIES, fresh=True, sequence_result=True)
 def gradient(y, v, _spacing=(), _axis=None, _edge_order=1):
     d[v] += spectral.ungradient(d[y], v, _spacing, _axis, _edge_order)
     t[y] += spectral.gradient(t[v], _spacing, _axis, _edge_order)
