@@ -1,0 +1,421 @@
+"""Small helpers of the user's, inlined where they are called.
+
+A call of a user function is otherwise differentiated as a callee pair
+(``reverse/callees``): a forward function that returns its result and what its
+adjoint needs, and that adjoint. For a small helper (``def step(h, x, W): return
+np.tanh(x @ W + h)``) called in a loop the pair costs two calls per step, and it keeps
+its own residuals beside what the caller's tape already holds. Inlined, the helper's
+lines become the caller's: the caller's tape and economies apply to them, and
+``source(g)`` shows the helper's math where it is used, under the call's own
+``# grad of:`` line (every inlined line is located at the call).
+
+A helper is inlined only where that changes nothing a program can observe:
+
+- it is a plain ``def`` (no closure, generator, lambda, or gradient of ours), with no
+  rule of the user's (``defvjp``, ``rule``, ``nondifferentiable``) and not marked
+  ``checkpoint``; its parameters are plain ones, their defaults numbers, strings or
+  None, none of them called;
+- its body is at most ``MAX_STATEMENTS`` assignments to names, then one ``return``:
+  no branch, loop, nested function, comprehension, lambda, starred argument, write
+  into an array or attribute, nor ``locals()`` and its kind;
+- every free name it reads denotes the same object in the caller (and is not a local
+  there); a helper from another module may read only functions and modules there,
+  whose identity the gradient's entry re-checks (``Function.inlined``), since an
+  array it reads would be read live from the caller's module;
+- the call passes plain positional and keyword arguments, and it is not inside a
+  part of an expression that may not run (``a and h(x)``, ``h(x) if c else y``, a
+  comprehension, a lambda, a ``while`` test); where other calls in the statement run
+  before it, each is a numpy or pure builtin function (hoisting the helper's lines
+  above the statement must not reorder a random draw or a ``list.pop``).
+
+Its parameters bound to names or constants are replaced by them; other arguments
+are bound to fresh names, as are its locals (the namer avoids every name of the
+caller). A helper called inside a helper is inlined in turn; a recursive one is not.
+Everything else stays a callee pair.
+"""
+
+import builtins
+import dataclasses
+import inspect
+
+import gast
+
+from transpile.core import assumptions
+from transpile.core.errors import TranspileError
+from transpile.core.ir import MISSING
+from transpile.core.nodes import assign, clone, const, descendants, name, name_nodes, transform
+from transpile.front import fence, higher, parse
+from transpile.front.naming import Namer
+from transpile.rules import user_rules
+from transpile_runtime import instances, stop_gradient
+
+MAX_STATEMENTS = 12  # a helper longer than this is a callee pair: its source reads better
+MAX_DEPTH = 8  # helpers inlined inside helpers, at most
+
+_REFUSED_NODES = (
+    gast.Lambda,
+    gast.ListComp,
+    gast.SetComp,
+    gast.DictComp,
+    gast.GeneratorExp,
+    gast.NamedExpr,
+    gast.Yield,
+    gast.YieldFrom,
+    gast.Await,
+    gast.Starred,
+    gast.FunctionDef,
+    gast.ClassDef,
+)
+_DYNAMIC = frozenset(("locals", "vars", "globals", "eval", "exec", "super", "__class__"))
+_PURE_BUILTINS = frozenset(
+    getattr(builtins, n)
+    for n in ("abs", "float", "int", "len", "max", "min", "pow", "range", "round", "sum")
+)
+_CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
+_LAZY_FIELDS = {gast.IfExp: ("test",), gast.BoolOp: ()}  # what always runs of them
+_OPAQUE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def stage(fn, ctx):
+    """Inline the small helpers the function calls (this module's docstring)."""
+    inliner = _Inliner(fn.parsed)
+    body = inliner.block(fn.parsed.tree.body, ())
+    if not inliner.inlined:
+        return fn
+    fn.parsed.tree.body = body
+    fn.parsed = dataclasses.replace(
+        fn.parsed, local_names=fn.parsed.local_names | frozenset(inliner.new_names)
+    )
+    fn.inlined = tuple(inliner.inlined)
+    return fn
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Helper:
+    func: object
+    parsed: object  # parse.Parsed of the helper: its reads join the caller's checks
+    body: list  # the statements before the return, then the return
+    signature: inspect.Signature
+    assigned: frozenset  # the names its body assigns
+    free: frozenset  # the names it reads that are not its own
+
+
+def readable_helper(obj):
+    """The ``_Helper`` for a function small and plain enough to inline, else None."""
+    if not _plain_function(obj):
+        return None
+    try:
+        parsed = parse.run(obj)
+        parse.refuse_undefined(parsed)
+        fence.run(parsed, helper=True)
+    except TranspileError:
+        return None  # the callee pair says why, located at the user's call
+    tree = parsed.tree
+    body = list(tree.body)
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    if not _simple_body(tree, body):
+        return None
+    params = {a.id for a in tree.args.args}
+    signature = inspect.signature(obj)
+    if not _constant_defaults(signature):
+        return None
+    assigned = {n.id for s in body for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}
+    free = {
+        n.id
+        for s in body
+        for n in name_nodes(s)
+        if isinstance(n.ctx, gast.Load) and n.id not in params | assigned
+    }
+    return _Helper(obj, parsed, body, signature, frozenset(assigned), frozenset(free))
+
+
+def _plain_function(obj) -> bool:
+    if not inspect.isfunction(obj) or obj.__code__.co_name == "<lambda>" or obj.__closure__:
+        return False
+    if obj.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
+        return False
+    if user_rules.find(obj) is not None or getattr(obj, "__transpile_checkpoint__", False):
+        return False
+    return not higher.is_generated(obj) and instances.unwrapped(obj)[0] is obj
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant)
+
+
+def _simple_body(tree, body) -> bool:
+    """Assignments to names, then one ``return`` of a value; nothing refused in them."""
+    args = tree.args
+    if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", []):
+        return False
+    if not 1 <= len(body) <= MAX_STATEMENTS:
+        return False
+    if not isinstance(body[-1], gast.Return) or body[-1].value is None:
+        return False
+    if not all(isinstance(s, gast.Assign) and _name_targets(s.targets) for s in body[:-1]):
+        return False
+    params = {a.id for a in args.args}
+    for node in (n for s in body for n in descendants(s)):
+        if isinstance(node, _REFUSED_NODES):
+            return False
+        if isinstance(node, gast.Name) and node.id in _DYNAMIC:
+            return False
+        if isinstance(node, gast.Call) and _calls_parameter(node, params):
+            return False
+        if isinstance(node, gast.keyword) and node.arg in (None, "out"):
+            return False
+    return True
+
+
+def _name_targets(targets) -> bool:
+    for t in targets:
+        if isinstance(t, (gast.Tuple, gast.List)):
+            if not all(isinstance(e, gast.Name) for e in t.elts):
+                return False
+        elif not isinstance(t, gast.Name):
+            return False
+    return True
+
+
+def _calls_parameter(call, params) -> bool:
+    """A parameter called (``act(x)``): which function it holds is the caller's to say."""
+    return isinstance(call.func, gast.Name) and call.func.id in params
+
+
+def _constant_defaults(signature) -> bool:
+    return all(
+        p.default is inspect.Parameter.empty or type(p.default) in _CONSTANT_TYPES
+        for p in signature.parameters.values()
+    )
+
+
+def _root(node):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _locate(stmts, origin):
+    """Every node of ``stmts`` at ``origin``'s place: errors and ``# grad of:`` lines
+    name the call, in the caller's file."""
+    where = {k: getattr(origin, k, None) for k in ("lineno", "col_offset")}
+    where.update({k: getattr(origin, k, None) for k in ("end_lineno", "end_col_offset")})
+    for s in stmts:
+        for node in descendants(s):
+            if "lineno" in node._attributes:
+                for k, v in where.items():
+                    setattr(node, k, v)
+
+
+class _Inliner:
+    def __init__(self, parsed):
+        self.parsed = parsed
+        self.namer = Namer.for_tree(parsed.tree)
+        self.inlined = []  # the _Helper of each helper inlined, once each
+        self.new_names = set()
+        self._helpers = {}  # id(function) -> _Helper or None
+
+    def block(self, stmts, stack):
+        out = []
+        for stmt in stmts:
+            out.extend(self.statement(stmt, stack))
+        return out
+
+    def statement(self, stmt, stack):
+        """``stmt`` with the helpers it calls inlined: the lines before it, then it."""
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
+                setattr(stmt, field, self.block(inner, stack))
+        for handler in getattr(stmt, "handlers", None) or ():
+            handler.body = self.block(handler.body, stack)
+        field = _EXPRESSION_FIELD.get(type(stmt))
+        if field is None or getattr(stmt, field, None) is None:
+            return [stmt]
+        prelude = []
+        value = self._expression(getattr(stmt, field), stmt, prelude, stack)
+        setattr(stmt, field, value)
+        _merge_result(stmt, field, prelude)
+        return prelude + [stmt]
+
+    def _expression(self, node, stmt, prelude, stack):
+        """``node`` with each helper call that always runs replaced by its result's name,
+        its lines appended to ``prelude``; bottom up, in the order Python evaluates."""
+        if isinstance(node, _OPAQUE):
+            return node
+        fields = _LAZY_FIELDS.get(type(node))
+        if fields is None:
+            fields = [f for f in node._fields if f != "ctx"]
+        for f in fields:
+            child = getattr(node, f, None)
+            if isinstance(child, list):
+                setattr(node, f, [self._child(c, stmt, prelude, stack) for c in child])
+            else:
+                setattr(node, f, self._child(child, stmt, prelude, stack))
+        if isinstance(node, gast.Call):
+            helper = self._candidate(node, stack)
+            if helper is not None and self._runs_in_order(node, stmt, stack):
+                return self._inline(node, helper, stmt, prelude, stack)
+        return node
+
+    def _child(self, child, stmt, prelude, stack):
+        if isinstance(child, gast.keyword):
+            child.value = self._expression(child.value, stmt, prelude, stack)
+            return child
+        if isinstance(child, gast.expr):
+            return self._expression(child, stmt, prelude, stack)
+        return child
+
+    def _candidate(self, call, stack):
+        """The ``_Helper`` that ``call`` calls, if it may be inlined here."""
+        root = _root(call.func)
+        parsed = self.parsed
+        if root is None or root in parsed.local_names or root in parsed.bound:
+            return None
+        if len(stack) >= MAX_DEPTH or any(isinstance(a, gast.Starred) for a in call.args):
+            return None
+        if any(k.arg is None for k in call.keywords):
+            return None
+        obj = parsed.resolve(call.func)
+        if obj is MISSING or any(obj is f for f in stack):
+            return None
+        if id(obj) not in self._helpers:
+            self._helpers[id(obj)] = readable_helper(obj)
+        helper = self._helpers[id(obj)]
+        if helper is None or helper.func is not obj or not self._same_names(helper):
+            return None
+        try:
+            helper.signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError:
+            return None  # the callee pair reports the mismatch at the call
+        return helper
+
+    def _same_names(self, helper) -> bool:
+        """Whether each free name of the helper denotes in the caller what it does in
+        the helper's own module (a name of another module: only a function or module)."""
+        parsed = self.parsed
+        foreign = helper.func.__globals__ is not parsed.namespace
+        for n in helper.free:
+            if n in parsed.local_names or n in parsed.cells or n in parsed.bound:
+                return False
+            mine, theirs = parsed.lookup(n), helper.parsed.lookup(n)
+            if mine is MISSING or mine is not theirs:
+                return False
+            if foreign and not assumptions.is_code(mine):
+                return False
+        return True
+
+    def _runs_in_order(self, call, stmt, stack) -> bool:
+        """Whether the calls of ``stmt`` that run before ``call`` (other than those
+        around it or in its arguments) may run after its lines instead: numpy's, pure
+        builtins, helpers inlined themselves."""
+        inside = {id(n) for n in descendants(call)}
+        around = _ancestors(stmt, call)
+        for other in descendants(stmt):
+            if not isinstance(other, gast.Call) or id(other) in inside or id(other) in around:
+                continue
+            if not self._pure(other, stack):
+                return False
+        return True
+
+    def _pure(self, call, stack) -> bool:
+        if _root(call.func) in self.parsed.local_names:
+            return False
+        obj = self.parsed.resolve(call.func)
+        if obj is MISSING:
+            return False
+        if obj is stop_gradient or obj in _PURE_BUILTINS:
+            return True
+        module = getattr(obj, "__module__", None) or ""
+        if module.split(".")[0] == "numpy" and "random" not in module:
+            return True
+        return self._candidate(call, stack) is not None
+
+    def _inline(self, call, helper, stmt, prelude, stack):
+        """The helper's lines for ``call`` appended to ``prelude``; its result's name."""
+        bound = helper.signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        replace, binds = {}, []
+        for pname, param in helper.signature.parameters.items():
+            value = bound.arguments.get(pname, MISSING)
+            if value is MISSING:
+                value = const(param.default)
+            if isinstance(value, (gast.Name, gast.Constant)) and pname not in helper.assigned:
+                replace[pname] = value
+            else:
+                fresh = self._fresh(pname)
+                binds.append(assign(fresh, value, stmt))
+                replace[pname] = name(fresh)
+        for local in helper.assigned - set(replace):
+            replace[local] = name(self._fresh(local))
+        body = [_substituted(s, replace) for s in clone(helper.body)]
+        result = self._fresh(helper.func.__name__.strip("_") + "_out")
+        lines = binds + body[:-1] + [assign(result, body[-1].value, stmt)]
+        _locate(lines, stmt)
+        if not any(h is helper for h in self.inlined):
+            self.inlined.append(helper)
+        prelude.extend(self.block(lines, stack + (helper.func,)))
+        return name(result)
+
+    def _fresh(self, base):
+        new = self.namer.fresh(base)
+        self.new_names.add(new)
+        return new
+
+
+# the field of each statement that holds an expression run before the statement does
+# its work (a ``while`` test runs again each time round: never hoisted from)
+_EXPRESSION_FIELD = {
+    gast.Assign: "value",
+    gast.AugAssign: "value",
+    gast.AnnAssign: "value",
+    gast.Return: "value",
+    gast.Expr: "value",
+    gast.If: "test",
+    gast.For: "iter",
+}
+
+
+def _ancestors(stmt, target) -> set:
+    """The ids of the nodes of ``stmt`` that contain ``target``."""
+    parents = {}
+    for node in descendants(stmt):
+        for child in gast.iter_child_nodes(node):
+            parents[id(child)] = node
+    found, node = set(), parents.get(id(target))
+    while node is not None:
+        found.add(id(node))
+        node = parents.get(id(node))
+    return found
+
+
+def _substituted(stmt, replace):
+    """``stmt`` with the helper's names replaced: a parameter by its argument (a name
+    or a constant), every other name it binds by its fresh name."""
+
+    def visit(node):
+        new = replace.get(node.id)
+        if new is None:
+            return node
+        if isinstance(new, gast.Constant):
+            return const(new.value)
+        return name(new.id, node.ctx)
+
+    return transform(stmt, {gast.Name: visit})
+
+
+def _merge_result(stmt, field, prelude):
+    """``h = step_out`` after ``step_out = <value>`` becomes ``h = <value>``: the
+    result's name is printed only where the call was part of a larger expression."""
+    value = getattr(stmt, field)
+    if not (isinstance(stmt, (gast.Assign, gast.Return)) and isinstance(value, gast.Name)):
+        return
+    last = prelude[-1] if prelude else None
+    if (
+        isinstance(last, gast.Assign)
+        and len(last.targets) == 1
+        and isinstance(last.targets[0], gast.Name)
+        and last.targets[0].id == value.id
+    ):
+        prelude.pop()
+        setattr(stmt, field, last.value)
