@@ -89,7 +89,7 @@ def stage(fn, ctx):
     code = assumptions.merge(
         code,
         *(c.code_reads for c in fn.callees),
-        *(assumptions.collect(h.parsed)[0] for h in fn.inlined),  # a helper's own globals
+        fn.inlined,  # the helpers inlined: their names and their own globals
     )
     made = []
     for out in fn.outputs:

@@ -217,7 +217,7 @@ class Function:
         tuple,
         "helpers",
         "emit",
-        "helpers._Helper of each user function inlined: its reads are checked too",
+        "assumptions.Read: the helpers inlined, by the names called, and what they read",
     )
     generated: object = fact(
         None, "emit", "dispatch, pipeline", "ir.Generated: the compiled function and its source"

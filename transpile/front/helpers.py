@@ -11,8 +11,9 @@ lines become the caller's: the caller's tape and economies apply to them, and
 
 A helper is inlined only where that changes nothing a program can observe:
 
-- it is a plain ``def`` (no closure, generator, lambda, or gradient of ours), with no
-  rule of the user's (``defvjp``, ``rule``, ``nondifferentiable``) and not marked
+- it is a plain ``def`` (no closure, generator, lambda, gradient of ours, nor one of
+  this package's markers such as ``stop_gradient``), with no rule (built in or the
+  user's: ``defvjp``, ``rule``, ``nondifferentiable``) and not marked
   ``checkpoint``; its parameters are plain ones, their defaults numbers, strings or
   None, none of them called;
 - its body is at most ``MAX_STATEMENTS`` assignments to names, then one ``return``:
@@ -20,7 +21,8 @@ A helper is inlined only where that changes nothing a program can observe:
   into an array or attribute, nor ``locals()`` and its kind;
 - every free name it reads denotes the same object in the caller (and is not a local
   there); a helper from another module may read only functions and modules there,
-  whose identity the gradient's entry re-checks (``Function.inlined``), since an
+  whose identity the gradient's entry re-checks (``Function.inlined``, with the
+  names the helpers were called by), since an
   array it reads would be read live from the caller's module;
 - the call passes plain positional and keyword arguments, and it is not inside a
   part of an expression that may not run (``a and h(x)``, ``h(x) if c else y``, a
@@ -46,7 +48,7 @@ from transpile.core.ir import MISSING
 from transpile.core.nodes import assign, clone, const, descendants, name, name_nodes, transform
 from transpile.front import fence, higher, parse
 from transpile.front.naming import Namer
-from transpile.rules import user_rules
+from transpile.rules import registry, user_rules
 from transpile_runtime import instances, stop_gradient
 
 MAX_STATEMENTS = 12  # a helper longer than this is a callee pair: its source reads better
@@ -71,6 +73,7 @@ _PURE_BUILTINS = frozenset(
     getattr(builtins, n)
     for n in ("abs", "float", "int", "len", "max", "min", "pow", "range", "round", "sum")
 )
+_OURS = frozenset(("transpile", "transpile_runtime"))
 _CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
 _LAZY_FIELDS = {gast.IfExp: ("test",), gast.BoolOp: ()}  # what always runs of them
 _OPAQUE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -79,14 +82,17 @@ _OPAQUE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.Generat
 def stage(fn, ctx):
     """Inline the small helpers the function calls (this module's docstring)."""
     inliner = _Inliner(fn.parsed)
-    body = inliner.block(fn.parsed.tree.body, ())
+    body = inliner.block(fn.parsed.tree.body, (instances.unwrapped(ctx.func)[0],))
     if not inliner.inlined:
         return fn
+    # the reads the entry re-checks: the helpers' own globals (in their modules), and
+    # the names the calls named them by, which the caller's text no longer mentions
+    reads = [assumptions.collect(h.parsed)[0] for h in inliner.inlined]
+    fn.inlined = assumptions.merge(*reads, inliner.call_reads)
     fn.parsed.tree.body = body
     fn.parsed = dataclasses.replace(
         fn.parsed, local_names=fn.parsed.local_names | frozenset(inliner.new_names)
     )
-    fn.inlined = tuple(inliner.inlined)
     return fn
 
 
@@ -137,7 +143,14 @@ def _plain_function(obj) -> bool:
         return False
     if user_rules.find(obj) is not None or getattr(obj, "__transpile_checkpoint__", False):
         return False
+    if (obj.__module__ or "").split(".")[0] in _OURS or _has_rule(obj):
+        return False  # stop_gradient, checkpointed: markers the later stages read
     return not higher.is_generated(obj) and instances.unwrapped(obj)[0] is obj
+
+
+def _has_rule(obj) -> bool:
+    table = registry()
+    return table.declaration(obj) is not None or id(table.canonical(obj)) in table.functions
 
 
 def _is_docstring(stmt) -> bool:
@@ -214,6 +227,7 @@ class _Inliner:
         self.namer = Namer.for_tree(parsed.tree)
         self.inlined = []  # the _Helper of each helper inlined, once each
         self.new_names = set()
+        self.call_reads = []  # assumptions.Read of each name a helper was called by
         self._helpers = {}  # id(function) -> _Helper or None
 
     def block(self, stmts, stack):
@@ -354,8 +368,17 @@ class _Inliner:
         _locate(lines, stmt)
         if not any(h is helper for h in self.inlined):
             self.inlined.append(helper)
+        self.call_reads.append(self._read_of(call.func, helper.func))
         prelude.extend(self.block(lines, stack + (helper.func,)))
         return name(result)
+
+    def _read_of(self, node, obj):
+        parts = []
+        while isinstance(node, gast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        chain = ".".join([node.id, *reversed(parts)])
+        return assumptions.Read(chain, obj, self.parsed.namespace, self.parsed.cells.get(node.id))
 
     def _fresh(self, base):
         new = self.namer.fresh(base)
