@@ -122,6 +122,8 @@ def readable_helper(obj):
         body = body[1:]
     if not _simple_body(tree, body):
         return None
+    if not all(_known_call(c, parsed) for s in body for c in descendants(s) if _is_call(c)):
+        return None
     params = {a.id for a in tree.args.args}
     signature = inspect.signature(obj)
     if not _constant_defaults(signature):
@@ -151,6 +153,24 @@ def _plain_function(obj) -> bool:
 def _has_rule(obj) -> bool:
     table = registry()
     return table.declaration(obj) is not None or id(table.canonical(obj)) in table.functions
+
+
+def _is_call(node) -> bool:
+    return isinstance(node, gast.Call)
+
+
+def _known_call(call, parsed) -> bool:
+    """Whether ``call`` has a rule (a method's, by its name), is a pure builtin or a
+    function of the user's: then nothing in the helper is refused later, where the
+    error would name the caller's line instead of the helper's own."""
+    if isinstance(call.func, gast.Attribute) and _root(call.func) in parsed.local_names:
+        return registry().method_declaration(call.func.attr) is not None
+    obj = parsed.resolve(call.func)
+    if obj is MISSING:
+        return False
+    if obj is stop_gradient or obj in _PURE_BUILTINS or user_rules.find(obj) is not None:
+        return True
+    return _has_rule(obj) or (inspect.isfunction(obj) and _plain_function(obj))
 
 
 def _is_docstring(stmt) -> bool:
@@ -256,8 +276,8 @@ class _Inliner:
     def _expression(self, node, stmt, prelude, stack):
         """``node`` with each helper call that always runs replaced by its result's name,
         its lines appended to ``prelude``; bottom up, in the order Python evaluates."""
-        if isinstance(node, _OPAQUE):
-            return node
+        if isinstance(node, _OPAQUE) or self._stopped(node):
+            return node  # a stopped call runs as written: no adjoint to economize
         fields = _LAZY_FIELDS.get(type(node))
         if fields is None:
             fields = [f for f in node._fields if f != "ctx"]
@@ -280,6 +300,13 @@ class _Inliner:
         if isinstance(child, gast.expr):
             return self._expression(child, stmt, prelude, stack)
         return child
+
+    def _stopped(self, node) -> bool:
+        return (
+            isinstance(node, gast.Call)
+            and _root(node.func) not in self.parsed.local_names
+            and self.parsed.resolve(node.func) is stop_gradient
+        )
 
     def _candidate(self, call, stack):
         """The ``_Helper`` that ``call`` calls, if it may be inlined here."""
@@ -354,12 +381,13 @@ class _Inliner:
             value = bound.arguments.get(pname, MISSING)
             if value is MISSING:
                 value = const(param.default)
-            if isinstance(value, (gast.Name, gast.Constant)) and pname not in helper.assigned:
-                replace[pname] = value
-            else:
-                fresh = self._fresh(pname)
-                binds.append(assign(fresh, value, stmt))
-                replace[pname] = name(fresh)
+            if _is_literal(value) or isinstance(value, gast.Name):
+                if pname not in helper.assigned:
+                    replace[pname] = value
+                    continue
+            fresh = self._fresh(pname)
+            binds.append(assign(fresh, value, stmt))
+            replace[pname] = name(fresh)
         for local in helper.assigned - set(replace):
             replace[local] = name(self._fresh(local))
         body = [_substituted(s, replace) for s in clone(helper.body)]
@@ -420,11 +448,18 @@ def _substituted(stmt, replace):
         new = replace.get(node.id)
         if new is None:
             return node
-        if isinstance(new, gast.Constant):
-            return const(new.value)
-        return name(new.id, node.ctx)
+        if isinstance(new, gast.Name):
+            return name(new.id, node.ctx)
+        return clone(new)  # a literal
 
     return transform(stmt, {gast.Name: visit})
+
+
+def _is_literal(node) -> bool:
+    """A constant, or a negated one (``-0.5``)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant)
 
 
 def _merge_result(stmt, field, prelude):
