@@ -108,34 +108,38 @@ class _Helper:
 
 def readable_helper(obj):
     """The ``_Helper`` for a function small and plain enough to inline, else None."""
-    if not _plain_function(obj):
+    parsed = _parsed(obj) if _plain_function(obj) else None
+    if parsed is None:
         return None
+    body = list(parsed.tree.body)
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    signature = inspect.signature(obj)
+    if not (_simple_body(parsed.tree, body) and _constant_defaults(signature)):
+        return None
+    if not all(_known_call(c, parsed) for s in body for c in descendants(s) if _is_call(c)):
+        return None
+    assigned, free = _names(body, {a.id for a in parsed.tree.args.args})
+    return _Helper(obj, parsed, body, signature, assigned, free)
+
+
+def _names(body, params):
+    """``(the names body assigns, the names it reads that are neither those nor params)``."""
+    nodes = [n for s in body for n in name_nodes(s)]
+    assigned = frozenset(n.id for n in nodes if isinstance(n.ctx, gast.Store))
+    loads = (n.id for n in nodes if isinstance(n.ctx, gast.Load))
+    return assigned, frozenset(n for n in loads if n not in params and n not in assigned)
+
+
+def _parsed(obj):
+    """The helper's ``parse.Parsed``, or None where parse or fence would refuse it."""
     try:
         parsed = parse.run(obj)
         parse.refuse_undefined(parsed)
         fence.run(parsed, helper=True)
     except TranspileError:
         return None  # the callee pair says why, located at the user's call
-    tree = parsed.tree
-    body = list(tree.body)
-    if body and _is_docstring(body[0]):
-        body = body[1:]
-    if not _simple_body(tree, body):
-        return None
-    if not all(_known_call(c, parsed) for s in body for c in descendants(s) if _is_call(c)):
-        return None
-    params = {a.id for a in tree.args.args}
-    signature = inspect.signature(obj)
-    if not _constant_defaults(signature):
-        return None
-    assigned = {n.id for s in body for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}
-    free = {
-        n.id
-        for s in body
-        for n in name_nodes(s)
-        if isinstance(n.ctx, gast.Load) and n.id not in params | assigned
-    }
-    return _Helper(obj, parsed, body, signature, frozenset(assigned), frozenset(free))
+    return parsed
 
 
 def _plain_function(obj) -> bool:
@@ -178,7 +182,8 @@ def _is_docstring(stmt) -> bool:
 
 
 def _simple_body(tree, body) -> bool:
-    """Assignments to names, then one ``return`` of a value; nothing refused in them."""
+    """Plain parameters; assignments to names, then one ``return`` of a value; nothing
+    refused in them."""
     args = tree.args
     if args.vararg or args.kwarg or args.kwonlyargs or getattr(args, "posonlyargs", []):
         return False
@@ -189,16 +194,17 @@ def _simple_body(tree, body) -> bool:
     if not all(isinstance(s, gast.Assign) and _name_targets(s.targets) for s in body[:-1]):
         return False
     params = {a.id for a in args.args}
-    for node in (n for s in body for n in descendants(s)):
-        if isinstance(node, _REFUSED_NODES):
-            return False
-        if isinstance(node, gast.Name) and node.id in _DYNAMIC:
-            return False
-        if isinstance(node, gast.Call) and _calls_parameter(node, params):
-            return False
-        if isinstance(node, gast.keyword) and node.arg in (None, "out"):
-            return False
-    return True
+    return not any(_refused(n, params) for s in body for n in descendants(s))
+
+
+def _refused(node, params) -> bool:
+    if isinstance(node, _REFUSED_NODES):
+        return True
+    if isinstance(node, gast.Name):
+        return node.id in _DYNAMIC
+    if isinstance(node, gast.Call):
+        return _calls_parameter(node, params)
+    return isinstance(node, gast.keyword) and node.arg in (None, "out")
 
 
 def _name_targets(targets) -> bool:
@@ -310,15 +316,9 @@ class _Inliner:
 
     def _candidate(self, call, stack):
         """The ``_Helper`` that ``call`` calls, if it may be inlined here."""
-        root = _root(call.func)
-        parsed = self.parsed
-        if root is None or root in parsed.local_names or root in parsed.bound:
+        if len(stack) >= MAX_DEPTH or not self._plain_call(call):
             return None
-        if len(stack) >= MAX_DEPTH or any(isinstance(a, gast.Starred) for a in call.args):
-            return None
-        if any(k.arg is None for k in call.keywords):
-            return None
-        obj = parsed.resolve(call.func)
+        obj = self.parsed.resolve(call.func)
         if obj is MISSING or any(obj is f for f in stack):
             return None
         if id(obj) not in self._helpers:
@@ -331,6 +331,15 @@ class _Inliner:
         except TypeError:
             return None  # the callee pair reports the mismatch at the call
         return helper
+
+    def _plain_call(self, call) -> bool:
+        """A call of a global's by name, with no ``*args`` or ``**kwargs`` spread."""
+        root = _root(call.func)
+        if root is None or root in self.parsed.local_names or root in self.parsed.bound:
+            return False
+        if any(isinstance(a, gast.Starred) for a in call.args):
+            return False
+        return all(k.arg is not None for k in call.keywords)
 
     def _same_names(self, helper) -> bool:
         """Whether each free name of the helper denotes in the caller what it does in
@@ -381,10 +390,10 @@ class _Inliner:
             value = bound.arguments.get(pname, MISSING)
             if value is MISSING:
                 value = const(param.default)
-            if _is_literal(value) or isinstance(value, gast.Name):
-                if pname not in helper.assigned:
-                    replace[pname] = value
-                    continue
+            plain = _is_literal(value) or isinstance(value, gast.Name)
+            if plain and pname not in helper.assigned:
+                replace[pname] = value
+                continue
             fresh = self._fresh(pname)
             binds.append(assign(fresh, value, stmt))
             replace[pname] = name(fresh)
