@@ -126,3 +126,11 @@ def make_closure_helper(c):
 def pops_in_order(x):
     items = [x, 2.0 * x]
     return np.sum(items.pop() * _square_sin(items.pop()))
+
+
+def in_a_try(x):
+    try:
+        y = _square_sin(x) * 2.0 + _damped(x)
+    except ValueError:
+        y = x
+    return np.sum(y)

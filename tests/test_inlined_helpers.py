@@ -155,3 +155,8 @@ def test_forward_mode_through_inlined_helpers():
             out, tangent = h(*args, t)
             np.testing.assert_allclose(out, f(*args), rtol=1e-13)
             np.testing.assert_allclose(tangent, want, rtol=1e-6, atol=1e-9)
+
+
+def test_helpers_called_in_a_try_block():
+    text = check(F.in_a_try, (X,))
+    assert "_square_sin_fwd" not in text and "_damped_fwd" not in text

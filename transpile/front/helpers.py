@@ -17,16 +17,19 @@ A helper is inlined only where that changes nothing a program can observe:
   ``checkpoint``; its parameters are plain ones, their defaults numbers, strings or
   None, none of them called;
 - its body is at most ``MAX_STATEMENTS`` assignments to names, then one ``return``:
-  no branch, loop, nested function, comprehension, lambda, starred argument, write
-  into an array or attribute, nor ``locals()`` and its kind;
+  straight-line code (no branch, conditional expression, ``and``/``or``, loop, builtin
+  ``sum``/``min``/``max`` of a sequence), no nested function, comprehension, lambda,
+  starred argument, write into an array or attribute, nor ``locals()`` and its kind;
+  every call in it has a rule (or is a helper of the user's in turn);
 - every free name it reads denotes the same object in the caller (and is not a local
   there); a helper from another module may read only functions and modules there,
   whose identity the gradient's entry re-checks (``Function.inlined``, with the
-  names the helpers were called by), since an
-  array it reads would be read live from the caller's module;
+  names the helpers were called by), since an array it reads would be read live
+  from the caller's module;
 - the call passes plain positional and keyword arguments, and it is not inside a
   part of an expression that may not run (``a and h(x)``, ``h(x) if c else y``, a
-  comprehension, a lambda, a ``while`` test); where other calls in the statement run
+  comprehension, a lambda, a ``while`` test) nor inside ``stop_gradient(...)``
+  (there it runs as written, with no adjoint to economize); where other calls in the statement run
   before it, each is a numpy or pure builtin function (hoisting the helper's lines
   above the statement must not reorder a random draw or a ``list.pop``).
 
@@ -54,7 +57,9 @@ from transpile_runtime import instances, stop_gradient
 MAX_STATEMENTS = 12  # a helper longer than this is a callee pair: its source reads better
 MAX_DEPTH = 8  # helpers inlined inside helpers, at most
 
-_REFUSED_NODES = (
+_REFUSED_NODES = (  # what would not stay straight-line code, or could rebind names
+    gast.IfExp,
+    gast.BoolOp,
     gast.Lambda,
     gast.ListComp,
     gast.SetComp,
@@ -74,6 +79,7 @@ _PURE_BUILTINS = frozenset(
     for n in ("abs", "float", "int", "len", "max", "min", "pow", "range", "round", "sum")
 )
 _OURS = frozenset(("transpile", "transpile_runtime"))
+_LOOPING_BUILTINS = frozenset((builtins.sum, builtins.min, builtins.max))
 _CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
 _LAZY_FIELDS = {gast.IfExp: ("test",), gast.BoolOp: ()}  # what always runs of them
 _OPAQUE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -172,6 +178,8 @@ def _known_call(call, parsed) -> bool:
     obj = parsed.resolve(call.func)
     if obj is MISSING:
         return False
+    if obj in _LOOPING_BUILTINS:
+        return False  # a loop over a sequence: a branch or loop where a try block refuses one
     if obj is stop_gradient or obj in _PURE_BUILTINS or user_rules.find(obj) is not None:
         return True
     return _has_rule(obj) or (inspect.isfunction(obj) and _plain_function(obj))
