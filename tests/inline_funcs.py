@@ -134,3 +134,12 @@ def in_a_try(x):
     except ValueError:
         y = x
     return np.sum(y)
+
+
+def _apply(f, x):
+    y = x * 2.0
+    return np.sum(f(y))  # calls a parameter: not inlined
+
+
+def functions_passed(x):
+    return _apply(np.tanh, x) + _apply(lambda z: z * z, x)

@@ -160,3 +160,8 @@ def test_forward_mode_through_inlined_helpers():
 def test_helpers_called_in_a_try_block():
     text = check(F.in_a_try, (X,))
     assert "_square_sin_fwd" not in text and "_damped_fwd" not in text
+
+
+def test_a_helper_given_a_function_stays_a_callee_pair():
+    text = check(F.functions_passed, (X,))
+    assert "_apply_fwd" in text

@@ -26,12 +26,13 @@ A helper is inlined only where that changes nothing a program can observe:
   whose identity the gradient's entry re-checks (``Function.inlined``, with the
   names the helpers were called by), since an array it reads would be read live
   from the caller's module;
-- the call passes plain positional and keyword arguments, and it is not inside a
-  part of an expression that may not run (``a and h(x)``, ``h(x) if c else y``, a
-  comprehension, a lambda, a ``while`` test) nor inside ``stop_gradient(...)``
-  (there it runs as written, with no adjoint to economize); where other calls in the statement run
-  before it, each is a numpy or pure builtin function (hoisting the helper's lines
-  above the statement must not reorder a random draw or a ``list.pop``).
+- the call passes plain positional and keyword arguments (no lambda or function
+  among them), and it is not inside a part of an expression that may not run
+  (``a and h(x)``, ``h(x) if c else y``, a comprehension, a lambda, a ``while``
+  test) nor inside ``stop_gradient(...)`` (there it runs as written, with no adjoint
+  to economize); where other calls in the statement run before it, each is a numpy
+  or pure builtin function (hoisting the helper's lines above the statement must not
+  reorder a random draw or a ``list.pop``).
 
 Its parameters bound to names or constants are replaced by them; other arguments
 are bound to fresh names, as are its locals (the namer avoids every name of the
@@ -49,7 +50,7 @@ from transpile.core import assumptions
 from transpile.core.errors import TranspileError
 from transpile.core.ir import MISSING
 from transpile.core.nodes import assign, clone, const, descendants, name, name_nodes, transform
-from transpile.front import fence, higher, parse
+from transpile.front import bound_functions, fence, higher, parse
 from transpile.front.naming import Namer
 from transpile.rules import registry, user_rules
 from transpile_runtime import instances, stop_gradient
@@ -347,7 +348,17 @@ class _Inliner:
             return False
         if any(isinstance(a, gast.Starred) for a in call.args):
             return False
-        return all(k.arg is not None for k in call.keywords)
+        if any(k.arg is None for k in call.keywords):
+            return False
+        return not any(self._function_argument(a) for a in _arguments(call))
+
+    def _function_argument(self, node) -> bool:
+        """A lambda or a function passed: the callee pair is made for the function."""
+        if isinstance(node, gast.Lambda):
+            return True
+        if _root(node) is None or _root(node) in self.parsed.local_names:
+            return False
+        return bound_functions.is_function_value(self.parsed.resolve(node))
 
     def _same_names(self, helper) -> bool:
         """Whether each free name of the helper denotes in the caller what it does in
@@ -442,6 +453,10 @@ _EXPRESSION_FIELD = {
     gast.If: "test",
     gast.For: "iter",
 }
+
+
+def _arguments(call):
+    return [*call.args, *(k.value for k in call.keywords)]
 
 
 def _ancestors(stmt, target) -> set:
