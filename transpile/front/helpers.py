@@ -17,10 +17,10 @@ A helper is inlined only where that changes nothing a program can observe:
   ``checkpoint``; its parameters are plain ones, their defaults numbers, strings or
   None, none of them called;
 - its body is at most ``MAX_STATEMENTS`` assignments to names, then one ``return``:
-  straight-line code (no branch, conditional expression, ``and``/``or``, loop, builtin
-  ``sum``/``min``/``max`` of a sequence), no nested function, comprehension, lambda,
-  starred argument, write into an array or attribute, nor ``locals()`` and its kind;
-  every call in it has a rule (or is a helper of the user's in turn);
+  straight-line code (no branch, conditional expression, ``and``/``or`` or loop), no
+  nested function, comprehension, lambda, starred argument, write into an array or
+  attribute, nor ``locals()`` and its kind; every call in it has a rule (or is a
+  helper of the user's in turn);
 - every free name it reads denotes the same object in the caller (and is not a local
   there); a helper from another module may read only functions and modules there,
   whose identity the gradient's entry re-checks (``Function.inlined``, with the
@@ -29,8 +29,8 @@ A helper is inlined only where that changes nothing a program can observe:
 - the call passes plain positional and keyword arguments (no lambda or function
   among them), and it is not inside a part of an expression that may not run
   (``a and h(x)``, ``h(x) if c else y``, a comprehension, a lambda, a ``while``
-  test) nor inside ``stop_gradient(...)`` (there it runs as written, with no adjoint
-  to economize); where other calls in the statement run before it, each is a numpy
+  test), nor inside ``stop_gradient(...)`` (there it runs as written, with no
+  adjoint to economize) or a ``try`` or ``with`` block; where other calls in the statement run before it, each is a numpy
   or pure builtin function (hoisting the helper's lines above the statement must not
   reorder a random draw or a ``list.pop``).
 
@@ -80,7 +80,6 @@ _PURE_BUILTINS = frozenset(
     for n in ("abs", "float", "int", "len", "max", "min", "pow", "range", "round", "sum")
 )
 _OURS = frozenset(("transpile", "transpile_runtime"))
-_LOOPING_BUILTINS = frozenset((builtins.sum, builtins.min, builtins.max))
 _CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
 _LAZY_FIELDS = {gast.IfExp: ("test",), gast.BoolOp: ()}  # what always runs of them
 _OPAQUE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -179,8 +178,6 @@ def _known_call(call, parsed) -> bool:
     obj = parsed.resolve(call.func)
     if obj is MISSING:
         return False
-    if obj in _LOOPING_BUILTINS:
-        return False  # a loop over a sequence: a branch or loop where a try block refuses one
     if obj is stop_gradient or obj in _PURE_BUILTINS or user_rules.find(obj) is not None:
         return True
     return _has_rule(obj) or (inspect.isfunction(obj) and _plain_function(obj))
@@ -272,7 +269,11 @@ class _Inliner:
         return out
 
     def statement(self, stmt, stack):
-        """``stmt`` with the helpers it calls inlined: the lines before it, then it."""
+        """``stmt`` with the helpers it calls inlined: the lines before it, then it. Not
+        inside a ``try`` or ``with`` block: those become marked regions, where a loop or
+        a branch a helper's line lowers to (``sum`` of a list) is refused."""
+        if isinstance(stmt, (gast.Try, gast.With)):
+            return [stmt]
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
