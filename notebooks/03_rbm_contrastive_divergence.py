@@ -68,8 +68,8 @@ show_patterns(data, 2, 15, f"the {len(data)} bars-and-stripes patterns")
 # `softplus` is written in its overflow-safe form. The Gibbs chain draws Bernoulli samples by comparing
 # probabilities with uniform noise that is passed in, so the loss is a deterministic function of its
 # arguments (which keeps numeric differentiation reproducible). `free_energy` takes the parameter dict, and
-# the loss calls it twice with the same `params`; in the generated code each call's adjoint returns a dict,
-# and the two are added key by key (`ops.add`).
+# the loss calls it twice with the same `params`; it is a small helper, so the generated code has its lines
+# inlined at each call, and both calls' contributions are added into one parameter dict key by key.
 
 
 # %%

@@ -93,9 +93,10 @@ source(d_adv)
 
 # %% [markdown]
 # The generated adjoint of `adversarial_loss` runs `fgsm` in the forward sweep only: there is no adjoint for
-# `x_adv` or for `fgsm`, and the attack is data. The only adjoint calls are to the derivative of `loss` with
-# respect to `params`, `loss_bwd`, once for each of the two terms; the two parameter dicts it returns are
-# added key by key (`ops.add`).
+# `x_adv` or for `fgsm`, and the attack is data. `loss`, `predict` and `softplus` are small helpers, so
+# they are inlined where they are called: the adjoint lines are those of `loss` with respect to `params`,
+# once for each of the two terms, each term's contribution added into one parameter dict key by key
+# (`ops.add_at`).
 
 # %% [markdown]
 # ## Numeric gradients

@@ -384,3 +384,13 @@ def checkpointed_loop(w, h, n):
         h = np.tanh(h * w) + t
         s = s + np.sum(h)
     return s
+
+
+def _scaled_tanh(h, x, scale=2.0):
+    z = x * scale
+    return np.tanh(z + h)
+
+
+def calls_a_helper(x, h):
+    h = _scaled_tanh(h, x[0])
+    return np.sum(h) + np.sum(_scaled_tanh(h, x, scale=0.5))

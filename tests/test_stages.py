@@ -266,6 +266,39 @@ def test_fence_refuses_an_in_place_update_another_name_sees():
 
 
 # --------------------------------------------------------------------------
+# helpers
+
+
+def test_helpers_inlines_a_small_helper_with_fresh_names_and_its_default():
+    assert dump(S.calls_a_helper, "fence") == golden(
+        """
+        def calls_a_helper(x, h):
+            h = _scaled_tanh(h, x[0])
+            return np.sum(h) + np.sum(_scaled_tanh(h, x, scale=0.5))
+        """
+    )
+    # the parameters bound to names stay those names; x[0] gets a name clear of the
+    # caller's x; the default 2.0 is written in; the second call's value is named
+    assert dump(S.calls_a_helper, "helpers") == golden(
+        """
+        def calls_a_helper(x, h):
+            x_1 = x[0]
+            z = x_1 * 2.0
+            h = np.tanh(z + h)
+            z_1 = x * 0.5
+            scaled_tanh_out_1 = np.tanh(z_1 + h)
+            return np.sum(h) + np.sum(scaled_tanh_out_1)
+        """
+    )
+    fn = built(S.calls_a_helper, "helpers")
+    assert {"x_1", "z", "z_1"} <= fn.parsed.local_names
+    assert "_scaled_tanh" in {r.chain for r in fn.inlined}  # re-checked on each call
+    x, h = np.linspace(-1.0, 1.0, 3), np.linspace(0.2, 0.6, 3)
+    expected = fd.numeric_grad(S.calls_a_helper, (x, h), (0,))[0]
+    fd.assert_close(grad(S.calls_a_helper)(x, h), expected, rtol=1e-6, atol=1e-9)
+
+
+# --------------------------------------------------------------------------
 # names
 
 

@@ -86,7 +86,11 @@ def stage(fn, ctx):
     """Compile every output. ``fn.generated`` is the gradient, or for a callee its
     forward function, with the adjoint function as ``extra``."""
     code, data = assumptions.collect(fn.parsed)
-    code = assumptions.merge(code, *(c.code_reads for c in fn.callees))
+    code = assumptions.merge(
+        code,
+        *(c.code_reads for c in fn.callees),
+        fn.inlined,  # the helpers inlined: their names and their own globals
+    )
     made = []
     for out in fn.outputs:
         fdef = function_def(out.name, out.args, out.body)

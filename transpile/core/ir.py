@@ -213,6 +213,12 @@ class Function:
         "the user functions called whose in-place updates of their parameters fence "
         "followed here (inplace): their transpilations may make them",
     )
+    inlined: tuple = fact(
+        tuple,
+        "helpers",
+        "emit",
+        "assumptions.Read: the helpers inlined, by the names called, and what they read",
+    )
     generated: object = fact(
         None, "emit", "dispatch, pipeline", "ir.Generated: the compiled function and its source"
     )
