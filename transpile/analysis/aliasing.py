@@ -14,6 +14,8 @@ array; into any array it is a write that differentiation does not follow (the ru
 read ``np.multiply(x, 2.0)``, not what lands in ``out``).
 """
 
+from typing import NamedTuple
+
 import gast
 
 from transpile.analysis import effect_calls, views
@@ -95,21 +97,54 @@ def _bindings(tree):
 def run(tree, ctx) -> None:
     """Raise TranspileError for the first view that is read after its array was written,
     and for the first array read after a write through a view of it."""
+    for s, name, view in late_reads(tree, ctx.resolve, base_reads=True):
+        if isinstance(view, str):
+            raise at(
+                ctx,
+                s,
+                f"{name!r} is read after a write into {view!r}, a view of it",
+                f"write into {name!r} itself ({name}[...] = ...), or make {view!r} a copy",
+            )
+        raise at(
+            ctx,
+            s,
+            f"{name!r} is a view of {view.base!r}, read after a write into {view.base!r}",
+            f"take a copy where it is made: {name} = {printer.expression(view.value)}.copy()",
+        )
+
+
+class View(NamedTuple):
+    base: str
+    made: int  # the position, in ``_in_order``, of the statement making it
+    loops: tuple
+    value: object
+    through: frozenset  # the views it was made from
+    path: tuple
+
+
+def late_reads(tree, resolve, base_reads=False):
+    """``(statement, name, View)`` for each read of a view after a write into its array
+    (later in program order, or in a loop that also encloses the read), in program
+    order; with ``base_reads``, also ``(statement, name, the view written)`` for an array
+    read after a write through a view of it."""
     order = _in_order(tree.body, ())
     masks = _masks(order)
     # a write through a view of an array the function does not own is refused by
     # ``reverse`` at the write; one of an array it owns shows in that array
-    owned = _owned(tree, ctx.resolve)
-    writes = _writes(order, ctx.resolve, masks, owned, _paths(tree.body, ()))
+    owned = _owned(tree, resolve)
     paths = _paths(tree.body, ())
-    made = {}  # view name -> [(base, position, loops, value, made through, path)]
+    writes = _writes(order, resolve, masks, owned, paths)
+    made = {}  # view name -> [View]
     for pos, (s, loops) in enumerate(order):
         # ``r = t`` reads nothing yet: ``r`` becomes the view ``t`` is, checked where read
-        for name in () if _renames(s) else _reads(s):
+        for name in () if _renames(s) else sorted(_reads(s)):
             for view in made.get(name, ()):
-                _check_read(ctx, s, name, view, writes, pos, loops)
-            _check_base_read(ctx, s, name, writes, pos, loops)
-        _track_views(made, s, (pos, loops, paths[id(s)]), ctx.resolve, masks)
+                if _read_late(name, view, writes, pos, loops):
+                    yield s, name, view
+            written = _base_read_late(name, writes, pos, loops) if base_reads else None
+            if written is not None:
+                yield s, name, written
+        _track_views(made, s, (pos, loops, paths[id(s)]), resolve, masks)
 
 
 def _masks(order):
@@ -168,36 +203,28 @@ def _paths(stmts, path):
     return found
 
 
-def _check_read(ctx, s, name, view, writes, pos, loops):
-    """Raise if the read of view ``name`` at ``pos`` comes after a write into its base:
+def _read_late(name, view, writes, pos, loops):
+    """Whether the read of view ``name`` at ``pos`` comes after a write into its base:
     later in program order, or in a loop that also encloses the read."""
-    base, made, made_loops, value, through, _ = view
-    for wpos, wloops, written in writes.get(base, []):
-        if written == name or written in through:
+    for wpos, wloops, written in writes.get(view.base, []):
+        if written == name or written in view.through:
             # into the view itself (its own adjoint clears that slot), or into a view it
             # was made from: that view's own entry says whether the write came too late
             continue
-        later = made < wpos < pos
-        around = set(wloops) - set(made_loops)  # loops around the write, not the view
+        later = view.made < wpos < pos
+        around = set(wloops) - set(view.loops)  # loops around the write, not the view
         if later or around & set(loops):
-            raise at(
-                ctx,
-                s,
-                f"{name!r} is a view of {base!r}, read after a write into {base!r}",
-                f"take a copy where it is made: {name} = {printer.expression(value)}.copy()",
-            )
+            return True
+    return False
 
 
-def _check_base_read(ctx, s, name, writes, pos, loops):
-    """Raise if array ``name`` is read after a write into a view of it."""
+def _base_read_late(name, writes, pos, loops):
+    """The view written into array ``name`` before its read at ``pos`` (or in a loop
+    that also encloses the read), or None."""
     for wpos, wloops, written in writes.get(name, []):
         if written != name and (wpos < pos or set(wloops) & set(loops)):
-            raise at(
-                ctx,
-                s,
-                f"{name!r} is read after a write into {written!r}, a view of it",
-                f"write into {name!r} itself ({name}[...] = ...), or make {written!r} a copy",
-            )
+            return written
+    return None
 
 
 def _track_views(made, s, where, resolve, masks):
@@ -212,9 +239,9 @@ def _track_views(made, s, where, resolve, masks):
     found = []
     for source in views.sources(s.value, resolve, masks):
         inherited = [v for v in made.get(source, ()) if v[0] != target]
-        found += [(*v[:4], v[4] | {source}, path) for v in inherited]  # made where v was
+        found += [View(*v[:4], v[4] | {source}, path) for v in inherited]  # made where v was
         if source != target:
-            found.append((source, pos, loops, s.value, frozenset(), path))
+            found.append(View(source, pos, loops, s.value, frozenset(), path))
     kept = [v for v in made.pop(target, ()) if v[5][: len(path)] != path]
     if kept or found:
         made[target] = kept + found

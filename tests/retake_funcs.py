@@ -1,0 +1,72 @@
+"""Functions reading a view of an array after a write into that array (the stage
+``retake`` takes the view again where it is read), and some it leaves refused."""
+
+import numpy as np
+
+
+def ravel_read_after_write(x, s):
+    h = x * s
+    out = np.zeros((2, 2))
+    flat = np.ravel(out)
+    out[0, 1] = h[0]
+    out[1, :] = np.sin(h[1:3])
+    return np.sum(h * np.sum(flat * flat)) + np.sum(flat)
+
+
+def transpose_read_after_write(x):
+    grid = np.zeros((2, 3))
+    cols = grid.T
+    grid[0] = np.tanh(x)
+    grid[1, :] = x * x
+    return np.sum(cols[:, 1] * np.cos(cols[:, 0]))
+
+
+def reshaped_rows_in_a_loop(x):
+    # the view is made before the loop; every pass writes a row, then reads all of it
+    buf = np.ones((3, 2))
+    flat = buf.reshape(6)
+    total = 0.0
+    for i in range(3):
+        buf[i, :] = x[i] * x[:2] + 0.5
+        total = total + np.sum(np.sin(flat) * flat)
+    return total
+
+
+def sliced_and_swapped(x, w):
+    acc = np.full((2, 3), 0.25)
+    tail = acc[:, 1:]
+    both = np.swapaxes(acc, 0, 1)
+    acc[0, :] = x * w
+    acc[1, 0] += np.sum(x)
+    return np.sum(tail * tail) + np.sum(both[1] * w[1:3].sum())
+
+
+def vector_of_views(x):
+    out = np.zeros((2, 3))
+    t = np.transpose(out)
+    out[1] = np.exp(x)
+    return t[:, 1] * 2.0 + x
+
+
+def item_read_after_write(x):
+    # out[1] of a vector is a number, copied where it is read: it keeps the old value
+    out = np.zeros(3)
+    item = out[1]
+    out[1] = x[0] * 3.0
+    return item * x[2] + np.sum(out)
+
+
+def view_of_a_copy_read_after_write(x):
+    # x.copy() may be a list, whose slices are copies: not taken again
+    out = x.copy()
+    head = out[:2]
+    out[0] = 5.0
+    return np.sum(head * x[:2])
+
+
+def view_written_into_then_read(x):
+    out = np.zeros((2, 2))
+    col = out[:, 0]
+    col[1] = x[0]
+    out[0, 1] = x[1]
+    return np.sum(col * x[:2])
