@@ -51,9 +51,18 @@ def vector_of_views(x):
 def item_read_after_write(x):
     # out[1] of a vector is a number, copied where it is read: it keeps the old value
     out = np.zeros(3)
+    out[1] = np.cos(x[1])
     item = out[1]
     out[1] = x[0] * 3.0
-    return item * x[2] + np.sum(out)
+    return item * x[2] + np.sum(out * x)
+
+
+def row_of_unknown_rank_read_after_write(x):
+    # out[1] is a number or a row, as x's shape says: not known where it is compiled
+    out = np.zeros(x.shape)
+    row = out[1]
+    out[1] = x[0] * 3.0
+    return np.sum(row * x[2])
 
 
 def view_of_a_copy_read_after_write(x):
@@ -70,3 +79,25 @@ def view_written_into_then_read(x):
     col[1] = x[0]
     out[0, 1] = x[1]
     return np.sum(col * x[:2])
+
+
+def item_of_matrix_read_after_write(x):
+    # out[0, 1] of a matrix is a number: it keeps the value it had where it was read
+    out = np.zeros((2, 2))
+    out[0, 1] = np.sin(x[0])
+    item = out[0, 1]
+    out[0, 1] = x[1] * 3.0
+    return item * x[2] + np.sum(out * out)
+
+
+def updated_items_then_swapped(x, s):
+    # ``out[0, 0] += v`` reads the item before writing it; a gradient read again (second
+    # order) holds that item after the writes
+    h = np.sin(x) + s
+    out = np.zeros((2, 2), dtype=h.dtype)
+    out[0, 1] = h[0] * 1.2
+    out[1, :] = np.sin(h[1:]) * s
+    out[0, 0] += h[2]
+    r = np.swapaxes(out, 0, 1)
+    h = h * np.sum(r * r) + np.sum(r[1:]) * 0.3
+    return np.sum(h * h) * 0.5

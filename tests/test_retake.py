@@ -20,6 +20,9 @@ GRADIENTS = [
     (R.transpose_read_after_write, lambda: (vec(3),), 0),
     (R.reshaped_rows_in_a_loop, lambda: (vec(3, 1),), 0),
     (R.sliced_and_swapped, lambda: (vec(3, 2), vec(3, 3)), (0, 1)),
+    (R.item_of_matrix_read_after_write, lambda: (vec(3, 8),), 0),
+    (R.item_read_after_write, lambda: (vec(3, 13),), 0),
+    (R.updated_items_then_swapped, lambda: (vec(3, 9), 0.4), (0, 1)),
 ]
 
 
@@ -59,6 +62,23 @@ def test_hvp_through_a_view_read_after_a_write():
     fd.assert_close(got, expected, rtol=1e-5, atol=1e-7)
 
 
+def test_grad_of_grad_through_an_updated_item_and_a_late_view():
+    f = R.updated_items_then_swapped
+    x, s = vec(3, 10), 0.3
+    got = call_twice(grad(grad(f, wrt=1), wrt=1), x, s)
+    expected = fd.numeric_grad(grad(f, wrt=1), (x, s), (1,))[0]
+    fd.assert_close(got, expected, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_hvp_through_an_updated_item_and_a_late_view(mode):
+    f = R.updated_items_then_swapped
+    x, s, v = vec(3, 11), 0.3, vec(3, 12)
+    got = call_twice(hvp(f, mode=mode), x, s, v)
+    expected = fd.numeric_jvp(grad(f), (x, s), (0,), (v,))
+    fd.assert_close(got, expected, rtol=1e-5, atol=1e-7)
+
+
 def test_float32_in_gives_float32_out():
     x = vec(3).astype(np.float32)
     g = call_twice(grad(R.transpose_read_after_write), x)
@@ -70,7 +90,7 @@ def test_float32_in_gives_float32_out():
 @pytest.mark.parametrize(
     "func, message",
     [
-        (R.item_read_after_write, "'item' is a view of 'out', read after a write"),
+        (R.row_of_unknown_rank_read_after_write, "'row' is a view of 'out', read after a"),
         (R.view_of_a_copy_read_after_write, "'head' is a view of 'out', read after a write"),
         (R.view_written_into_then_read, "'out' is read after a write into 'col', a view of it"),
     ],

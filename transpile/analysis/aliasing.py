@@ -5,7 +5,10 @@ whatever read ``row`` would send its gradient to the old values of ``out[0]``. S
 read is an error (take a copy: ``row = out[0].copy()``) rather than a wrong gradient.
 What is a view comes from the rules' declarations (``views.sources``): a subscript,
 ``.T``, ``reshape``, ``ravel``, ``swapaxes``, ``np.asarray``, the same array under
-another name, an unknown callee's result; ``.copy()`` and arithmetic are new arrays.
+another name, an unknown callee's result; ``.copy()`` and arithmetic are new arrays,
+and so is an item of an array whose number of axes is known (``out[0, 1]`` of
+``out = np.zeros((2, 2))``: ``allocations``). ``retake`` has already taken again where
+they are read the views it can (``late_reads``); those left are refused here.
 A write inside a loop also precedes every read of the same loop in later iterations.
 
 Also refused: a call that writes its result into an array through ``out=``. Into an
@@ -19,6 +22,7 @@ from typing import NamedTuple
 import gast
 
 from transpile.analysis import effect_calls, views
+from transpile.analysis.allocations import Allocations
 from transpile.core import fixpoint, printer
 from transpile.core.errors import at
 from transpile.core.nodes import name_nodes
@@ -133,7 +137,8 @@ def late_reads(tree, resolve, base_reads=False):
     # ``reverse`` at the write; one of an array it owns shows in that array
     owned = _owned(tree, resolve)
     paths = _paths(tree.body, ())
-    writes = _writes(order, resolve, masks, owned, paths)
+    items = Allocations(tree, resolve).is_item
+    writes = _writes(order, resolve, (masks, items), owned, paths)
     made = {}  # view name -> [View]
     for pos, (s, loops) in enumerate(order):
         # ``r = t`` reads nothing yet: ``r`` becomes the view ``t`` is, checked where read
@@ -144,7 +149,7 @@ def late_reads(tree, resolve, base_reads=False):
             written = _base_read_late(name, writes, pos, loops) if base_reads else None
             if written is not None:
                 yield s, name, written
-        _track_views(made, s, (pos, loops, paths[id(s)]), resolve, masks)
+        _track_views(made, s, (pos, loops, paths[id(s)]), resolve, (masks, items))
 
 
 def _masks(order):
@@ -175,7 +180,7 @@ def _in_order(stmts, loops):
     return order
 
 
-def _writes(order, resolve, masks, owned, paths):
+def _writes(order, resolve, copies, owned, paths):
     """array name -> ``[(position, loops, the name written)]`` of each write into it:
     into the name itself, or into a view of it (a view the function may write into
     is one of an array it made, ``views.fresh``)."""
@@ -186,7 +191,7 @@ def _writes(order, resolve, masks, owned, paths):
             for base, *_ in made.get(written, ()):
                 if base in owned:
                     writes.setdefault(base, []).append((pos, loops, written))
-        _track_views(made, s, (pos, loops, paths[id(s)]), resolve, masks)
+        _track_views(made, s, (pos, loops, paths[id(s)]), resolve, copies)
     return writes
 
 
@@ -227,17 +232,20 @@ def _base_read_late(name, writes, pos, loops):
     return None
 
 
-def _track_views(made, s, where, resolve, masks):
+def _track_views(made, s, where, resolve, copies):
     """Update ``made`` for an assignment to a name at ``where`` (position, loops, path):
     a value that may share its sources' memory is a view of each of them, and of what
     each of them is a view of (made where that view was made); the binding replaces the
-    views the name had on its path."""
+    views the name had on its path. ``copies``: the names holding masks, and the test
+    of an item of an array (``out[0, 1]`` of a matrix: a number, no view)."""
     if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
         return
     target = s.targets[0].id
     pos, loops, path = where
+    masks, is_item = copies
     found = []
-    for source in views.sources(s.value, resolve, masks):
+    shared = frozenset() if is_item(s.value) else views.sources(s.value, resolve, masks)
+    for source in shared:
         inherited = [v for v in made.get(source, ()) if v[0] != target]
         found += [View(*v[:4], v[4] | {source}, path) for v in inherited]  # made where v was
         if source != target:

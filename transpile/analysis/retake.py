@@ -20,9 +20,9 @@ import gast
 import numpy as np
 
 from transpile.analysis import aliasing, views
-from transpile.core.nodes import all_stmts, assign, clone, name_nodes, stores
+from transpile.analysis.allocations import Allocations
+from transpile.core.nodes import all_stmts, assign, clone, name_nodes
 
-_ALLOCATIONS = (np.zeros, np.ones, np.empty, np.full)
 _VIEW_FUNCTIONS = (np.transpose, np.ravel, np.swapaxes, np.reshape)
 _VIEW_METHODS = ("reshape", "ravel", "transpose", "swapaxes")
 _PLAIN = (gast.Assign, gast.Expr, gast.Return)
@@ -36,17 +36,16 @@ def stage(fn, ctx):
 def run(tree, parsed, namer):
     """Take again, in ``tree`` (normalized, changed in place), each view that may be;
     returns ``tree``."""
-    bindings = _bindings(tree)
-    top = {id(s) for s in tree.body}
+    known = Allocations(tree, parsed.resolve)
     written = {w for s in all_stmts(tree.body) for w in _written(s)}
     edits = {}  # id(read statement) -> [(view name, its value)]
     for s, view_name, view in aliasing.late_reads(tree, parsed.resolve):
         if not isinstance(s, _PLAIN) or view.through or view_name in written:
             continue
-        made = bindings.get(view_name, [])
-        if len(made) != 1 or id(made[0]) not in top or made[0].value is not view.value:
+        made = known.bound_once(view_name)
+        if made is None or made.value is not view.value:
             continue
-        if _retakable(view.value, view.base, bindings, top, parsed.resolve):
+        if known.c_ordered(view.base) is not None and _view_of(view.value, view.base, known):
             taken = edits.setdefault(id(s), [])
             if view_name not in dict(taken):
                 taken.append((view_name, view.value))
@@ -71,15 +70,6 @@ def _apply(stmts, edits, namer):
     return out
 
 
-def _bindings(tree):
-    """name -> the statements binding it (any binding: assignment, loop, unpacking)."""
-    found = {}
-    for s in all_stmts(tree.body):
-        for n in stores(s):
-            found.setdefault(n, []).append(s)
-    return found
-
-
 def _written(s):
     """The names ``s`` writes into through a subscript or ``out=``, or rebinds in place."""
     if isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name):
@@ -87,63 +77,24 @@ def _written(s):
     return views.written_by(s)
 
 
-def _retakable(value, base, bindings, top, resolve):
-    made = bindings.get(base, [])
-    if len(made) != 1 or id(made[0]) not in top or not isinstance(made[0], gast.Assign):
-        return False
-    if not _c_ordered(made[0].value, resolve):
-        return False
-    constant = _constants(bindings, top)
+def _view_of(value, base, known):
+    """Whether ``value`` is certainly a view of C-ordered ``base``, made from it alone
+    with constant arguments."""
     if isinstance(value, gast.Attribute):
         return value.attr == "T" and _is(value.value, base)
     if isinstance(value, gast.Subscript):
-        return _is(value.value, base) and _view_index(value.slice, constant)
+        return _is(value.value, base) and _view_index(value.slice, known.constant)
     if not isinstance(value, gast.Call) or value.keywords:
         return False
     func = value.func
     if isinstance(func, gast.Attribute) and func.attr in _VIEW_METHODS and _is(func.value, base):
-        return all(constant(a) for a in value.args)
+        return all(known.constant(a) for a in value.args)
     return (
-        resolve(func) in _VIEW_FUNCTIONS
+        known.resolve(func) in _VIEW_FUNCTIONS
         and bool(value.args)
         and _is(value.args[0], base)
-        and all(constant(a) for a in value.args[1:])
+        and all(known.constant(a) for a in value.args[1:])
     )
-
-
-def _c_ordered(value, resolve):
-    """Whether ``value`` makes a new C-ordered array: every reshape of it is a view."""
-    if not isinstance(value, gast.Call):
-        return False
-    if any(k.arg == "order" for k in value.keywords):
-        return False
-    func = value.func
-    return any(resolve(func) is f for f in _ALLOCATIONS)
-
-
-def _constants(bindings, top):
-    """A test: whether a node is a constant, or a name bound once, at the top level, to
-    one (A-normal form hoists ``(2, 2)`` into a temporary)."""
-
-    def constant(node):
-        if isinstance(node, gast.Constant):
-            return True
-        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-            return isinstance(node.operand, gast.Constant)
-        if isinstance(node, gast.Tuple):
-            return all(constant(e) for e in node.elts)
-        if isinstance(node, gast.Name):
-            made = bindings.get(node.id, [])
-            return (
-                len(made) == 1
-                and id(made[0]) in top
-                and isinstance(made[0], gast.Assign)
-                and isinstance(made[0].targets[0], gast.Name)
-                and constant(made[0].value)
-            )
-        return False
-
-    return constant
 
 
 def _view_index(index, constant):
