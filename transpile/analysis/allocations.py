@@ -53,15 +53,18 @@ class Allocations:
         return False
 
     def c_ordered(self, name):
-        """The allocation ``name`` is bound once to, C-ordered (no ``order=``), or None."""
+        """The numpy allocation ``name`` is bound once to, C-ordered (no ``order=``, no
+        ``like=``), or None."""
         s = self.bound_once(name)
         value = None if s is None else s.value
         if not isinstance(value, gast.Call) or not value.args:
             return None
-        if any(k.arg == "order" for k in value.keywords):
+        if any(k.arg in ("order", "like") for k in value.keywords):
             return None
         obj = self.resolve(value.func)
-        declared = None if obj is MISSING else registry().declaration(obj)
+        if obj is MISSING or registry().canonical(obj) is not obj:
+            return None  # cupy's twin: an item of a cupy array is a view (0-d)
+        declared = registry().declaration(obj)
         if declared is None or not declared.fresh or declared.shape is not Shape.FILL:
             return None  # not np.zeros, np.ones, np.empty, np.full: a shape, then data
         return value
