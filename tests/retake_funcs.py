@@ -101,3 +101,37 @@ def updated_items_then_swapped(x, s):
     r = np.swapaxes(out, 0, 1)
     h = h * np.sum(r * r) + np.sum(r[1:]) * 0.3
     return np.sum(h * h) * 0.5
+
+
+def row_read_after_a_write_to_another_row(x):
+    # out[0] is a number (x a vector) or a row (x a matrix); the writes reach other rows
+    out = x.copy()
+    first = out[0]
+    out[1] = first * 3.0
+    out[2] = np.sin(out[1]) * first
+    return np.sum(out * x) + np.sum(first * x[2])
+
+
+def copy_written_from_its_first_item(x, s):
+    # a gradient read again (second order) holds out[0] after the write into out[1]
+    h = np.sin(x) + s
+    out = h.copy()
+    out[1] = out[0] * s
+    h = out * h
+    return np.mean(np.sin(h) * h)
+
+
+def row_read_after_a_negative_index_write(x):
+    # out[-3] is out[0] where out has three rows: not known apart
+    out = x.copy()
+    first = out[0]
+    out[-3] = x[1] * 2.0
+    return np.sum(first * x)
+
+
+def row_read_after_a_column_write(x):
+    # out[:, 1] crosses out[0]
+    out = x.copy()
+    first = out[0]
+    out[:, 1] = x[1] * 2.0
+    return np.sum(first * x)

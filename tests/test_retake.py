@@ -8,7 +8,7 @@ import pytest
 import retake_funcs as R
 from variants import assert_grad_matches_fd, call_twice
 
-from transpile import TranspileError, grad, hvp, jvp, source, vjp
+from transpile import TranspileError, grad, hessian, hvp, jvp, source, vjp
 
 
 def vec(n, seed=0):
@@ -23,6 +23,9 @@ GRADIENTS = [
     (R.item_of_matrix_read_after_write, lambda: (vec(3, 8),), 0),
     (R.item_read_after_write, lambda: (vec(3, 13),), 0),
     (R.updated_items_then_swapped, lambda: (vec(3, 9), 0.4), (0, 1)),
+    (R.row_read_after_a_write_to_another_row, lambda: (vec(3, 14),), 0),
+    (R.row_read_after_a_write_to_another_row, lambda: (vec(6, 15).reshape(3, 2),), 0),
+    (R.copy_written_from_its_first_item, lambda: (vec(3, 16), 0.6), (0, 1)),
 ]
 
 
@@ -79,6 +82,23 @@ def test_hvp_through_an_updated_item_and_a_late_view(mode):
     fd.assert_close(got, expected, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_hessian_where_a_slot_is_read_after_a_write_into_another(wrt):
+    f = R.copy_written_from_its_first_item
+    x, s = vec(3, 17), 0.6
+    got = call_twice(hessian(f, wrt=wrt), x, s)
+    if wrt == 0:  # row k: the gradient of the gradient's entry k
+        rows = [fd.numeric_grad(lambda *a, k=k: grad(f)(*a)[k], (x, s), (0,))[0] for k in range(3)]
+        expected = np.array(rows)
+    else:
+        expected = fd.numeric_grad(grad(f, wrt=1), (x, s), (1,))[0]
+    fd.assert_close(got, expected, rtol=1e-5, atol=1e-7)
+    for mode in ("forward", "reverse"):
+        v = vec(3, 18) if wrt == 0 else 0.7
+        product = call_twice(hvp(f, wrt=wrt, mode=mode), x, s, v)
+        fd.assert_close(product, expected @ v if wrt == 0 else expected * v, rtol=1e-5, atol=1e-7)
+
+
 def test_float32_in_gives_float32_out():
     x = vec(3).astype(np.float32)
     g = call_twice(grad(R.transpose_read_after_write), x)
@@ -93,6 +113,8 @@ def test_float32_in_gives_float32_out():
         (R.row_of_unknown_rank_read_after_write, "'row' is a view of 'out', read after a"),
         (R.view_of_a_copy_read_after_write, "'head' is a view of 'out', read after a write"),
         (R.view_written_into_then_read, "'out' is read after a write into 'col', a view of it"),
+        (R.row_read_after_a_negative_index_write, "'first' is a view of 'out', read after a"),
+        (R.row_read_after_a_column_write, "'first' is a view of 'out', read after a"),
     ],
 )
 def test_a_view_that_may_not_be_the_same_memory_again_stays_refused(func, message):

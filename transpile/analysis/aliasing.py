@@ -10,6 +10,8 @@ and so is an item of an array whose number of axes is known (``out[0, 1]`` of
 ``out = np.zeros((2, 2))``: ``allocations``). ``retake`` has already taken again where
 they are read the views it can (``late_reads``); those left are refused here.
 A write inside a loop also precedes every read of the same loop in later iterations.
+A write into slots apart from the view's (``row = out[0]`` and ``out[1] = v``: two
+different non-negative ints at one axis) leaves the view as it was.
 
 Also refused: a call that writes its result into an array through ``out=``. Into an
 argument (or a view of one, or a value that may be one) it would change the caller's
@@ -181,16 +183,19 @@ def _in_order(stmts, loops):
 
 
 def _writes(order, resolve, copies, owned, paths):
-    """array name -> ``[(position, loops, the name written)]`` of each write into it:
-    into the name itself, or into a view of it (a view the function may write into
-    is one of an array it made, ``views.fresh``)."""
+    """array name -> ``[(position, loops, the name written, its index)]`` of each write
+    into it: into the name itself (``a[1] = v``: the index ``1``, else None), or into a
+    view of it (a view the function may write into is one of an array it made,
+    ``views.fresh``)."""
     writes, made = {}, {}
     for pos, (s, loops) in enumerate(order):
         for written in views.written_by(s):
-            writes.setdefault(written, []).append((pos, loops, written))
+            target = s.targets[0] if isinstance(s, gast.Assign) else None
+            index = target.slice if isinstance(target, gast.Subscript) else None
+            writes.setdefault(written, []).append((pos, loops, written, index))
             for base, *_ in made.get(written, ()):
                 if base in owned:
-                    writes.setdefault(base, []).append((pos, loops, written))
+                    writes.setdefault(base, []).append((pos, loops, written, None))
         _track_views(made, s, (pos, loops, paths[id(s)]), resolve, copies)
     return writes
 
@@ -211,11 +216,13 @@ def _paths(stmts, path):
 def _read_late(name, view, writes, pos, loops):
     """Whether the read of view ``name`` at ``pos`` comes after a write into its base:
     later in program order, or in a loop that also encloses the read."""
-    for wpos, wloops, written in writes.get(view.base, []):
+    for wpos, wloops, written, index in writes.get(view.base, []):
         if written == name or written in view.through:
             # into the view itself (its own adjoint clears that slot), or into a view it
             # was made from: that view's own entry says whether the write came too late
             continue
+        if not view.through and _disjoint(view.value, view.base, index):
+            continue  # out[0] is read, out[1] written: a view or a number, it is unchanged
         later = view.made < wpos < pos
         around = set(wloops) - set(view.loops)  # loops around the write, not the view
         if later or around & set(loops):
@@ -226,9 +233,37 @@ def _read_late(name, view, writes, pos, loops):
 def _base_read_late(name, writes, pos, loops):
     """The view written into array ``name`` before its read at ``pos`` (or in a loop
     that also encloses the read), or None."""
-    for wpos, wloops, written in writes.get(name, []):
+    for wpos, wloops, written, _ in writes.get(name, []):
         if written != name and (wpos < pos or set(wloops) & set(loops)):
             return written
+    return None
+
+
+def _disjoint(value, base, index):
+    """Whether ``value``, a subscript of ``base``, and the slots a write into ``base[index]``
+    reaches are apart: at one position both indices are different non-negative ints,
+    every position before it an int or a slice (each the same one axis in both)."""
+    if index is None or not (
+        isinstance(value, gast.Subscript) and getattr(value.value, "id", None) == base
+    ):
+        return False
+    for a, b in zip(_parts(value.slice), _parts(index)):
+        if _index_int(a) is not None and _index_int(b) is not None:
+            if _index_int(a) != _index_int(b):
+                return True
+        elif not all(_index_int(p) is not None or isinstance(p, gast.Slice) for p in (a, b)):
+            return False
+    return False
+
+
+def _parts(index):
+    return index.elts if isinstance(index, gast.Tuple) else [index]
+
+
+def _index_int(node):
+    """The value of a non-negative int constant, or None."""
+    if isinstance(node, gast.Constant) and type(node.value) is int and node.value >= 0:
+        return node.value
     return None
 
 
