@@ -36,8 +36,10 @@ def stage(fn, ctx):
 def run(tree, parsed, namer):
     """Take again, in ``tree`` (normalized, changed in place), each view that may be;
     returns ``tree``."""
-    known = Allocations(tree, parsed.resolve)
     written = {w for s in all_stmts(tree.body) for w in _written(s)}
+    if not any(views.written_by(s) for s in all_stmts(tree.body)):
+        return tree  # nothing written into: no view read late
+    known = Allocations(tree, parsed.resolve)
     edits = {}  # id(read statement) -> [(view name, its value)]
     for s, view_name, view in aliasing.late_reads(tree, parsed.resolve):
         if not isinstance(s, _PLAIN) or view.through or view_name in written:
