@@ -78,6 +78,8 @@ def abs_tangent(t, x):
     """Tangent of ``np.abs(x)``: ``Re(conj(x) t) / |x|``."""
     if is_complex(x):
         return np.real(np.conj(np.sign(x)) * t)
+    if type(x) in (int, float):  # stays a Python number, weak (np.sign makes a float64)
+        return (0.0 if x == 0 else 1.0 if x > 0 else -1.0 if x < 0 else x) * t
     return np.sign(x) * t
 
 

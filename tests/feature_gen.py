@@ -594,6 +594,8 @@ def _copy_write(g):
 
 
 def _view_write(g):
+    # a view of an allocation made before a write into it and read after: taken again
+    # where it is read (``retake``)
     out, r = g.fresh("out"), g.fresh("r")
     view = g.pick([f"{out}.T", f"{out}.reshape(4)", f"np.ravel({out})"])
     return [
@@ -606,7 +608,7 @@ def _view_write(g):
 
 def _view_after_writes(g):
     # views (.T, reshape, ravel, swapaxes, a row) of an array written through its base,
-    # taken after the writes: supported (a view read after a later write is refused)
+    # taken after the writes (``out[0, 0] += v`` reads an item: a number, not a view)
     out, r = g.fresh("out"), g.fresh("r")
     view = g.pick(
         [

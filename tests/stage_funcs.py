@@ -146,10 +146,21 @@ def partly_active(x, y):
 
 
 def reads_stale_view(x):
-    out = np.zeros((2, 3))
+    out = np.zeros(x.shape)
     row = out[0]
     out[0] = x
-    return np.sum(row * x)  # refused
+    return np.sum(row * x)  # refused: out[0] may be a number
+
+
+# --------------------------------------------------------------------------
+# retake
+
+
+def reads_late_transpose(x):
+    out = np.zeros((2, 3))
+    cols = out.T
+    out[0] = x
+    return np.sum(cols * x[0])
 
 
 # --------------------------------------------------------------------------

@@ -341,6 +341,8 @@ KNOWN = {
     ("composites.py", "(np.exp, math.exp)"),
     ("composites.py", "(np.max, np.amax)"),  # the max shift of log-softmax and logsumexp
     ("kinds.py", "(builtins.list, builtins.tuple)"),  # calls that make a sequence
+    # views certain to be views of a C-ordered array (``passes`` says "may": astype, diff)
+    ("retake.py", "(np.transpose, np.ravel, np.swapaxes, np.reshape)"),
 }
 
 

@@ -465,6 +465,32 @@ def test_auxiliary_leaves_other_functions_alone():
 
 
 # --------------------------------------------------------------------------
+# retake
+
+
+def test_retake_takes_a_late_view_of_an_allocation_again_where_it_is_read():
+    assert "cols * _t2" in dump(S.reads_late_transpose, "auxiliary")
+    assert dump(S.reads_late_transpose, "retake") == golden(
+        """
+        def reads_late_transpose(x):
+            _t1 = (2, 3)
+            out = np.zeros(_t1)
+            cols = out.T
+            out[0] = x
+            _t2 = x[0]
+            cols2 = out.T
+            _t3 = cols2 * _t2
+            _t4 = np.sum(_t3)
+            return _t4
+        """
+    )
+
+
+def test_retake_leaves_a_view_that_may_be_a_copy():
+    assert dump(S.reads_stale_view, "retake") == dump(S.reads_stale_view, "auxiliary")
+
+
+# --------------------------------------------------------------------------
 # kinds
 
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import gast
 
-from transpile.analysis import activity, aliasing, cuts, kinds
+from transpile.analysis import activity, aliasing, cuts, kinds, retake
 from transpile.backend import dispatch, fixed_shapes, specialize
 from transpile.cleanup import (
     copies,
@@ -97,6 +97,7 @@ STAGES = (
     Stage(
         "auxiliary", auxiliary.stage, "has_aux: the value of a (value, aux) pair is differentiated"
     ),
+    Stage("retake", retake.stage, "a view read after a write into its array is taken again there"),
     # analyses
     Stage("kinds", kinds.stage, "which names hold lists or tuples"),
     Stage("activity", activity.stage, "which values are varied and useful: what gets an adjoint"),

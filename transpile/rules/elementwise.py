@@ -26,14 +26,26 @@ def sqrt(y, x):
     d[x] += d[y] / (2.0 * y)
 
 
-@rule(np.sin, math.sin, shape=ELEMENTWISE)
+@rule(np.sin, shape=ELEMENTWISE)
 def sin(y, x):
     d[x] += d[y] * np.cos(x)
 
 
-@rule(np.cos, math.cos, shape=ELEMENTWISE)
+@rule(np.cos, shape=ELEMENTWISE)
 def cos(y, x):
     d[x] -= d[y] * np.sin(x)
+
+
+# math.sin(s) is a Python float, weak beside float32 arrays; np.cos(s) is a float64
+# numpy scalar, which would widen them: the slope is cast to y's type
+@rule(math.sin, shape=ELEMENTWISE)
+def math_sin(y, x):
+    d[x] += d[y] * ops.cast_like(np.cos(x), y)
+
+
+@rule(math.cos, shape=ELEMENTWISE)
+def math_cos(y, x):
+    d[x] -= d[y] * ops.cast_like(np.sin(x), y)
 
 
 @rule(np.tan, math.tan, shape=ELEMENTWISE)
