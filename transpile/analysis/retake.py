@@ -23,8 +23,10 @@ from transpile.analysis import aliasing, views
 from transpile.analysis.allocations import Allocations
 from transpile.core.nodes import all_stmts, assign, clone, name_nodes
 
-_VIEW_FUNCTIONS = (np.transpose, np.ravel, np.swapaxes, np.reshape)
-_VIEW_METHODS = ("reshape", "ravel", "transpose", "swapaxes")
+# calls that surely make a view, the same one each time, of an array laid out as an
+# allocation is (declared ``passes`` is a weaker fact: may be the array or a view of it)
+_RETAKEN_FUNCTIONS = (np.transpose, np.ravel, np.swapaxes, np.reshape)
+_RETAKEN_METHODS = ("reshape", "ravel", "transpose", "swapaxes")
 _PLAIN = (gast.Assign, gast.Expr, gast.Return)
 
 
@@ -89,10 +91,10 @@ def _view_of(value, base, known):
     if not isinstance(value, gast.Call) or value.keywords:
         return False
     func = value.func
-    if isinstance(func, gast.Attribute) and func.attr in _VIEW_METHODS and _is(func.value, base):
+    if isinstance(func, gast.Attribute) and func.attr in _RETAKEN_METHODS and _is(func.value, base):
         return all(known.constant(a) for a in value.args)
     return (
-        known.resolve(func) in _VIEW_FUNCTIONS
+        known.resolve(func) in _RETAKEN_FUNCTIONS
         and bool(value.args)
         and _is(value.args[0], base)
         and all(known.constant(a) for a in value.args[1:])
