@@ -107,27 +107,45 @@ def _is_restore(s):
 def _plan(stmt, loop, recorded, primal, facts):
     """The value that computes ``stmt``'s again at the start of its reverse step, or
     None where that might not give the primal's value."""
+    if not _one_operation(stmt):
+        return None
+    index = next(i for i, s in enumerate(loop.body) if s is stmt)
+    writes = _writes(loop.body)
+    if writes.get(stmt.targets[0].id) != [index]:
+        return None
+    bound, resolve, matches = facts
+    fixed = _targets(loop) - set(writes)  # the reverse loop binds them to the same values
+    found = _read_again(stmt.value, (index, loop, writes), recorded, bound | fixed)
+    if found is None:
+        return None
+    value, kept, unkept = found
+    watched = _aliases(primal, unkept - fixed, resolve)
+    if any(_changes_after(s, watched | kept) for s in all_stmts(loop.body[index + 1 :])):
+        return None
+    if any(_may_change(s, watched, resolve, matches) for s in all_stmts(primal)):
+        return None
+    return value
+
+
+def _one_operation(stmt):
+    """Whether ``stmt`` is ``name = a op b`` or ``name = -a``, of names and constants."""
     v = stmt.value
     if isinstance(v, gast.BinOp) and isinstance(v.op, _ARITHMETIC):
         operands = [v.left, v.right]
     elif isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.USub):
         operands = [v.operand]
     else:
-        return None
+        return False
     single = len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
-    if not single or not all(isinstance(o, (gast.Name, gast.Constant)) for o in operands):
-        return None
-    target = stmt.targets[0].id
-    index = next(i for i, s in enumerate(loop.body) if s is stmt)
-    writes = _writes(loop.body)
-    if writes.get(target) != [index]:
-        return None
-    bound, resolve, matches = facts
-    fixed = _targets(loop) - set(writes)  # the reverse loop binds them to the same values
-    local = bound | fixed
-    value, unkept, kept = clone(v), set(), set()
+    return single and all(isinstance(o, (gast.Name, gast.Constant)) for o in operands)
+
+
+def _read_again(v, where, recorded, local):
+    """``(value, names kept by the tape, names not kept)``: ``v`` as the reverse step
+    computes it again, or None."""
+    value, kept, unkept = clone(v), set(), set()
     for node in [n for n in name_nodes(value) if isinstance(n, gast.Name)]:
-        read = _operand(node.id, index, loop, writes, recorded, local)
+        read = _operand(node.id, where, recorded, local)
         if read is None:
             return None
         if read == "kept":
@@ -137,26 +155,27 @@ def _plan(stmt, loop, recorded, primal, facts):
         else:
             unkept |= {n.id for n in name_nodes(read) if isinstance(n, gast.Name)}
             _replace(value, node, read)
-    watched = _aliases(primal, unkept - fixed, resolve)
-    if any(_changes_after(s, watched | kept) for s in all_stmts(loop.body[index + 1 :])):
-        return None
-    if any(_may_change(s, watched, resolve, matches) for s in all_stmts(primal)):
-        return None
-    return value
+    return value, kept, unkept
 
 
-def _operand(n, index, loop, writes, recorded, local):
+def _operand(n, where, recorded, local):
     """What the reverse step reads for the operand ``n``: ``"kept"`` (the tape keeps
     it), ``"unkept"`` (the loop does not write it), the subscript it was read from
     (to read again in its place), or None (nothing gives the primal's value)."""
-    where = writes.get(n)
-    if where is None:
+    index, loop, writes = where
+    at = writes.get(n)
+    if at is None:
         return "unkept" if n in local else None
-    if all(i < index for i in where) and n in recorded:
+    if all(i < index for i in at) and n in recorded:
         return "kept"
-    if len(where) != 1 or where[0] >= index:
+    if len(at) != 1 or at[0] >= index:
         return None
-    source = loop.body[where[0]]
+    return _subscript_read(loop.body[at[0]], writes, local)
+
+
+def _subscript_read(source, writes, local):
+    """The value of ``source``, ``x = base[index]``, where no name of it is written in
+    the loop and each is local (a parameter, or bound by the function); else None."""
     if not (isinstance(source, gast.Assign) and isinstance(source.value, gast.Subscript)):
         return None
     read = source.value
@@ -225,14 +244,15 @@ def _changes_after(s, watched):
     """Whether ``s``, after the value in the loop body, may write into an array or
     change an object the value reads."""
     if isinstance(s, gast.Assign):
-        if not all(isinstance(t, gast.Name) for t in s.targets):
+        named = all(isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets)
+        if not named or _slots_of_tuples(s.targets):
             return True  # a slot write: its restore would come before the value's
         return any(_writes_into(c, watched) for c in _calls(s.value))
     if isinstance(s, gast.Expr):
         return not _append_elsewhere(s, watched)
     if isinstance(s, (gast.If, gast.While)):
         return any(_writes_into(c, watched) for c in _calls(s.test))
-    return False
+    return not isinstance(s, gast.For)  # its target is a name, its iterable an atom
 
 
 def _may_change(s, watched, resolve, matches):
@@ -247,22 +267,48 @@ def _may_change(s, watched, resolve, matches):
         return bool(_mentions(s, watched)) and not _append_elsewhere(s, watched)
     if not isinstance(s, gast.Assign):
         return bool(_mentions(s, watched))
-    bases = {t.value.id for t in s.targets if isinstance(getattr(t, "value", None), gast.Name)}
-    if not all(isinstance(t, gast.Name) for t in s.targets) and bases & watched:
+    if _writes_slot_of(s, watched):
         return True
     calls = _calls(s.value)
     if any(_writes_into(c, watched) for c in calls):
         return True
-    if not calls or not _mentions(s.value, watched):
-        return False
+    return bool(calls) and bool(_mentions(s.value, watched)) and _impure(s, calls, resolve, matches)
+
+
+def _impure(s, calls, resolve, matches):
+    """Whether the calls of the assignment ``s`` may change what they are given: all but
+    the rules' (pure) functions, subscripts, copies, displays and constants."""
     match = matches.get(id(s))
     if match is None or match.kind not in _PURE_KINDS:
         return True
-    if match.kind == "nondiff":
+    if match.kind == "nondiff":  # a random draw may shuffle; a user's nondifferentiable
         return match.why == "random" or any(
             user_rules.find(resolve(c.func)) is not None for c in calls
         )
     return False
+
+
+def _writes_slot_of(s, watched):
+    """Whether the assignment ``s`` writes into a slot of a watched name."""
+    slots = [t for t in s.targets if not isinstance(t, (gast.Name, gast.Tuple))]
+    return any(_root(t) in watched for t in slots + _slots_of_tuples(s.targets))
+
+
+def _root(target):
+    """The name under a subscript or attribute target (``a`` of ``a[0].x``)."""
+    while isinstance(target, (gast.Subscript, gast.Attribute, gast.Starred)):
+        target = target.value
+    return target.id if isinstance(target, gast.Name) else None
+
+
+def _slots_of_tuples(targets):
+    return [
+        e
+        for t in targets
+        if isinstance(t, gast.Tuple)
+        for e in t.elts
+        if not isinstance(e, gast.Name)
+    ]
 
 
 def _calls(node):
