@@ -252,7 +252,8 @@ def _changes_after(s, watched):
         return not _append_elsewhere(s, watched)
     if isinstance(s, (gast.If, gast.While)):
         return any(_writes_into(c, watched) for c in _calls(s.test))
-    return not isinstance(s, gast.For)  # its target is a name, its iterable an atom
+    # a loop's target is a name, its iterable an atom; a jump changes nothing
+    return not isinstance(s, (gast.For, gast.Break, gast.Continue, gast.Pass))
 
 
 def _may_change(s, watched, resolve, matches):
