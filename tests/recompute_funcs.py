@@ -235,3 +235,14 @@ def in_branch(w, ys):
             d = h + ys[t]
         s = s + np.sum(d * d)
     return s
+
+
+def scalar_residual(x):
+    """Python floats: the residual against a constant."""
+    h = x
+    s = 0.0
+    for _ in range(4):
+        h = np.sin(h) * 1.3
+        d = h - 0.5
+        s = s + d * d
+    return s

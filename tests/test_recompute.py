@@ -145,3 +145,13 @@ def test_the_tape_grows_by_one_state_per_step_not_two():
     per_step = (peaks[80] - peaks[40]) / 40
     state = batch * hidden * 8
     assert 0.5 * state < per_step < 1.5 * state, (per_step, state)
+
+
+def test_grad_of_grad_through_the_recomputed_residual():
+    first = grad(R.scalar_residual)
+    assert AGAIN in source(first)
+    second = grad(grad(R.scalar_residual))
+    for x in (0.3, 0.31, -0.8):  # a first and later calls
+        want = fd.numeric_grad(first, (x,), (0,))[0]
+        assert np.isclose(second(x), want, rtol=1e-6, atol=1e-8), x
+        assert np.isclose(first(x), fd.numeric_grad(R.scalar_residual, (x,), (0,))[0])
