@@ -27,8 +27,7 @@ Anything else is recorded as before: that is always right, this only saves memor
 
 import gast
 
-from transpile.analysis import views
-from transpile.analysis.effect_calls import CHANGING
+from transpile.analysis import changes, views
 from transpile.core.ir import COMMENT, RESTORE
 from transpile.core.nodes import (
     all_stmts,
@@ -37,15 +36,13 @@ from transpile.core.nodes import (
     clone,
     const,
     descendants,
+    header,
     name_nodes,
     stores,
 )
-from transpile.rules import user_rules
 
 _LOOPS = (gast.For, gast.While)
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
-# what a statement may do with an operand that the tape does not keep: read it
-_PURE_KINDS = frozenset(["template", "subscript", "copy", "display", "constant", "nondiff"])
 NOTE = COMMENT + "computed again rather than kept on the tape"
 
 
@@ -55,27 +52,33 @@ def run(fn, recorded, shape_only):
     computed at the start of that reverse body. ``recorded`` are the names the tape
     would keep (``record.needed``), ``shape_only`` those it would keep as a shape.
     Returns whether anything changed."""
-    primal, adjoint, markers = fn.primal, fn.adjoint, fn.emitted.restores
     whole = recorded - shape_only
-    facts = (set(fn.params) | _local_names(primal), fn.parsed.resolve, fn.activity.matches)
-    loop_of = _loop_of(primal)
-    planned = {}  # id(reverse loop) -> (reverse loop, [(index in the primal body, stmt)])
-    for loop_a, marker in _loop_markers(adjoint):
-        target = marker.value.args[0].id
-        stmt, kind = markers[id(marker)]
+    index = _AdjointIndex(fn.adjoint)
+    loop_of = _loop_of(fn.primal)
+    candidates = []
+    for loop_a, marker, cut in index.loop_markers:
+        stmt, kind = fn.emitted.restores[id(marker)]
         loop_p = loop_of.get(id(stmt))
-        if kind != "name" or target not in whole or loop_p is None:
+        usable = kind == "name" and loop_p is not None and _one_operation(stmt)
+        if usable and stmt.targets[0].id in whole:
+            candidates.append((loop_a, marker, cut, stmt, loop_p))
+    if not candidates:
+        return False
+    facts = _Facts(fn, whole)
+    planned = {}  # id(reverse loop) -> (reverse loop, [(index in the primal body, stmt)])
+    dropped = set()
+    for loop_a, marker, cut, stmt, loop_p in candidates:
+        value = facts.plan(stmt, loop_p)
+        if value is None or not index.reads_allow(loop_a, cut, stmt.targets[0].id):
             continue
-        value = _plan(stmt, loop_p, whole, primal, facts)
-        if value is None or not _reads_allow(adjoint, loop_a, marker, target):
-            continue
-        index = next(i for i, s in enumerate(loop_p.body) if s is stmt)
-        again = assign(target, value, stmt)
-        loop_a.body.remove(marker)
-        planned.setdefault(id(loop_a), (loop_a, []))[1].append((index, again))
+        where = facts.body(loop_p).index_of[id(stmt)]
+        again = assign(stmt.targets[0].id, value, stmt)
+        dropped.add(id(marker))
+        planned.setdefault(id(loop_a), (loop_a, []))[1].append((where, again))
     for loop_a, found in planned.values():
         note = gast.copy_location(gast.Expr(value=const(NOTE)), loop_a)
-        loop_a.body[:0] = [note] + [s for _, s in sorted(found, key=lambda p: p[0])]
+        kept = [s for s in loop_a.body if id(s) not in dropped]
+        loop_a.body = [note] + [s for _, s in sorted(found, key=lambda p: p[0])] + kept
     return bool(planned)
 
 
@@ -89,42 +92,8 @@ def _loop_of(primal):
     return found
 
 
-def _loop_markers(adjoint):
-    """``(reverse loop, restore marker)`` for each marker directly in a loop's body."""
-    return [
-        (s, b)
-        for s in all_stmts(adjoint)
-        if isinstance(s, gast.For)
-        for b in list(s.body)
-        if _is_restore(b)
-    ]
-
-
 def _is_restore(s):
     return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
-
-
-def _plan(stmt, loop, recorded, primal, facts):
-    """The value that computes ``stmt``'s again at the start of its reverse step, or
-    None where that might not give the primal's value."""
-    if not _one_operation(stmt):
-        return None
-    index = next(i for i, s in enumerate(loop.body) if s is stmt)
-    writes = _writes(loop.body)
-    if writes.get(stmt.targets[0].id) != [index]:
-        return None
-    bound, resolve, matches = facts
-    fixed = _targets(loop) - set(writes)  # the reverse loop binds them to the same values
-    found = _read_again(stmt.value, (index, loop, writes), recorded, bound | fixed)
-    if found is None:
-        return None
-    value, kept, unkept = found
-    watched = _aliases(primal, unkept - fixed, resolve)
-    if any(_changes_after(s, watched | kept) for s in all_stmts(loop.body[index + 1 :])):
-        return None
-    if any(_may_change(s, watched, resolve, matches) for s in all_stmts(primal)):
-        return None
-    return value
 
 
 def _one_operation(stmt):
@@ -138,6 +107,81 @@ def _one_operation(stmt):
         return False
     single = len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
     return single and all(isinstance(o, (gast.Name, gast.Constant)) for o in operands)
+
+
+class _Facts:
+    """What the plans of one function share, each found once: the names it binds, what
+    may share memory, what may change in place, and each loop body's writes."""
+
+    def __init__(self, fn, whole):
+        self.whole = whole
+        self.bound = set(fn.params)
+        for s in all_stmts(fn.primal):
+            self.bound |= set(stores(s))
+        self.edges = _view_edges(fn.primal, fn.parsed.resolve)
+        self.out, self.changeable = changes.summary(
+            fn.primal, fn.parsed.resolve, fn.activity.matches
+        )
+        self.bodies = {}
+
+    def body(self, loop):
+        found = self.bodies.get(id(loop))
+        if found is None:
+            found = self.bodies[id(loop)] = _Body(loop)
+        return found
+
+    def plan(self, stmt, loop):
+        """The value that computes ``stmt``'s again at the start of its reverse step, or
+        None where that might not give the primal's value."""
+        body = self.body(loop)
+        index = body.index_of[id(stmt)]
+        if body.writes.get(stmt.targets[0].id) != [index]:
+            return None
+        fixed = body.fixed  # the reverse loop binds them to the same values
+        local = _Either(self.bound, fixed)
+        found = _read_again(stmt.value, (index, loop, body.writes), self.whole, local)
+        if found is None:
+            return None
+        value, kept, unkept = found
+        watched = _closure(self.edges, unkept - fixed)
+        if body.hard_after[index] or body.changed_after[index] & (watched | kept):
+            return None
+        if watched and (self.out or watched & self.changeable):
+            return None
+        return value
+
+
+class _Body:
+    """A loop body's facts: the top-level statements writing each name, and, after each
+    statement, whether one may write into an array and which objects are changed."""
+
+    def __init__(self, loop):
+        self.index_of = {id(s): i for i, s in enumerate(loop.body)}
+        self.writes = {}
+        for i, s in enumerate(loop.body):
+            for n in sorted({n for inner in all_stmts([s]) for n in stores(inner)}):
+                self.writes.setdefault(n, []).append(i)
+        self.fixed = {n for n in _targets(loop) if n not in self.writes}
+        count = len(loop.body)
+        self.hard_after, self.changed_after = [False] * count, [frozenset()] * count
+        hard, names = False, frozenset()
+        for i in range(count - 1, -1, -1):
+            self.hard_after[i], self.changed_after[i] = hard, names
+            inner = list(all_stmts([loop.body[i]]))
+            hard = hard or any(changes.hard(x) for x in inner)
+            new = set().union(*(changes.changed(x) for x in inner))
+            if new - names:
+                names = names | new
+
+
+class _Either:
+    """Membership in either of two sets, without making their union."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __contains__(self, n):
+        return n in self.a or n in self.b
 
 
 def _read_again(v, where, recorded, local):
@@ -195,35 +239,14 @@ def _replace(value, old, new):
                 setattr(parent, field, new)
 
 
-def _writes(body):
-    """name -> the indices of the top-level statements of ``body`` that bind it."""
-    found = {}
-    for i, s in enumerate(body):
-        for inner in all_stmts([s]):
-            for n in stores(inner):
-                found.setdefault(n, [])
-                if i not in found[n]:
-                    found[n].append(i)
-    return found
-
-
 def _targets(loop):
     if isinstance(loop, gast.For):
         return {n.id for n in name_nodes(loop.target) if isinstance(n, gast.Name)}
     return set()
 
 
-def _local_names(primal):
-    """The names the primal binds."""
-    found = set()
-    for s in all_stmts(primal):
-        found |= set(stores(s))
-    return found
-
-
-def _aliases(primal, names, resolve):
-    """``names`` and every name that may share memory with one (``views.sources``, both
-    ways, a view of a view included)."""
+def _view_edges(primal, resolve):
+    """name -> the names it may share memory with (``views.sources``, both ways)."""
     edges = {}
     for s in all_stmts(primal):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
@@ -231,6 +254,11 @@ def _aliases(primal, names, resolve):
             for src in views.sources(s.value, resolve):
                 edges.setdefault(t, set()).add(src)
                 edges.setdefault(src, set()).add(t)
+    return edges
+
+
+def _closure(edges, names):
+    """``names`` and every name that may share memory with one, a view of a view too."""
     found, todo = set(names), list(names)
     while todo:
         for m in edges.get(todo.pop(), ()):
@@ -240,140 +268,41 @@ def _aliases(primal, names, resolve):
     return found
 
 
-def _changes_after(s, watched):
-    """Whether ``s``, after the value in the loop body, may write into an array or
-    change an object the value reads."""
-    if isinstance(s, gast.Assign):
-        named = all(isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets)
-        if not named or _slots_of_tuples(s.targets):
-            return True  # a slot write: its restore would come before the value's
-        return any(_writes_into(c, watched) for c in _calls(s.value))
-    if isinstance(s, gast.Expr):
-        return not _append_elsewhere(s, watched)
-    if isinstance(s, (gast.If, gast.While)):
-        return any(_writes_into(c, watched) for c in _calls(s.test))
-    # a loop's target is a name, its iterable an atom; a jump changes nothing
-    return not isinstance(s, (gast.For, gast.Break, gast.Continue, gast.Pass))
+class _AdjointIndex:
+    """Where the adjoint reads each name (the path of blocks to each read: ``(block,
+    index)`` pairs from the top), how many restores each name has, and the restore
+    markers directly in a loop's body, with their index there."""
 
+    def __init__(self, adjoint):
+        self.reads, self.restores, self.places, self.loop_markers = {}, {}, {}, []
+        todo = [(adjoint, None, None, ())]
+        for block, owner, key, path in todo:
+            for i, s in enumerate(block):
+                here = path + ((key, i),)
+                if _is_restore(s):
+                    n = s.value.args[0].id
+                    self.restores[n] = self.restores.get(n, 0) + 1
+                    if isinstance(owner, gast.For) and key[1] == "body":
+                        self.loop_markers.append((owner, s, i))
+                    continue
+                for n in name_nodes(header(s)):
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                        self.reads.setdefault(n.id, []).append(here)
+                if isinstance(s, (gast.If, gast.For, gast.While)):
+                    self.places[id(s)] = here
+                    todo.append((s.body, s, (id(s), "body"), here))
+                    todo.append((s.orelse, s, (id(s), "orelse"), here))
 
-def _may_change(s, watched, resolve, matches):
-    """Whether ``s`` may change an object that ``watched`` names (which the tape does
-    not keep, so nothing would undo it)."""
-    if not watched:
-        return False
-    if isinstance(s, (gast.If, gast.For, gast.While)):
-        header = s.iter if isinstance(s, gast.For) else s.test
-        return bool(_mentions(header, watched)) and bool(_calls(header))
-    if isinstance(s, gast.Expr):
-        return bool(_mentions(s, watched)) and not _append_elsewhere(s, watched)
-    if not isinstance(s, gast.Assign):
-        return bool(_mentions(s, watched))
-    if _writes_slot_of(s, watched):
+    def reads_allow(self, loop_a, cut, target):
+        """Whether the adjoint reads ``target`` only in ``loop_a``'s body before its
+        index ``cut`` (the restore marker), or in the top-level statements before the
+        one holding ``loop_a``; and whether that marker is its only restore."""
+        if self.restores.get(target) != 1:
+            return False
+        top = self.places[id(loop_a)][0][1]
+        key = (id(loop_a), "body")
+        for path in self.reads.get(target, ()):
+            if path[0][1] < top or any(k == key and i < cut for k, i in path):
+                continue
+            return False
         return True
-    calls = _calls(s.value)
-    if any(_writes_into(c, watched) for c in calls):
-        return True
-    return bool(calls) and bool(_mentions(s.value, watched)) and _impure(s, calls, resolve, matches)
-
-
-def _impure(s, calls, resolve, matches):
-    """Whether the calls of the assignment ``s`` may change what they are given: all but
-    the rules' (pure) functions, subscripts, copies, displays and constants."""
-    match = matches.get(id(s))
-    if match is None or match.kind not in _PURE_KINDS:
-        return True
-    if match.kind == "nondiff":  # a random draw may shuffle; a user's nondifferentiable
-        return match.why == "random" or any(
-            user_rules.find(resolve(c.func)) is not None for c in calls
-        )
-    return False
-
-
-def _writes_slot_of(s, watched):
-    """Whether the assignment ``s`` writes into a slot of a watched name."""
-    slots = [t for t in s.targets if not isinstance(t, (gast.Name, gast.Tuple))]
-    return any(_root(t) in watched for t in slots + _slots_of_tuples(s.targets))
-
-
-def _root(target):
-    """The name under a subscript or attribute target (``a`` of ``a[0].x``)."""
-    while isinstance(target, (gast.Subscript, gast.Attribute, gast.Starred)):
-        target = target.value
-    return target.id if isinstance(target, gast.Name) else None
-
-
-def _slots_of_tuples(targets):
-    return [
-        e
-        for t in targets
-        if isinstance(t, gast.Tuple)
-        for e in t.elts
-        if not isinstance(e, gast.Name)
-    ]
-
-
-def _calls(node):
-    return [n for n in descendants(node) if isinstance(n, gast.Call)]
-
-
-def _mentions(node, watched):
-    return {n.id for n in name_nodes(node) if isinstance(n, gast.Name)} & watched
-
-
-def _writes_into(call, watched):
-    """Whether ``call`` writes through ``out=``, or is a changing method of a watched
-    name (``ys.sort()``)."""
-    if any(k.arg == "out" for k in call.keywords):
-        return True
-    func = call.func
-    return (
-        isinstance(func, gast.Attribute)
-        and func.attr in CHANGING
-        and isinstance(func.value, gast.Name)
-        and func.value.id in watched
-    )
-
-
-def _append_elsewhere(s, watched):
-    """Whether the statement ``s`` is ``x.append(...)`` of a list ``x`` not watched."""
-    call = s.value
-    return (
-        isinstance(call, gast.Call)
-        and isinstance(call.func, gast.Attribute)
-        and call.func.attr == "append"
-        and isinstance(call.func.value, gast.Name)
-        and call.func.value.id not in watched
-        and not any(_writes_into(c, watched) for c in _calls(call))
-    )
-
-
-def _reads_allow(adjoint, loop_a, marker, target):
-    """Whether the adjoint reads ``target`` only in ``loop_a``'s body before ``marker``,
-    or in the top-level statements before the one holding ``loop_a``; and whether
-    ``marker`` is its only restore."""
-    restores = [s for s in all_stmts(adjoint) if _is_restore(s) and s.value.args[0].id == target]
-    if restores != [marker]:
-        return False
-    top = next(i for i, s in enumerate(adjoint) if any(x is loop_a for x in all_stmts([s])))
-    cut = next(i for i, s in enumerate(loop_a.body) if s is marker)
-    allowed = {id(n) for n in _reads(loop_a.body[:cut], target)}
-    return all(id(n) in allowed for n in _reads(adjoint[top:], target))
-
-
-def _reads(stmts, target):
-    return [
-        n
-        for s in all_stmts(stmts)
-        if not _is_restore(s)
-        for n in name_nodes(_own(s))
-        if isinstance(n, gast.Name) and n.id == target and isinstance(n.ctx, gast.Load)
-    ]
-
-
-def _own(s):
-    """What ``s`` reads itself: a block's header, else the statement."""
-    if isinstance(s, (gast.If, gast.While)):
-        return s.test
-    if isinstance(s, gast.For):
-        return s.iter
-    return s
