@@ -77,6 +77,7 @@ TAPED = [
     "unkept_operand",  # its operand is not on the tape: taping it saves nothing
     "in_branch",  # made in a branch of the body
     "counted_after",  # its index counted after it
+    "sorted_after_loop",  # the rows the loop reads sorted in place after it
 ]
 
 

@@ -143,7 +143,7 @@ class _Facts:
         if found is None:
             return None
         value, kept, unkept = found
-        watched = _closure(self.edges, unkept - fixed)
+        watched = _closure(self.edges, unkept)
         if body.hard_after[index] or body.changed_after[index] & (watched | kept):
             return None
         if watched and (self.out or watched & self.changeable):
@@ -246,14 +246,19 @@ def _targets(loop):
 
 
 def _view_edges(primal, resolve):
-    """name -> the names it may share memory with (``views.sources``, both ways)."""
+    """name -> the names it may share memory with (``views.sources``, both ways; a
+    loop's target, the items of its iterable)."""
     edges = {}
     for s in all_stmts(primal):
+        pairs = []
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            t = s.targets[0].id
-            for src in views.sources(s.value, resolve):
-                edges.setdefault(t, set()).add(src)
-                edges.setdefault(src, set()).add(t)
+            pairs = [(s.targets[0].id, src) for src in views.sources(s.value, resolve)]
+        elif isinstance(s, gast.For):
+            items = [n.id for n in name_nodes(s.iter) if isinstance(n, gast.Name)]
+            pairs = [(t, src) for t in _targets(s) for src in items]
+        for t, src in pairs:
+            edges.setdefault(t, set()).add(src)
+            edges.setdefault(src, set()).add(t)
     return edges
 
 
