@@ -260,3 +260,18 @@ def sorted_after_loop(w, ys):
     for r in rows:
         r.sort()
     return s
+
+
+def _loss_of_loop(w, ys):
+    h = w
+    s = 0.0
+    for t in range(ys.shape[0]):
+        h = np.tanh(h * 1.2)
+        d = h - ys[t]
+        s = s + np.sum(d * d)
+    return s
+
+
+def calls_loop(w, ys):
+    """The loop in a helper: its forward and adjoint functions (split mode)."""
+    return _loss_of_loop(w * 0.7, ys) * 2.0
