@@ -98,6 +98,8 @@ def _is_restore(s):
 
 def _one_operation(stmt):
     """Whether ``stmt`` is ``name = a op b`` or ``name = -a``, of names and constants."""
+    if not isinstance(stmt, gast.Assign):
+        return False
     v = stmt.value
     if isinstance(v, gast.BinOp) and isinstance(v.op, _ARITHMETIC):
         operands = [v.left, v.right]
