@@ -221,6 +221,15 @@ def rnn(h, W, xs):
     return np.sum(h)
 
 
+def residual_loop(h, W, ys):
+    s = 0.0
+    for t in range(ys.shape[0]):
+        h = np.tanh(h @ W)
+        d = h - ys[t]
+        s = s + np.sum(d * d)
+    return s
+
+
 # --------------------------------------------------------------------------
 # dead, tidy, ownership
 

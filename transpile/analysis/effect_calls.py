@@ -22,7 +22,7 @@ from transpile.front import parse
 from transpile.rules import registry
 
 # methods that change the object they are called on (lists, dicts, arrays)
-_CHANGING = frozenset(
+CHANGING = frozenset(
     [
         "append",
         "extend",
@@ -127,7 +127,7 @@ def _writes_into(node, shared, resolve) -> bool:
     if any(k.arg == "out" for k in node.keywords):
         return True
     f = node.func
-    if isinstance(f, gast.Attribute) and f.attr in _CHANGING and _root(f.value) in shared:
+    if isinstance(f, gast.Attribute) and f.attr in CHANGING and _root(f.value) in shared:
         return True
     passed = {n.id for a in node.args for n in name_nodes(a) if isinstance(n, gast.Name)}
     return bool(passed & shared) and _user_function(resolve(f))

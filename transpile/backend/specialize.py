@@ -528,6 +528,14 @@ class Specializer:
             if k == 1 and self.unchanged_by_one(a, b):
                 return b._replace(scale=scale, borrowed=True)
         node.left, node.right = left.node, right.node
+        if scale != 1.0 and _one_scalar(left, right):
+            # a scalar times an array: the factor on the scalar costs a number's product,
+            # where carried it would cost a pass over the array later
+            if left.actual == ():
+                node.left = _times(left.node, scale)
+            else:
+                node.right = _times(right.node, scale)
+            return self.elementwise(node, [left, right])
         return self.elementwise(node, [left, right], scale)
 
     def scaled_quotient(self, node, left, right):
@@ -827,6 +835,13 @@ def _normalize(axis, ndim):
 
 def _is_none(node):
     return isinstance(node, gast.Constant) and node.value is None
+
+
+def _one_scalar(left, right):
+    """Whether one of a product's operands is a number (or a 0-d array) and the other an
+    array whose shape is known."""
+    shapes = (left.actual, right.actual)
+    return () in shapes and any(a for a in shapes if a is not None)
 
 
 def _times(g, factor):

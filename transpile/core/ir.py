@@ -166,7 +166,7 @@ class Function:
     activity: object = fact(
         None,
         "activity",
-        "cuts, aliasing, raw, tangents",
+        "cuts, aliasing, raw, record, tangents",
         "activity.Activity: varied and useful names",
     )
     emitted: object = fact(

@@ -31,6 +31,7 @@ from transpile.core.nodes import (
     stores,
 )
 from transpile.front.exceptions import is_attempt
+from transpile.reverse import recompute
 
 _BLOCKS = (gast.If, gast.For, gast.While)
 
@@ -50,6 +51,11 @@ def stage(fn, ctx):
                     "compute it before the try, or in a function of yours called in the try block",
                 )
     wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
+    shape_only = _shape_only_reads(fn.adjoint, names["ops"]) - _attempted(fn.primal)
+    if recompute.run(
+        fn, wanted[0], shape_only
+    ):  # what the values computed again read is kept instead
+        wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
     primal, adjoint, pushed = run(
         fn.primal,
         fn.adjoint,
