@@ -123,8 +123,11 @@ def readable_helper(obj):
     signature = inspect.signature(obj)
     if not (_simple_body(parsed.tree, body) and _constant_defaults(signature)):
         return None
-    if not all(_known_call(c, parsed) for s in body for c in descendants(s) if _is_call(c)):
+    calls = [c for s in body for c in descendants(s) if _is_call(c)]
+    if not all(_known_call(c, parsed) for c in calls):
         return None
+    if any(_passes_function(c, parsed) for c in calls):
+        return None  # the callee pair is made for the function passed (function_args)
     assigned, free = _names(body, {a.id for a in parsed.tree.args.args})
     return _Helper(obj, parsed, body, signature, assigned, free)
 
@@ -181,6 +184,17 @@ def _known_call(call, parsed) -> bool:
     if obj is stop_gradient or obj in _PURE_BUILTINS or user_rules.find(obj) is not None:
         return True
     return _has_rule(obj) or (inspect.isfunction(obj) and _plain_function(obj))
+
+
+def _passes_function(call, parsed) -> bool:
+    """Whether ``call`` passes a function (``apply(x, act=np.sin)``)."""
+    for a in _arguments(call):
+        if isinstance(a, gast.Lambda):
+            return True
+        if _root(a) is not None and _root(a) not in parsed.local_names:
+            if bound_functions.is_function_value(parsed.resolve(a)):
+                return True
+    return False
 
 
 def _is_docstring(stmt) -> bool:
