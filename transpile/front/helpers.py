@@ -191,9 +191,9 @@ def _passes_function(call, parsed) -> bool:
     for a in _arguments(call):
         if isinstance(a, gast.Lambda):
             return True
-        if _root(a) is not None and _root(a) not in parsed.local_names:
-            if bound_functions.is_function_value(parsed.resolve(a)):
-                return True
+        outside = _root(a) is not None and _root(a) not in parsed.local_names
+        if outside and bound_functions.is_function_value(parsed.resolve(a)):
+            return True
     return False
 
 
