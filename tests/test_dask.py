@@ -20,9 +20,7 @@ numpy fallback) is skipped with its reason. One more test starts a real
 logistic-regression loss over a chunked data set on it.
 """
 
-import contextlib
 import copy
-import warnings
 
 import numpy as np
 import pytest
@@ -32,33 +30,9 @@ from transpile import grad, value_and_grad, vjp
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
-from dask.callbacks import Callback  # after the skip: dask may be absent
-
-
-@pytest.fixture(autouse=True)
-def threaded_scheduler():
-    with dask.config.set(scheduler="threads"):
-        yield
-
-
-class _Computes(Callback):
-    """Counts the graphs the local schedulers run (each ``compute``)."""
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk):
-        self.count += 1
-
-
-@contextlib.contextmanager
-def _no_fallback():
-    """A context where a numpy fallback (dask's ``FutureWarning`` for a numpy function
-    it does not implement, which computes its arguments into numpy) raises."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", "The `numpy", FutureWarning)
-        yield
+from dask_support import Computes as _Computes
+from dask_support import no_fallback as _no_fallback
+from dask_support import threaded_scheduler  # noqa: F401 (an autouse fixture)
 
 
 def _computes(fn, *args):

@@ -33,32 +33,9 @@ from transpile import jvp, vjp
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
-from dask.callbacks import Callback  # after the skip: dask may be absent
-
-
-@pytest.fixture(autouse=True)
-def threaded_scheduler():
-    with dask.config.set(scheduler="threads"):
-        yield
-
-
-class _Computes(Callback):
-    """Counts the graphs the local schedulers run (each ``compute``)."""
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def _start(self, dsk):
-        self.count += 1
-
-
-@contextlib.contextmanager
-def _no_fallback():
-    """dask's numpy fallback (a ``FutureWarning``, then a compute) raises."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", "The `numpy", FutureWarning)
-        yield
+from dask_support import Computes as _Computes
+from dask_support import no_fallback as _no_fallback
+from dask_support import threaded_scheduler  # noqa: F401 (an autouse fixture)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ which copies exactly the leaves that need it at run time.
 import gast
 import numpy as np
 
-from transpile.core.nodes import all_stmts, clone, descendants, name
+from transpile.core.nodes import bound_values, clone, name
 from transpile.rules import registry
 from transpile.rules.declare import Memory, helper_of, memory
 
@@ -36,7 +36,7 @@ def guard_return(ret, body, ops_name, np_name, params):
     ``return ops.owned(value, *params)``."""
     leaves = _leaves(ret.value, ops_name)
     if leaves is not None:
-        defs = _definitions(body)
+        defs = bound_values(body)
         roots = [_roots(leaf, defs, set(params), ops_name, np_name, set()) for leaf in leaves]
         if None not in roots and sum(map(len, roots)) == len(frozenset().union(*roots)):
             return ret
@@ -46,23 +46,6 @@ def guard_return(ret, body, ops_name, np_name, params):
         keywords=[],
     )
     return gast.copy_location(gast.Return(value=value), ret)
-
-
-def _definitions(body):
-    """name -> the values assigned to it, ``None`` for a binding by unpacking or by
-    a loop (whose value cannot be followed)."""
-    defs = {}
-    for s in all_stmts(body):
-        if isinstance(s, gast.Assign):
-            for t in s.targets:
-                for n in descendants(t):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                        defs.setdefault(n.id, []).append(s.value if t is n else None)
-        elif isinstance(s, gast.For):
-            for n in descendants(s.target):
-                if isinstance(n, gast.Name):
-                    defs.setdefault(n.id, []).append(None)
-    return defs
 
 
 def unguarded(ret, ops_name):
