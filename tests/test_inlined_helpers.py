@@ -2,6 +2,8 @@
 gradient against central finite differences, on its first call and a later one, and
 what the generated source shows where a helper is, or is not, inlined."""
 
+import threading
+
 import fd
 import inline_funcs as F
 import inline_other
@@ -165,3 +167,24 @@ def test_helpers_called_in_a_try_block_stay_callee_pairs():
 def test_a_helper_given_a_function_stays_a_callee_pair():
     text = check(F.functions_passed, (X,))
     assert "_apply_fwd" in text
+
+
+def test_first_calls_racing_in_threads_get_the_inlined_gradient():
+    args = rnn_args()
+    expected = fd.numeric_grad(F.rnn, args, (0, 1, 2))
+    g = grad(F.rnn, wrt=(0, 1, 2))
+    barrier = threading.Barrier(4)
+    results = [None] * 4
+
+    def run(k):
+        barrier.wait()
+        results[k] = [g(*args) for _ in range(3)]  # the first, then the variant
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for calls in results:
+        for got in calls:
+            fd.assert_close(got, expected, rtol=1e-6, atol=1e-9)
