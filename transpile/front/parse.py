@@ -330,14 +330,17 @@ def _refuse_changed(func, source, tree):
         inner = textwrap.indent(source, "    ")
         text = f"def _outer_():\n    {' = '.join(freevars)} = None\n{inner}"
     imports = _imports_of(func)
-    text = imports + text
+    # at the lines it runs from: Python 3.13 keeps a class's first line among the
+    # constants of its body (__firstlineno__); blank lines put it there, where they can,
+    # without a walk of the tree
+    shift = code.co_firstlineno - imports.count("\n") - (3 if freevars else 1)
+    text = imports + "\n" * max(shift, 0) + text
     try:
-        module = ast.parse(text, code.co_filename)
-        # at the lines it runs from: Python 3.13 keeps a class's first line among the
-        # constants of its body (__firstlineno__)
-        defined = module.body[-1].body[-1] if freevars else module.body[-1]
-        first = imports.count("\n") + (3 if freevars else 1)
-        ast.increment_lineno(defined, code.co_firstlineno - first)
+        module = text
+        if shift < 0:
+            module = ast.parse(text, code.co_filename)
+            defined = module.body[-1].body[-1] if freevars else module.body[-1]
+            ast.increment_lineno(defined, shift)
         compiled = compile(
             module, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
         )
