@@ -93,33 +93,73 @@ def probe_body(body, ops_name, probe_name, seen_name, params=()):
     before it (a parameter, or a line before the loop). The two names are chosen to
     clash with nothing the body reads. Statements without a helper call are shared
     with ``body``, not copied: the probe is only printed."""
-    reported = _reported_body(body, probe_name, seen_name, None, set(params))
-    return _free_when_dead(reported)
+    groups = _reported_groups(body, probe_name, seen_name, set(params))
+    return _free_when_dead(groups)
 
 
-def _reported_body(body, probe_name, seen_name, path, bound):
-    """The statements of ``body``, each followed by the report of its target: at the top
-    (``path`` None) under its position, in a loop's body under the tuple of positions
-    that leads to it (met once per iteration: ``observe`` merges what each one saw).
-    ``bound``: the names surely bound before ``body`` runs."""
+def _reported_groups(body, probe_name, seen_name, bound):
+    """For each statement at the top of ``body``: its reported statements (as
+    ``_reported_body`` makes them), the names they read and the names they bind
+    outside a block (a block's may not run at all): what ``_free_when_dead`` needs,
+    read off the statement before it was reported, so that a loop is walked once."""
+    groups, bound = [], set(bound)
+    for i, stmt in enumerate(body):
+        names = name_nodes(stmt)
+        reads = {n.id for n in names if n.ctx.__class__ is gast.Load}
+        binds = set()
+        if isinstance(stmt, gast.For):
+            reported, targets = _reported_loop(stmt, names, probe_name, seen_name, (i,), bound)
+            reads |= targets  # the loop's body reports them
+        else:
+            reported = [_report_sites(stmt, probe_name)]
+            if not isinstance(stmt, (gast.If, gast.While)):
+                binds = {n.id for n in names if n.ctx.__class__ is gast.Store}
+        target = single_target(stmt)
+        if target is not None:
+            reported.append(_report(seen_name, i, target))
+            reads.add(target)
+            bound.add(target)
+        groups.append((reported, reads, binds))
+    return groups
+
+
+def _reported_body(body, probe_name, seen_name, path, bound, targets):
+    """The statements of ``body`` (in a loop's body, at the tuple of positions ``path``),
+    each followed by the report of its target, under the tuple of positions that leads
+    to it (met once per iteration: ``observe`` merges what each one saw). ``bound``: the
+    names surely bound before ``body`` runs; ``targets`` gets every target reported."""
     out, bound = [], set(bound)
     for i, stmt in enumerate(body):
-        key = i if path is None else (*path, i)
-        reported = _report_sites(stmt, probe_name)
+        key = (*path, i)
         if isinstance(stmt, gast.For):
-            inner = key if path is not None else (key,)
-            names = name_nodes(stmt)
-            stored = {n.id for n in names if isinstance(n.ctx, gast.Store)}
-            carried = sorted(stored & bound & {n.id for n in names if isinstance(n.ctx, gast.Load)})
-            starts = [_report(seen_name, (*inner, n), n) for n in carried]
-            body_reported = _reported_body(reported.body, probe_name, seen_name, inner, bound)
-            reported = _copied(reported, body=starts + body_reported)
-        out.append(reported)
+            reported, inner = _reported_loop(
+                stmt, name_nodes(stmt), probe_name, seen_name, key, bound
+            )
+            out += reported
+            targets |= inner
+        else:
+            out.append(_report_sites(stmt, probe_name))
         target = single_target(stmt)
         if target is not None:
             out.append(_report(seen_name, key, target))
             bound.add(target)
+            targets.add(target)
     return out
+
+
+def _reported_loop(loop, names, probe_name, seen_name, key, bound):
+    """``[loop]`` reported (its body reports, first, each name the loop binds and reads
+    that is bound before it), and the names its body reports as targets; ``names``:
+    ``name_nodes(loop)``."""
+    stored = {n.id for n in names if n.ctx.__class__ is gast.Store}
+    loaded = {n.id for n in names if n.ctx.__class__ is gast.Load}
+    carried = sorted(stored & bound & loaded)
+    starts = [_report(seen_name, (*key, n), n) for n in carried]
+    targets = set()
+    body = _reported_body(loop.body, probe_name, seen_name, key, bound, targets)
+    header = {f: _report_sites(getattr(loop, f), probe_name) for f in ("target", "iter")}
+    orelse = [_report_sites(s, probe_name) for s in loop.orelse]
+    return [_copied(loop, body=starts + body, orelse=orelse, **header)], targets
 
 
 def _report(seen_name, key, target):
@@ -180,26 +220,23 @@ def _reported(node, probe_name):
     return gast.Call(func=name(probe_name), args=[const(site), node.func, *node.args], keywords=[])
 
 
-def _free_when_dead(body):
-    """``body`` with ``del t`` after the last read of each value its own statements made
-    (a loop's may be unbound),
-    so that the first call holds no more arrays at once than the variant made from it."""
+def _free_when_dead(groups):
+    """The statements of ``groups`` (as ``_reported_groups`` makes them) with ``del t``
+    after the last group that reads each value its own statements made outside a
+    block, so that the first call holds no more arrays at once than the variant made
+    from it."""
     made, last = set(), {}
-    for i, s in enumerate(body):
-        in_block = isinstance(s, (gast.For, gast.If, gast.While))  # may not run at all
-        for n in name_nodes(s):
-            if isinstance(n, gast.Name):
-                if isinstance(n.ctx, gast.Load):
-                    last[n.id] = i
-                elif isinstance(n.ctx, gast.Store) and not in_block:
-                    made.add(n.id)
+    for i, (_, reads, binds) in enumerate(groups):
+        made |= binds
+        for n in reads:
+            last[n] = i
     dead_after = {}
     for n, i in last.items():
-        if n in made and not isinstance(body[i], gast.Return):
+        if n in made and not isinstance(groups[i][0][0], gast.Return):
             dead_after.setdefault(i, []).append(n)
     out = []
-    for i, s in enumerate(body):
-        out.append(s)
+    for i, (statements, _, _) in enumerate(groups):
+        out += statements
         if i in dead_after:
             targets = [name(n, gast.Del()) for n in sorted(dead_after[i])]
             out.append(gast.Delete(targets=targets))

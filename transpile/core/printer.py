@@ -10,6 +10,7 @@ is parenthesized where a unary minus would be: ``(-2.0) ** x``, where
 ``gast.unparse`` writes ``-2.0 ** x``, which Python reads as ``-(2.0 ** x)``.
 """
 
+import math
 import sys
 
 import gast
@@ -107,7 +108,11 @@ def _constant(node, context):
     cls = value.__class__
     if cls is float or cls is complex:
         text = repr(value).replace("inf", _INFINITY).replace("nan", f"({_INFINITY}-{_INFINITY})")
-    elif cls is tuple or value is Ellipsis:
+    elif cls is tuple:
+        text = _tuple_literal(value)
+        if text is None:
+            return _other(node, context)
+    elif value is Ellipsis:
         return _other(node, context)
     else:
         text = repr(value)
@@ -116,6 +121,32 @@ def _constant(node, context):
     if text[0] == "-" and context > _FACTOR:  # a negative number reads as a unary minus
         return f"({text})"
     return text
+
+
+def _tuple_literal(value):
+    """The source of a tuple of ints, names, finite floats and such tuples as
+    ``gast.unparse`` writes it, or None for any other tuple: the probe's keys are such
+    tuples, thousands of them, and ``gast.unparse`` is slow."""
+    parts = []
+    for v in value:
+        cls = v.__class__
+        if _plain_literal(v, cls):
+            parts.append(repr(v))
+        elif cls is tuple:
+            inner = _tuple_literal(v)
+            if inner is None:
+                return None
+            parts.append(inner)
+        else:
+            return None
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def _plain_literal(v, cls):
+    """Whether ``repr(v)`` is how ``gast.unparse`` writes ``v``."""
+    if cls is int or cls is bool or v is None:
+        return True
+    return (cls is str and v.isidentifier()) or (cls is float and math.isfinite(v))
 
 
 def _attribute(node, context):
