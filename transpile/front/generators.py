@@ -21,7 +21,9 @@ used and ``return value`` in a generator stay refused.
 import gast
 
 from transpile.core.errors import at
-from transpile.core.nodes import assign, call, name
+from transpile.core.nodes import assign, call, descendants, name
+
+_YIELDS = (gast.Yield, gast.YieldFrom)
 
 
 def stage(fn, ctx):
@@ -38,6 +40,8 @@ def stage(fn, ctx):
 
 def own_yields(tree):
     """The ``yield`` nodes of the function ``tree`` itself (not of functions in it)."""
+    if not any(n.__class__ in _YIELDS for n in descendants(tree)):
+        return []  # the usual case, without the slower walk that skips functions in it
     found, todo = [], list(tree.body)
     while todo:
         node = todo.pop()

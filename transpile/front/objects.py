@@ -48,7 +48,15 @@ import gast
 
 from transpile.core.errors import at
 from transpile.core.ir import MISSING
-from transpile.core.nodes import all_stmts, clone, const, contains_jump, name
+from transpile.core.nodes import (
+    all_stmts,
+    clone,
+    const,
+    contains_jump,
+    descendants,
+    name,
+    name_nodes,
+)
 from transpile.front import bound_functions, object_args, parse, unroll_globals
 from transpile_runtime import instances, stop_gradient
 
@@ -92,7 +100,7 @@ class _Rewrite(gast.NodeTransformer):
         counts = self.store_counts()
         return {
             s.targets[0].id: s.value
-            for s in gast.walk(self.parsed.tree)
+            for s in descendants(self.parsed.tree)
             if isinstance(s, gast.Assign)
             and len(s.targets) == 1
             and isinstance(s.targets[0], gast.Name)
@@ -131,7 +139,7 @@ class _Rewrite(gast.NodeTransformer):
         (``Cls`` a class of the user's, made of names and constants), which then calls
         ``obj``; none where there is no such call."""
         made = []
-        for n in gast.walk(stmt):
+        for n in descendants(stmt):
             if not isinstance(n, gast.Call):
                 continue
             holder, field = (n.func, "value") if isinstance(n.func, gast.Attribute) else (n, "func")
@@ -526,8 +534,8 @@ def _store_counts(tree):
 
 
 def _stored_names(tree):
-    for n in gast.walk(tree):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+    for n in name_nodes(tree):
+        if isinstance(n.ctx, (gast.Store, gast.Del)):
             yield n.id
 
 
@@ -563,19 +571,14 @@ def _assign(target, value, origin):
 
 def _renamed(stmts, old, new):
     for s in stmts:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and n.id == old:
+        for n in name_nodes(s):
+            if n.id == old:
                 n.id = new
     return stmts
 
 
 def _stored_in(stmts):
-    return {
-        n.id
-        for s in stmts
-        for n in gast.walk(s)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
-    }
+    return {n.id for s in stmts for n in name_nodes(s) if isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
 def _root(node):
@@ -595,11 +598,7 @@ def _chain(node):
 
 
 def _stored(tree):
-    return {
-        n.id
-        for n in gast.walk(tree)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del))
-    }
+    return {n.id for n in name_nodes(tree) if isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
 def passed(fn, ctx, arguments, made=()) -> tuple:
