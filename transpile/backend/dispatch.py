@@ -20,6 +20,7 @@ record into their own thread's observations. A signature the specializer cannot
 handle keeps the generic gradient, so specializing never changes a result.
 """
 
+import functools
 import threading
 import types
 import warnings
@@ -535,13 +536,12 @@ class Dispatcher:
     def made_probe(self):
         """The generic gradient with every helper call and assignment reported."""
         probe_name, seen_name = self.probe_names
-        body = probe.probe_body(
+        body, keys = probe.probe_body(
             self.body, self.spec.names["ops"], probe_name, seen_name, self.params
         )
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
-        bound = dict(
-            self.spec.bound, **{probe_name: self.record_call, seen_name: self.record_value}
-        )
+        record_value = functools.partial(self.record_value, keys)
+        bound = dict(self.spec.bound, **{probe_name: self.record_call, seen_name: record_value})
         source, lines = emit.to_source_and_origins(fdef)
         return emit.compile_function(
             source,
@@ -569,10 +569,12 @@ class Dispatcher:
             sites[site] = metas
         return helper(*args)
 
-    def record_value(self, index, value):
+    def record_value(self, keys, k, value):
+        """Record ``value`` as seen at ``keys[k]`` (``probe.probe_body``); returns it."""
         observed = getattr(self.local, "observed", None)
         if observed is not None:
-            probe.observe(observed[1], index, value)
+            probe.observe(observed[1], keys[k], value)
+        return value
 
     def build(self, key, metas, sites, seen):
         """The variant for ``key``: the generic body through the variant stages

@@ -85,86 +85,102 @@ def helper_name(node, ops_name):
 
 
 def probe_body(body, ops_name, probe_name, seen_name, params=()):
-    """``body`` with every helper call and every assignment reported.
+    """``(body with every helper call and every assignment reported, keys)``.
 
     ``probe_name(site, helper, *args)`` records the arguments of a helper call and
-    returns its result; ``seen_name(index, value)`` records a statement's target, and
-    at the start of a loop's body each name the loop binds and reads that is bound
-    before it (a parameter, or a line before the loop). The two names are chosen to
-    clash with nothing the body reads. Statements without a helper call are shared
-    with ``body``, not copied: the probe is only printed."""
-    groups = _reported_groups(body, probe_name, seen_name, set(params))
-    return _free_when_dead(groups)
+    returns its result; ``seen_name(k, value)`` records a statement's target (and
+    returns it: ``x = seen(k, value)`` where the statement is an assignment) and, at
+    the start of a loop's body, each name the loop binds and reads that is bound
+    before it (a parameter, or a line before the loop); ``keys[k]`` is where (see
+    ``observe``). The two names are chosen to clash with nothing the body reads.
+    Statements without a helper call or an assignment are shared with ``body``, not
+    copied: the probe is only printed. (An int ``k`` and the report inside the
+    assignment: Python compiles a long probe in half the time it takes for a
+    statement of its own with a tuple of positions.)"""
+    reporter = _Reporter(probe_name, seen_name)
+    groups = reporter.groups(body, set(params))
+    return _free_when_dead(groups), reporter.keys
 
 
-def _reported_groups(body, probe_name, seen_name, bound):
-    """For each statement at the top of ``body``: its reported statements (as
-    ``_reported_body`` makes them), the names they read and the names they bind
-    outside a block (a block's may not run at all): what ``_free_when_dead`` needs,
-    read off the statement before it was reported, so that a loop is walked once."""
-    groups, bound = [], set(bound)
-    for i, stmt in enumerate(body):
-        names = name_nodes(stmt)
-        reads = {n.id for n in names if n.ctx.__class__ is gast.Load}
-        binds = set()
-        if isinstance(stmt, gast.For):
-            reported, targets = _reported_loop(stmt, names, probe_name, seen_name, (i,), bound)
-            reads |= targets  # the loop's body reports them
-        else:
-            reported = [_report_sites(stmt, probe_name)]
-            if not isinstance(stmt, (gast.If, gast.While)):
-                binds = {n.id for n in names if n.ctx.__class__ is gast.Store}
+class _Reporter:
+    def __init__(self, probe_name, seen_name):
+        self.probe_name, self.seen_name = probe_name, seen_name
+        self.keys = []  # k -> the position of the statement ``seen(k, ...)`` reports
+
+    def groups(self, body, bound):
+        """For each statement at the top of ``body``: its reported statements, the
+        names they read and the names they bind outside a block (a block's may not run
+        at all): what ``_free_when_dead`` needs, read off the statement before it was
+        reported, so that a loop is walked once."""
+        groups, bound = [], set(bound)
+        for i, stmt in enumerate(body):
+            names = name_nodes(stmt)
+            reads = {n.id for n in names if n.ctx.__class__ is gast.Load}
+            binds = set()
+            if isinstance(stmt, gast.For):
+                reported, targets = self.loop(stmt, names, (i,), bound)
+                reads |= targets  # the loop's body reports them
+            else:
+                reported = self.statement(stmt, i)
+                if not isinstance(stmt, (gast.If, gast.While)):
+                    binds = {n.id for n in names if n.ctx.__class__ is gast.Store}
+            target = single_target(stmt)
+            if target is not None:
+                reads.add(target)
+                bound.add(target)
+            groups.append((reported, reads, binds))
+        return groups
+
+    def body(self, body, path, bound, targets):
+        """The statements of a loop's ``body`` reported, each under the tuple of
+        positions that leads to it (met once per iteration: ``observe`` merges what
+        each one saw); ``path``: the loop's. ``bound``: the names surely bound before
+        ``body`` runs; ``targets`` gets every target reported."""
+        out, bound = [], set(bound)
+        for i, stmt in enumerate(body):
+            key = (*path, i)
+            if isinstance(stmt, gast.For):
+                reported, inner = self.loop(stmt, name_nodes(stmt), key, bound)
+                out += reported
+                targets |= inner
+            else:
+                out += self.statement(stmt, key)
+            target = single_target(stmt)
+            if target is not None:
+                bound.add(target)
+                targets.add(target)
+        return out
+
+    def loop(self, loop, names, key, bound):
+        """``[loop]`` reported (its body reports, first, each name the loop binds and
+        reads that is bound before it), and the names its body reports as targets;
+        ``names``: ``name_nodes(loop)``."""
+        stored = {n.id for n in names if n.ctx.__class__ is gast.Store}
+        loaded = {n.id for n in names if n.ctx.__class__ is gast.Load}
+        carried = sorted(stored & bound & loaded)
+        starts = [gast.Expr(value=self.seen((*key, n), name(n))) for n in carried]
+        targets = set()
+        body = self.body(loop.body, key, bound, targets)
+        header = {f: _report_sites(getattr(loop, f), self.probe_name) for f in ("target", "iter")}
+        orelse = [_report_sites(s, self.probe_name) for s in loop.orelse]
+        return [_copied(loop, body=starts + body, orelse=orelse, **header)], targets
+
+    def statement(self, stmt, key):
+        """``stmt`` with its helper calls reported, and its target, where it has one:
+        ``x = seen(k, value)``; ``x += v; seen(k, x)``."""
+        reported = _report_sites(stmt, self.probe_name)
         target = single_target(stmt)
-        if target is not None:
-            reported.append(_report(seen_name, i, target))
-            reads.add(target)
-            bound.add(target)
-        groups.append((reported, reads, binds))
-    return groups
+        if target is None:
+            return [reported]
+        if isinstance(stmt, gast.Assign):
+            return [_copied(reported, value=self.seen(key, reported.value))]
+        return [reported, gast.Expr(value=self.seen(key, name(target)))]
 
-
-def _reported_body(body, probe_name, seen_name, path, bound, targets):
-    """The statements of ``body`` (in a loop's body, at the tuple of positions ``path``),
-    each followed by the report of its target, under the tuple of positions that leads
-    to it (met once per iteration: ``observe`` merges what each one saw). ``bound``: the
-    names surely bound before ``body`` runs; ``targets`` gets every target reported."""
-    out, bound = [], set(bound)
-    for i, stmt in enumerate(body):
-        key = (*path, i)
-        if isinstance(stmt, gast.For):
-            reported, inner = _reported_loop(
-                stmt, name_nodes(stmt), probe_name, seen_name, key, bound
-            )
-            out += reported
-            targets |= inner
-        else:
-            out.append(_report_sites(stmt, probe_name))
-        target = single_target(stmt)
-        if target is not None:
-            out.append(_report(seen_name, key, target))
-            bound.add(target)
-            targets.add(target)
-    return out
-
-
-def _reported_loop(loop, names, probe_name, seen_name, key, bound):
-    """``[loop]`` reported (its body reports, first, each name the loop binds and reads
-    that is bound before it), and the names its body reports as targets; ``names``:
-    ``name_nodes(loop)``."""
-    stored = {n.id for n in names if n.ctx.__class__ is gast.Store}
-    loaded = {n.id for n in names if n.ctx.__class__ is gast.Load}
-    carried = sorted(stored & bound & loaded)
-    starts = [_report(seen_name, (*key, n), n) for n in carried]
-    targets = set()
-    body = _reported_body(loop.body, probe_name, seen_name, key, bound, targets)
-    header = {f: _report_sites(getattr(loop, f), probe_name) for f in ("target", "iter")}
-    orelse = [_report_sites(s, probe_name) for s in loop.orelse]
-    return [_copied(loop, body=starts + body, orelse=orelse, **header)], targets
-
-
-def _report(seen_name, key, target):
-    call = gast.Call(func=name(seen_name), args=[const(key), name(target)], keywords=[])
-    return gast.Expr(value=call)
+    def seen(self, key, value):
+        """``seen(k, value)``, ``k`` the number of ``key``."""
+        self.keys.append(key)
+        k = len(self.keys) - 1
+        return gast.Call(func=name(self.seen_name), args=[const(k), value], keywords=[])
 
 
 def _copied(node, **fields):

@@ -7,7 +7,7 @@ overwritten values from the tape instead.
 
 import gast
 
-from transpile.core.nodes import assign, descendants, is_atom, name, name_nodes
+from transpile.core.nodes import assign, is_atom, name, name_nodes
 
 
 def run(tree, namer):
@@ -30,11 +30,12 @@ def run(tree, namer):
             out.append(stmt)
             continue
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            for node in name_nodes(stmt):
-                if isinstance(node, gast.Name) and node.id in env:
+            names = name_nodes(stmt)
+            for node in names:
+                if node.id in env:
                     node.id = env[node.id]
-            for node in name_nodes(stmt):
-                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            for node in names:
+                if isinstance(node.ctx, gast.Store):
                     env.setdefault(node.id, node.id)
             _split_self_reads(stmt, namer)
             out.append(stmt)
@@ -64,10 +65,7 @@ def _split_self_reads(compound, namer):
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
                 and not is_atom(s.value)
-                and any(
-                    isinstance(n, gast.Name) and n.id == s.targets[0].id
-                    for n in descendants(s.value)
-                )
+                and any(n.id == s.targets[0].id for n in name_nodes(s.value))
             ):
                 t = namer.temp()
                 target = s.targets[0].id
