@@ -194,13 +194,14 @@ def observe(seen, index, value):
     one for a statement at the top; for one in a loop's body (a tuple ``index``; ending
     in a name for that name at the start of the body), the meta every iteration saw,
     or None where they differ (the rewrite then knows nothing of that name there)."""
-    new = meta(value)
-    if not isinstance(index, tuple):
-        seen.setdefault(index, new)
-    elif index not in seen:
-        seen[index] = new
-    elif seen[index] != new:
-        seen[index] = None
+    old = seen.get(index, _UNSEEN)
+    if old is _UNSEEN:
+        seen[index] = meta(value)
+    elif old is not None and index.__class__ is tuple and old != meta(value):
+        seen[index] = None  # (where it is None already, nothing more is learned)
+
+
+_UNSEEN = object()
 
 
 def _report_sites(node, probe_name):
