@@ -1,0 +1,94 @@
+"""The probe: what the first call of a gradient records for its shape variant.
+
+``probe.probe_body`` reports each assignment's value (``x = seen(k, value)``, ``keys[k]``
+its position), each loop's carried names at the start of its body, and each helper
+call; the variant made from what it saw must give the generic code's gradient on
+every later call. The references: the positions counted here from the generic body
+itself, and central finite differences.
+"""
+
+import fd
+import gast
+import numpy as np
+import pytest
+
+from transpile import grad, source
+from transpile.backend import probe
+
+
+def looped(x, w):
+    h = x
+    for i in range(3):
+        h = np.tanh(h * w[i] + 0.1 * i)
+        h = h * 0.9 + 0.5 * x
+    return np.sum(h * h)
+
+
+def grows(x):
+    """A loop whose carried value is a Python float on the first trip, then an array."""
+    s = 0.0
+    for t in range(3):
+        s = s + np.sin(x * (t + 1))
+    return np.sum(s * s)
+
+
+def _single_targets(body, path=()):
+    """``(position, target)`` of every assignment to a name in ``body``, positions as the
+    probe numbers them: an int at the top, a tuple of indices inside loops."""
+    found = []
+    for i, stmt in enumerate(body):
+        key = (*path, i) if path else i
+        if isinstance(stmt, gast.For):
+            found += _single_targets(stmt.body, (*path, i) if path else (i,))
+        target = probe.single_target(stmt)
+        if target is not None:
+            found.append((key, target))
+    return found
+
+
+def _seen_calls(body, seen_name):
+    return [
+        n
+        for s in body
+        for n in gast.walk(s)
+        if isinstance(n, gast.Call) and getattr(n.func, "id", None) == seen_name
+    ]
+
+
+def test_each_assignment_is_reported_once_at_its_position():
+    g = grad(looped, wrt=0)
+    entry = g.__transpile_dispatch__.current()
+    body, keys = probe.probe_body(entry.body, entry.spec.names["ops"], "_p", "_s", entry.params)
+    calls = _seen_calls(body, "_s")
+    reported = [keys[c.args[0].value] for c in calls]
+    assert len(set(reported)) == len(reported), "a statement reported twice"
+    wanted = {key for key, _ in _single_targets(entry.body)}
+    carried = {k for k in reported if isinstance(k, tuple) and isinstance(k[-1], str)}
+    assert set(reported) - carried == wanted
+    assert carried, "a loop's carried names are reported at the start of its body"
+
+
+def test_the_generic_body_is_not_changed_by_its_probe():
+    g = grad(looped, wrt=0)
+    entry = g.__transpile_dispatch__.current()
+    before = gast.dump(gast.Module(body=list(entry.body), type_ignores=[]))
+    probe.probe_body(entry.body, entry.spec.names["ops"], "_p", "_s", entry.params)
+    assert gast.dump(gast.Module(body=list(entry.body), type_ignores=[])) == before
+
+
+@pytest.mark.parametrize(
+    "func, make",
+    [
+        (looped, lambda rng: (rng.normal(size=4), rng.normal(size=3))),
+        (grows, lambda rng: (rng.normal(size=5),)),
+    ],
+    ids=["looped", "float_then_array"],
+)
+def test_variant_made_from_the_probe_matches_finite_differences(func, make):
+    rng = np.random.default_rng(7)
+    g = grad(func, wrt=0)
+    for args in (make(rng), make(rng)):
+        want = fd.numeric_grad(func, args, (0,))[0]
+        for _ in range(3):  # the probe, then the variant
+            fd.assert_close(g(*args), want, rtol=1e-6, atol=1e-9)
+    assert source(g, *args) != source(g)  # a variant was made and runs
