@@ -159,7 +159,7 @@ class Specializer:
         out = []
         while True:
             try:
-                new = self.statement(i, clone(stmt))
+                new = self.statement(i, _fresh(stmt))
                 break
             except _NeedConcrete as need:
                 names = sorted(n for n in need.names if self.fact(n).unfinished)
@@ -861,3 +861,16 @@ def _subscript(g, index):
 
 def _transposed(node):
     return gast.Attribute(value=clone(node), attr="T", ctx=gast.Load())
+
+
+def _fresh(stmt):
+    """A copy of ``stmt`` to rewrite; for a loop, of its header only: each statement of
+    its body is copied where it is rewritten (``rewritten``), so copying the body here
+    too would copy a long loop twice."""
+    if not isinstance(stmt, gast.For):
+        return clone(stmt)
+    new = stmt.__class__.__new__(stmt.__class__)
+    new.__dict__.update(stmt.__dict__)
+    new.target, new.iter, new.orelse = clone(stmt.target), clone(stmt.iter), clone(stmt.orelse)
+    new.body = list(stmt.body)
+    return new
