@@ -190,15 +190,12 @@ class Specializer:
         at the start of every iteration, and leaves every name it binds whole; after the
         loop they are as an iteration leaves them (a name's facts must hold on every
         iteration at once)."""
-        read = {n.id for n in name_nodes(s)}
+        names = name_nodes(s)
+        read = {n.id for n in names}
         unfinished = {n for n in read if self.fact(n).deferred or self.fact(n).borrowed}
         if unfinished:
             raise _NeedConcrete(unfinished)
-        bound = {
-            n.id
-            for n in descendants(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-        }
+        bound = {n.id for n in names if isinstance(n.ctx, gast.Store)}
         for n in bound:  # each iteration starts from what the probe saw there on all
             self.facts[n] = _observed(self.seen.get((*path, n)))
         s.body, after = self.iteration(s.body, path, bound)
