@@ -92,3 +92,14 @@ def test_variant_made_from_the_probe_matches_finite_differences(func, make):
         for _ in range(3):  # the probe, then the variant
             fd.assert_close(g(*args), want, rtol=1e-6, atol=1e-9)
     assert source(g, *args) != source(g)  # a variant was made and runs
+
+
+def test_the_statements_known_to_hold_no_site_are_reported_as_when_all_are_walked():
+    g = grad(looped, wrt=0)
+    entry = g.__transpile_dispatch__.current()
+    ops_name, params = entry.spec.names["ops"], entry.params
+    walked, _ = probe.probe_body(entry.body, ops_name, "_p", "_s", params)
+    skipped, _ = probe.probe_body(entry.body, ops_name, "_p", "_s", params, entry.holding_sites)
+    dump = [gast.dump(gast.Module(body=b, type_ignores=[])) for b in (walked, skipped)]
+    assert dump[0] == dump[1]
+    assert "_p" in dump[0]  # the probe reports helper calls here

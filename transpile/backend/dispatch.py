@@ -182,8 +182,9 @@ class Dispatcher:
         self.static = [self.params.index(p) for p in spec.static or () if p in self.params]
         # the one-operation-per-line body, made for this entry alone (``inline``'s copy)
         self.body = spec.fdef.body if self.specializable else None
+        self.holding_sites = None  # the ids of the body's statements that hold a site
         if self.specializable:
-            probe.number_sites(self.body, spec.names["ops"])
+            self.holding_sites = probe.number_sites(self.body, spec.names["ops"])
         self.variants = {}  # signature -> (function, source)
         self.pending = {}  # signature -> what its first call observed, until it comes back
         self.routes = {}  # signature -> compiled route
@@ -537,7 +538,12 @@ class Dispatcher:
         """The generic gradient with every helper call and assignment reported."""
         probe_name, seen_name = self.probe_names
         body, keys = probe.probe_body(
-            self.body, self.spec.names["ops"], probe_name, seen_name, self.params
+            self.body,
+            self.spec.names["ops"],
+            probe_name,
+            seen_name,
+            self.params,
+            self.holding_sites,
         )
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         record_value = functools.partial(self.record_value, keys)

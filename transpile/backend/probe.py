@@ -11,7 +11,7 @@ to what the rewrite needs: kind, shape, dtype and type.
 import gast
 
 from transpile.core.ir import Annotation, annotate, annotation
-from transpile.core.nodes import const, name, name_nodes, names_and_calls
+from transpile.core.nodes import const, header, name, name_nodes, names_and_calls
 from transpile.rules.declare import helper_of
 
 
@@ -62,13 +62,26 @@ def _shape_seen(m, recorded):
 
 
 def number_sites(body, ops_name):
-    """Tag each call of a specialized helper with a site number; returns the count."""
-    count = 0
+    """Tag each call of a specialized helper with a site number; returns the ids of the
+    statements (at any depth) that hold one, which alone the probe copies to report."""
+    holding = set()
+    _number_sites(body, ops_name, holding, 0)
+    return holding
+
+
+def _number_sites(body, ops_name, holding, count):
+    """``number_sites`` of ``body``, numbering from ``count``; returns the next number."""
     for stmt in body:
-        for node in names_and_calls(stmt)[1]:
+        start = count
+        for node in names_and_calls(header(stmt))[1]:
             if helper_name(node, ops_name):
                 annotate(node, Annotation.SITE, count)
                 count += 1
+        if isinstance(stmt, (gast.For, gast.If, gast.While)):
+            count = _number_sites(stmt.body, ops_name, holding, count)
+            count = _number_sites(stmt.orelse, ops_name, holding, count)
+        if count > start:
+            holding.add(id(stmt))
     return count
 
 
@@ -84,7 +97,7 @@ def helper_name(node, ops_name):
     return f.attr if declared is not None and declared.specialized else None
 
 
-def probe_body(body, ops_name, probe_name, seen_name, params=()):
+def probe_body(body, ops_name, probe_name, seen_name, params=(), holding=None):
     """``(body with every helper call and every assignment reported, keys)``.
 
     ``probe_name(site, helper, *args)`` records the arguments of a helper call and
@@ -96,15 +109,18 @@ def probe_body(body, ops_name, probe_name, seen_name, params=()):
     Statements without a helper call or an assignment are shared with ``body``, not
     copied: the probe is only printed. (An int ``k`` and the report inside the
     assignment: Python compiles a long probe in half the time it takes for a
-    statement of its own with a tuple of positions.)"""
-    reporter = _Reporter(probe_name, seen_name)
+    statement of its own with a tuple of positions.) ``holding``: the ids of the
+    statements that hold a helper call (``number_sites``), where known; the others
+    are not walked for one."""
+    reporter = _Reporter(probe_name, seen_name, holding)
     groups = reporter.groups(body, set(params))
     return _free_when_dead(groups), reporter.keys
 
 
 class _Reporter:
-    def __init__(self, probe_name, seen_name):
+    def __init__(self, probe_name, seen_name, holding):
         self.probe_name, self.seen_name = probe_name, seen_name
+        self.holding = holding
         self.keys = []  # k -> the position of the statement ``seen(k, ...)`` reports
 
     def groups(self, body, bound):
@@ -168,7 +184,10 @@ class _Reporter:
     def statement(self, stmt, key):
         """``stmt`` with its helper calls reported, and its target, where it has one:
         ``x = seen(k, value)``; ``x += v; seen(k, x)``."""
-        reported = _report_sites(stmt, self.probe_name)
+        if self.holding is None or id(stmt) in self.holding:
+            reported = _report_sites(stmt, self.probe_name)
+        else:
+            reported = stmt
         target = single_target(stmt)
         if target is None:
             return [reported]
