@@ -120,12 +120,18 @@ def _is_bound_method(obj) -> bool:
 def collect(parsed):
     """``(code_reads, data_reads)``: the free names and chains ``parsed`` resolved while
     its function was transpiled, restricted to those the function's text mentions."""
-    mentioned = set()
+    mentioned, attributes = set(), set()
     for node in descendants(parsed.tree):
         if isinstance(node, gast.Name):
-            mentioned.add(node.id)
-            parsed.lookup(node.id)  # every free name is read, whether a pass asked or not
+            if node.id not in mentioned:  # (a read is recorded by the first lookup)
+                mentioned.add(node.id)
+                parsed.lookup(node.id)  # every free name is read, whether a pass asked or not
         elif isinstance(node, gast.Attribute):
+            if isinstance(node.value, gast.Name):  # np.tanh: each pair resolved once
+                pair = (node.value.id, node.attr)
+                if pair in attributes:
+                    continue
+                attributes.add(pair)
             parsed.resolve(node)
     code, data = [], []
     for chain, elements in parsed.contents.items():  # unrolled: no longer in the text
