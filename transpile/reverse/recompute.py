@@ -36,7 +36,6 @@ from transpile.core.nodes import (
     clone,
     const,
     descendants,
-    header,
     name_nodes,
     stores,
 )
@@ -46,15 +45,18 @@ _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 NOTE = COMMENT + "computed again rather than kept on the tape"
 
 
-def run(fn, recorded, shape_only):
+def run(fn, recorded, shape_only, loads):
     """Rewrite ``fn.adjoint`` in place: each restore marker of a value that the reverse
     step can compute again (the module's conditions) is dropped, and the value is
     computed at the start of that reverse body. ``recorded`` are the names the tape
-    would keep (``record.needed``), ``shape_only`` those it would keep as a shape.
-    Returns whether anything changed."""
-    whole = recorded - shape_only
-    index = _AdjointIndex(fn.adjoint)
+    would keep (``record.needed``), ``shape_only`` those it would keep as a shape;
+    ``loads(stmt)``: the names the header of an adjoint statement reads
+    (``record.HeaderLoads``). Returns the statements put in (none: nothing changed)."""
     loop_of = _loop_of(fn.primal)
+    if not loop_of:
+        return []  # no loop: no reverse step to compute a value in
+    whole = recorded - shape_only
+    index = _AdjointIndex(fn.adjoint, loads)
     candidates = []
     for loop_a, marker, cut in index.loop_markers:
         stmt, kind = fn.emitted.restores[id(marker)]
@@ -63,7 +65,7 @@ def run(fn, recorded, shape_only):
         if usable and stmt.targets[0].id in whole:
             candidates.append((loop_a, marker, cut, stmt, loop_p))
     if not candidates:
-        return False
+        return []
     facts = _Facts(fn, whole)
     planned = {}  # id(reverse loop) -> (reverse loop, [(index in the primal body, stmt)])
     dropped = set()
@@ -75,11 +77,14 @@ def run(fn, recorded, shape_only):
         again = assign(stmt.targets[0].id, value, stmt)
         dropped.add(id(marker))
         planned.setdefault(id(loop_a), (loop_a, []))[1].append((where, again))
+    added = []
     for loop_a, found in planned.values():
         note = gast.copy_location(gast.Expr(value=const(NOTE)), loop_a)
         kept = [s for s in loop_a.body if id(s) not in dropped]
-        loop_a.body = [note] + [s for _, s in sorted(found, key=lambda p: p[0])] + kept
-    return bool(planned)
+        again = [s for _, s in sorted(found, key=lambda p: p[0])]
+        loop_a.body = [note] + again + kept
+        added += [note] + again
+    return added
 
 
 def _loop_of(primal):
@@ -170,8 +175,9 @@ class _Body:
         for i in range(count - 1, -1, -1):
             self.hard_after[i], self.changed_after[i] = hard, names
             inner = list(all_stmts([loop.body[i]]))
-            hard = hard or any(changes.hard(x) for x in inner)
-            new = set().union(*(changes.changed(x) for x in inner))
+            calls = [changes.header_calls(x) for x in inner]
+            hard = hard or any(changes.hard(x, c) for x, c in zip(inner, calls, strict=True))
+            new = set().union(*(changes.changed(x, c) for x, c in zip(inner, calls, strict=True)))
             if new - names:
                 names = names | new
 
@@ -280,7 +286,7 @@ class _AdjointIndex:
     index)`` pairs from the top), how many restores each name has, and the restore
     markers directly in a loop's body, with their index there."""
 
-    def __init__(self, adjoint):
+    def __init__(self, adjoint, loads):
         self.reads, self.restores, self.places, self.loop_markers = {}, {}, {}, []
         todo = [(adjoint, None, None, ())]
         for block, owner, key, path in todo:
@@ -292,9 +298,8 @@ class _AdjointIndex:
                     if isinstance(owner, gast.For) and key[1] == "body":
                         self.loop_markers.append((owner, s, i))
                     continue
-                for n in name_nodes(header(s)):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                        self.reads.setdefault(n.id, []).append(here)
+                for n in loads(s):
+                    self.reads.setdefault(n, []).append(here)
                 if isinstance(s, (gast.If, gast.For, gast.While)):
                     self.places[id(s)] = here
                     todo.append((s.body, s, (id(s), "body"), here))

@@ -40,7 +40,8 @@ def stage(fn, ctx):
     """Resolve the restore markers: what the adjoint reads back is pushed on the tape by
     the primal; names the adjoint reads that only a branch or loop binds start as None."""
     adjoint_names, names = fn.adjoint_names, fn.names
-    for block in attempts(fn.primal):
+    tried = attempts(fn.primal)
+    for block in tried:
         for s in block:
             if isinstance(s, _BLOCKS):
                 raise at(
@@ -50,12 +51,23 @@ def stage(fn, ctx):
                     "sum over a sequence) inside a try block",
                     "compute it before the try, or in a function of yours called in the try block",
                 )
-    wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
-    shape_only = _shape_only_reads(fn.adjoint, names["ops"]) - _attempted(fn.primal)
-    if recompute.run(
-        fn, wanted[0], shape_only
-    ):  # what the values computed again read is kept instead
-        wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
+    # a value the adjoint reads only for its shape is recorded as its shape: an array
+    # whole would keep every iteration's temporary alive until the sweep comes back
+    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
+    # library as a stand-in of that library); the names bound in the blocks of lowered
+    # try statements are recorded whole, so that a block that raised can be undone
+    attempted = {n for block in tried for b in block for n in stores(b)}
+    shape_reads, other_reads = _classify_reads(fn.adjoint, names["ops"])
+    shape_only = set(shape_reads) - other_reads - attempted
+    view_of = _views(fn.primal, fn.parsed.resolve)
+    loads = HeaderLoads()  # the adjoint's statements are read by each pass below
+    wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
+    added = recompute.run(fn, wanted[0], shape_only, loads)
+    if added:  # what the values computed again read is kept instead
+        more_shape_reads, more_other_reads = _classify_reads(added, names["ops"])
+        shape_only = (set(shape_reads) | set(more_shape_reads)) - other_reads
+        shape_only = shape_only - more_other_reads - attempted
+        wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
     primal, adjoint, pushed = run(
         fn.primal,
         fn.adjoint,
@@ -65,20 +77,34 @@ def stage(fn, ctx):
         names,
         fn.namer,
         fn.kinds.dicts,
+        shape_only,
     )
-    top_reads = {
-        n.id
-        for st in adjoint
-        if not isinstance(st, _BLOCKS)
-        for n in name_nodes(st)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    }
+    top_reads = {n for st in adjoint if not isinstance(st, _BLOCKS) for n in loads(st)}
     primal = prebind(primal, top_reads, fn.params)
     if pushed:
         tape = gast.Call(func=name(names["Tape"]), args=[], keywords=[])
         primal = [assign(names["tape"], tape, gast.Pass())] + primal
     fn.primal, fn.adjoint = primal, adjoint
     return fn
+
+
+class HeaderLoads:
+    """The names each statement's header reads (all of a simple statement), found once
+    per statement however many passes ask (``needed`` twice, ``recompute``'s index,
+    the top-level reads): a call is ``loads(stmt)``. A statement is known by its id and
+    kept, so that no id is reused while this lives; nothing may change a header after
+    it was read here."""
+
+    def __init__(self):
+        self._found = {}  # id(stmt) -> (stmt, the names read, in name_nodes' order)
+
+    def __call__(self, stmt):
+        hit = self._found.get(id(stmt))
+        if hit is not None and hit[0] is stmt:
+            return hit[1]
+        read = [n.id for n in name_nodes(header(stmt)) if isinstance(n.ctx, gast.Load)]
+        self._found[id(stmt)] = (stmt, read)
+        return read
 
 
 def prebind(primal, needed_names, params):
@@ -100,7 +126,7 @@ def prebind(primal, needed_names, params):
     return [assign(n, const(None), gast.Pass()) for n in missing] + primal
 
 
-def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=frozenset()):
+def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_only):
     """Turn restore markers into tape pops in the adjoint and pushes in the primal.
 
     ``needed`` is the pair ``(names, slots)`` from ``needed``; a marker whose name is not
@@ -109,14 +135,10 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
     ``(primal, adjoint, whether anything is on the tape)``.
 
     A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
-    as ``ops.MISSING`` then, and restoring it removes the key again.
+    as ``ops.MISSING`` then, and restoring it removes the key again. ``shape_only``:
+    the names recorded as their shape (``ops.shape_of``).
     """
     ops = names["ops"]
-    # a value the adjoint reads only for its shape is recorded as its shape: an array
-    # whole would keep every iteration's temporary alive until the sweep comes back
-    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
-    # library as a stand-in of that library)
-    shape_only = _shape_only_reads(adjoint, ops) - _attempted(primal)
     restores = _Restores(markers, needed, names, namer, dicts, _in_loops(primal), shape_only)
     adjoint = restores.convert(adjoint)
     hoisted = set()  # ids of the pushes before a lowered try's block
@@ -249,30 +271,31 @@ def _in_loops(stmts, inside=False, found=None):
     return found
 
 
-def _shape_only_reads(stmts, ops_name):
-    """Names that ``stmts`` read only where a shape is enough (``ops.unbroadcast(g, x)``)."""
-    shape_reads, other_reads = shapes.classify_reads(stmts, ops_name, skip=_is_restore)
-    return set(shape_reads) - other_reads
+def _classify_reads(stmts, ops_name):
+    """``shapes.classify_reads`` of ``stmts``, restore markers left out: names read where
+    a shape is enough (``ops.unbroadcast(g, x)``), and those read otherwise."""
+    return shapes.classify_reads(stmts, ops_name, skip=_is_restore)
 
 
 def _is_restore(s):
     return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
 
 
-def needed(adjoint, adjoint_names, primal, resolve):
+def needed(adjoint, adjoint_names, view_of, loads):
     """``(names, slots)``: what a name restore needs (the name is read later) and what a
-    slot restore needs (the array, or a view of it, is read later).
+    slot restore needs (the array, or a view of it, is read later); ``view_of`` is
+    ``_views`` of the primal, ``loads`` a ``HeaderLoads``.
 
     A read before any restore of that name sees its final primal value, which is
     still there, so it does not make the loops record the name. Reading a view of
     an array counts as reading the array, whose written slots must be restored."""
-    view_of = _views(primal, resolve)
     names, slots, restored = set(), set(), set()
     for s in adjoint:
         if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
             continue  # nothing restored yet, and no restore here: no read can need one
-        markers = {m.value.args[0].id for m in all_stmts([s]) if _is_restore(m)}
-        reads = free_loads([s], adjoint_names)
+        reads, unpacked, markers = set(), set(), set()
+        _scan([s], frozenset(), (reads, unpacked, markers), loads)
+        reads = reads - unpacked - adjoint_names
         names |= {n for n in reads if n in restored or n in markers}
         for n in list(reads):
             reads |= view_of.get(n, set())
@@ -301,16 +324,12 @@ def _reachable(edges, start):
     return fixpoint.reachable(edges, edges.get(start, ())) - {start}
 
 
-def free_loads(stmts, exclude):
-    """Names read by ``stmts`` that they do not define themselves."""
-    loads, stores = set(), set(exclude)
-    _add_loads(stmts, frozenset(), loads)
-    for s in all_stmts(stmts):
-        if isinstance(s, gast.Assign) and not _is_restore(s):
-            for t in s.targets:
-                if isinstance(t, gast.Tuple):
-                    stores |= {e.id for e in t.elts if isinstance(e, gast.Name)}
-    return loads - stores
+def free_loads(stmts, exclude, header_loads=None):
+    """Names read by ``stmts`` that they do not define themselves (``header_loads``: a
+    ``HeaderLoads`` to read the statements through)."""
+    loads, unpacked = set(), set()
+    _scan(stmts, frozenset(), (loads, unpacked, set()), header_loads or HeaderLoads())
+    return loads - unpacked - set(exclude)
 
 
 def _with_pushes(stmts, pushes, hoisted):
@@ -357,27 +376,28 @@ def _undo(push):
     return assign(push.value.args[0].id, _method_call(push.value.func.value.id, "pop", []), push)
 
 
-def _attempted(primal):
-    """The names bound in the blocks of lowered try statements: recorded whole, so that
-    a block that raised can be undone."""
-    return {n for block in attempts(primal) for b in block for n in stores(b)}
-
-
-def _add_loads(block, bound, loads):
-    """Add to ``loads`` the names ``block`` reads, but not those in ``bound``."""
+def _scan(block, bound, found, header_loads):
+    """Add to ``found``, ``(loads, unpacked, restored)``, the names ``block`` reads but
+    not those in ``bound``, the names its tuple assignments bind, and the names its
+    restore markers restore: one walk for what ``free_loads`` and ``needed`` ask."""
+    loads, unpacked, restored = found
     for s in block:
         if _is_restore(s):
+            restored.add(s.value.args[0].id)
             continue
-        for n in name_nodes(header(s)):
-            if isinstance(n.ctx, gast.Load) and n.id not in bound:
-                loads.add(n.id)
-        if isinstance(s, gast.For):  # the loop binds its target before each pass
+        read = header_loads(s)
+        loads.update(read if not bound else (n for n in read if n not in bound))
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                if isinstance(t, gast.Tuple):
+                    unpacked.update(e.id for e in t.elts if isinstance(e, gast.Name))
+        elif isinstance(s, gast.For):  # the loop binds its target before each pass
             targets = {n.id for n in name_nodes(s.target)}
-            _add_loads(s.body, bound | targets, loads)
-            _add_loads(s.orelse, bound, loads)
+            _scan(s.body, bound | targets, found, header_loads)
+            _scan(s.orelse, bound, found, header_loads)
         elif isinstance(s, (gast.If, gast.While)):
-            _add_loads(s.body, bound, loads)
-            _add_loads(s.orelse, bound, loads)
+            _scan(s.body, bound, found, header_loads)
+            _scan(s.orelse, bound, found, header_loads)
 
 
 def drop_unread(body, tape_name, ops_name):
