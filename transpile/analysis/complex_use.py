@@ -17,18 +17,42 @@ from transpile.rules import registry
 def may_be_complex(tree, parsed) -> bool:
     """Whether the normalized function ``tree`` may compute with complex numbers."""
     rules = registry()
+    asked = set()  # the names, attributes and chains already found not complex
     for node in descendants(tree):
-        if isinstance(node, gast.Constant) and isinstance(node.value, complex):
-            return True
-        if isinstance(node, gast.Attribute) and _makes_complex(
-            rules.attribute_declaration(node.attr) or rules.method_declaration(node.attr)
-        ):
-            return True
-        if isinstance(node, (gast.Name, gast.Attribute)):
+        cls = node.__class__
+        if cls is gast.Constant:
+            if isinstance(node.value, complex):
+                return True
+        elif cls is gast.Name or cls is gast.Attribute:
+            # a name (a chain of names) resolves to the same object wherever it is read
+            key = node.id if cls is gast.Name else _chain(node)
+            if key in asked:
+                continue
+            if cls is gast.Attribute and ("." + node.attr) not in asked:
+                attr = node.attr
+                if _makes_complex(
+                    rules.attribute_declaration(attr) or rules.method_declaration(attr)
+                ):
+                    return True
+                asked.add("." + attr)
             obj = parsed.resolve(node)
             if _is_complex_type(obj) or _makes_complex(_declaration(rules, obj)):
                 return True
+            if key is not None:
+                asked.add(key)
     return False
+
+
+def _chain(node):
+    """``"a.b.c"`` for an attribute chain of names, else None."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _declaration(rules, obj):

@@ -63,10 +63,21 @@ def _bindings(body, params):
 
 def _sequences(bindings, known, parsed):
     """The names every binding of which is a sequence, to a fixed point."""
-    return fixpoint.least(
+    return _least(
         bindings,
         lambda n, found: all(_is_sequence(v, n, found, known, parsed) for v in bindings[n]),
     )
+
+
+def _least(bindings, holds):
+    """``fixpoint.least(bindings, holds)``, which most functions (no list, no dict) make
+    empty: asked first in the order it asks, of nothing found yet, the first name that
+    holds, if any, hands over to it; with none, none is found, and the readers of every
+    bound value (which ``fixpoint`` would find first) are never needed."""
+    for n in reversed(list(bindings)):  # ``least`` pops its names from the end
+        if holds(n, set()):
+            return fixpoint.least(bindings, holds)
+    return set()
 
 
 def _used_as_numbers(body, sequences):
@@ -88,7 +99,7 @@ _PARAM = object()
 
 def _dicts(bindings, parsed):
     """The names every binding of which builds a new dict, to a fixed point."""
-    return fixpoint.least(
+    return _least(
         bindings,
         lambda n, found: bool(bindings[n]) and all(_is_dict(v, parsed, found) for v in bindings[n]),
     )
