@@ -14,11 +14,12 @@ from transpile.core.nodes import descendants
 from transpile.rules import registry
 
 
-def may_be_complex(tree, parsed) -> bool:
-    """Whether the normalized function ``tree`` may compute with complex numbers."""
+def may_be_complex(tree, parsed, nodes=None) -> bool:
+    """Whether the normalized function ``tree`` may compute with complex numbers;
+    ``nodes``: ``descendants(tree)``, where the caller has it."""
     rules = registry()
     asked = set()  # the names, attributes and chains already found not complex
-    for node in descendants(tree):
+    for node in descendants(tree) if nodes is None else nodes:
         cls = node.__class__
         if cls is gast.Constant:
             if isinstance(node.value, complex):

@@ -23,22 +23,23 @@ def _reduces(declaration):
     return declaration is not None and declaration.reduces
 
 
-def scalar_names(tree, parsed):
+def scalar_names(tree, parsed, nodes=None):
     """Names that always hold a scalar: numbers, full reductions (``np.sum(x)``,
     ``x.mean()``) and arithmetic on scalars. A scalar operand cannot broadcast the
-    other operand, so its partner's adjoint needs no ``unbroadcast``."""
+    other operand, so its partner's adjoint needs no ``unbroadcast``. ``nodes``:
+    ``descendants(tree)``, where the caller has it."""
     rules = registry()
-    values = _bindings(tree)
+    values = _bindings(tree, descendants(tree) if nodes is None else nodes)
     return fixpoint.greatest(
         values, lambda n, known: all(_scalar_value(v, known, parsed, rules) for v in values[n])
     )
 
 
-def _bindings(tree):
-    """name -> the values bound to it; ``None`` for a parameter, an element of an
-    unpacking or a loop target, which may hold anything."""
+def _bindings(tree, nodes):
+    """name -> the values bound to it (among ``nodes``, the tree's); ``None`` for a
+    parameter, an element of an unpacking or a loop target, which may hold anything."""
     values = {a.id: [None] for a in tree.args.args}
-    for n in descendants(tree):
+    for n in nodes:
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)
         elif isinstance(n, (gast.For, gast.Assign)):

@@ -86,10 +86,11 @@ def stage(fn, ctx):
 
 def run(tree, ctx) -> Emitted:
     rev = _Reverse(ctx)
-    rev.scalars = scalars.scalar_names(tree, ctx.parsed)
+    walked = descendants(tree)  # the analyses below read the tree, each all of it
+    rev.scalars = scalars.scalar_names(tree, ctx.parsed, walked)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences)
-    rev.definitions = composites.definitions(tree)
-    rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed)
+    rev.definitions = composites.definitions(tree, composites.store_counts(tree, walked))
+    rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed, walked)
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
