@@ -53,13 +53,14 @@ def changed(s, calls=None) -> set:
     return found
 
 
-def summary(stmts, resolve, matches):
+def summary(stmts, resolve, matches, calls_of=None):
     """``(whether any call in stmts writes through out=, the names whose objects some
     statement may change)``, over every statement of ``stmts`` at any depth;
-    ``matches`` is ``activity.Activity.matches``."""
+    ``matches`` is ``activity.Activity.matches``; ``calls_of``: id(stmt) ->
+    ``header_calls(stmt)``, where the caller has them."""
     out, names = False, set()
     for s in all_stmts(stmts):
-        calls = header_calls(s)
+        calls = header_calls(s) if calls_of is None else calls_of[id(s)]
         out = out or _any_out(calls)
         names |= _may_change(s, calls, resolve, matches)
     return out, names

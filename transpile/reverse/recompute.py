@@ -123,18 +123,20 @@ class _Facts:
     def __init__(self, fn, whole):
         self.whole = whole
         self.bound = set(fn.params)
+        self.calls = {}  # id(stmt) -> changes.header_calls(stmt), for the summary and bodies
         for s in all_stmts(fn.primal):
-            self.bound |= set(stores(s))
+            self.bound.update(stores(s))
+            self.calls[id(s)] = changes.header_calls(s)
         self.edges = _view_edges(fn.primal, fn.parsed.resolve)
         self.out, self.changeable = changes.summary(
-            fn.primal, fn.parsed.resolve, fn.activity.matches
+            fn.primal, fn.parsed.resolve, fn.activity.matches, self.calls
         )
         self.bodies = {}
 
     def body(self, loop):
         found = self.bodies.get(id(loop))
         if found is None:
-            found = self.bodies[id(loop)] = _Body(loop)
+            found = self.bodies[id(loop)] = _Body(loop, self.calls)
         return found
 
     def plan(self, stmt, loop):
@@ -160,9 +162,10 @@ class _Facts:
 
 class _Body:
     """A loop body's facts: the top-level statements writing each name, and, after each
-    statement, whether one may write into an array and which objects are changed."""
+    statement, whether one may write into an array and which objects are changed
+    (``calls``: id(stmt) -> ``changes.header_calls(stmt)``)."""
 
-    def __init__(self, loop):
+    def __init__(self, loop, calls):
         self.index_of = {id(s): i for i, s in enumerate(loop.body)}
         self.writes = {}
         for i, s in enumerate(loop.body):
@@ -175,9 +178,8 @@ class _Body:
         for i in range(count - 1, -1, -1):
             self.hard_after[i], self.changed_after[i] = hard, names
             inner = list(all_stmts([loop.body[i]]))
-            calls = [changes.header_calls(x) for x in inner]
-            hard = hard or any(changes.hard(x, c) for x, c in zip(inner, calls, strict=True))
-            new = set().union(*(changes.changed(x, c) for x, c in zip(inner, calls, strict=True)))
+            hard = hard or any(changes.hard(x, calls[id(x)]) for x in inner)
+            new = set().union(*(changes.changed(x, calls[id(x)]) for x in inner))
             if new - names:
                 names = names | new
 

@@ -21,13 +21,13 @@ from transpile.core.ir import RESTORE
 from transpile.core.nodes import (
     all_stmts,
     assign,
-    calls_marker,
     clone,
     const,
     descendants,
     header,
     name,
     name_nodes,
+    names_and_calls,
     stores,
 )
 from transpile.front.exceptions import is_attempt
@@ -57,14 +57,14 @@ def stage(fn, ctx):
     # library as a stand-in of that library); the names bound in the blocks of lowered
     # try statements are recorded whole, so that a block that raised can be undone
     attempted = {n for block in tried for b in block for n in stores(b)}
-    shape_reads, other_reads = _classify_reads(fn.adjoint, names["ops"])
+    loads = HeaderLoads()  # the adjoint's statements are read by each pass below
+    shape_reads, other_reads = _classify_reads(fn.adjoint, names["ops"], loads)
     shape_only = set(shape_reads) - other_reads - attempted
     view_of = _views(fn.primal, fn.parsed.resolve)
-    loads = HeaderLoads()  # the adjoint's statements are read by each pass below
     wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
     added = recompute.run(fn, wanted[0], shape_only, loads)
     if added:  # what the values computed again read is kept instead
-        more_shape_reads, more_other_reads = _classify_reads(added, names["ops"])
+        more_shape_reads, more_other_reads = _classify_reads(added, names["ops"], loads)
         shape_only = (set(shape_reads) | set(more_shape_reads)) - other_reads
         shape_only = shape_only - more_other_reads - attempted
         wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
@@ -89,22 +89,30 @@ def stage(fn, ctx):
 
 
 class HeaderLoads:
-    """The names each statement's header reads (all of a simple statement), found once
-    per statement however many passes ask (``needed`` twice, ``recompute``'s index,
-    the top-level reads): a call is ``loads(stmt)``. A statement is known by its id and
+    """The names and calls of each statement's header (all of a simple statement), found
+    once per statement however many passes ask (the shape-only reads, ``needed`` twice,
+    ``recompute``'s index, the top-level reads): ``loads(stmt)`` are the names it reads,
+    ``loads.walk(node)`` is ``names_and_calls(node)``. A node is known by its id and
     kept, so that no id is reused while this lives; nothing may change a header after
     it was read here."""
 
     def __init__(self):
-        self._found = {}  # id(stmt) -> (stmt, the names read, in name_nodes' order)
+        self._found = {}  # id(node) -> (node, its names, its calls, the names it reads)
+
+    def _entry(self, node):
+        hit = self._found.get(id(node))
+        if hit is None or hit[0] is not node:
+            names, calls = names_and_calls(node)
+            read = [n.id for n in names if isinstance(n.ctx, gast.Load)]
+            hit = self._found[id(node)] = (node, names, calls, read)
+        return hit
+
+    def walk(self, node):
+        _, names, calls, _ = self._entry(node)
+        return names, calls
 
     def __call__(self, stmt):
-        hit = self._found.get(id(stmt))
-        if hit is not None and hit[0] is stmt:
-            return hit[1]
-        read = [n.id for n in name_nodes(header(stmt)) if isinstance(n.ctx, gast.Load)]
-        self._found[id(stmt)] = (stmt, read)
-        return read
+        return self._entry(header(stmt))[3]
 
 
 def prebind(primal, needed_names, params):
@@ -271,14 +279,21 @@ def _in_loops(stmts, inside=False, found=None):
     return found
 
 
-def _classify_reads(stmts, ops_name):
+def _classify_reads(stmts, ops_name, loads):
     """``shapes.classify_reads`` of ``stmts``, restore markers left out: names read where
     a shape is enough (``ops.unbroadcast(g, x)``), and those read otherwise."""
-    return shapes.classify_reads(stmts, ops_name, skip=_is_restore)
+    return shapes.classify_reads(stmts, ops_name, skip=_is_restore, walk=loads.walk)
 
 
 def _is_restore(s):
-    return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
+    """Whether ``s`` is a restore marker, ``__restore__(x)`` (``calls_marker``, spelled
+    out: each pass here asks it of every adjoint statement)."""
+    if s.__class__ is not gast.Expr:
+        return False
+    call = s.value
+    return (
+        call.__class__ is gast.Call and call.func.__class__ is gast.Name and call.func.id == RESTORE
+    )
 
 
 def needed(adjoint, adjoint_names, view_of, loads):
