@@ -247,7 +247,8 @@ class _Reverse:
         self.track_fresh(s)
         primal = [s]
         adjoint = []
-        if self.act.defines_active(s):
+        active = self.act.defines_active(s)
+        if active:
             self.check_blocked(s, match)
             primal, adjoint = self.active_assignment(s, match, target)
             if adjoint:
@@ -258,11 +259,7 @@ class _Reverse:
             for t in _targets(written):
                 adjoint.append(self.restore_marker(t, written, "name"))
             # the old value's adjoint ends here, also when the new value is a constant
-            if (
-                self.act.defines_active(s)
-                or target in self.act.varied_after[id(s)]
-                or self.act.is_varied(s, target)
-            ):
+            if active or target in self.act.varied_after[id(s)] or self.act.is_varied(s, target):
                 adjoint.append(zero_marker(self.d(target), target))
         return primal, adjoint
 

@@ -168,8 +168,9 @@ class _Body:
     def __init__(self, loop, calls):
         self.index_of = {id(s): i for i, s in enumerate(loop.body)}
         self.writes = {}
-        for i, s in enumerate(loop.body):
-            for n in sorted({n for inner in all_stmts([s]) for n in stores(inner)}):
+        inners = [list(all_stmts([s])) for s in loop.body]  # each statement, at any depth
+        for i, inner in enumerate(inners):
+            for n in sorted({n for x in inner for n in stores(x)}):
                 self.writes.setdefault(n, []).append(i)
         self.fixed = {n for n in _targets(loop) if n not in self.writes}
         count = len(loop.body)
@@ -177,7 +178,7 @@ class _Body:
         hard, names = False, frozenset()
         for i in range(count - 1, -1, -1):
             self.hard_after[i], self.changed_after[i] = hard, names
-            inner = list(all_stmts([loop.body[i]]))
+            inner = inners[i]
             hard = hard or any(changes.hard(x, calls[id(x)]) for x in inner)
             new = set().union(*(changes.changed(x, calls[id(x)]) for x in inner))
             if new - names:

@@ -39,7 +39,7 @@ _BLOCKS = (gast.If, gast.For, gast.While)
 def stage(fn, ctx):
     """Resolve the restore markers: what the adjoint reads back is pushed on the tape by
     the primal; names the adjoint reads that only a branch or loop binds start as None."""
-    adjoint_names, names = fn.adjoint_names, fn.names
+    names = fn.names
     tried = attempts(fn.primal)
     for block in tried:
         for s in block:
@@ -51,24 +51,12 @@ def stage(fn, ctx):
                     "sum over a sequence) inside a try block",
                     "compute it before the try, or in a function of yours called in the try block",
                 )
-    # a value the adjoint reads only for its shape is recorded as its shape: an array
-    # whole would keep every iteration's temporary alive until the sweep comes back
-    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
-    # library as a stand-in of that library); the names bound in the blocks of lowered
-    # try statements are recorded whole, so that a block that raised can be undone
+    # the names bound in the blocks of lowered try statements are recorded whole, so
+    # that a block that raised can be undone
     attempted = {n for block in tried for b in block for n in stores(b)}
     loads = HeaderLoads()  # the adjoint's statements are read by each pass below
-    shape_reads, other_reads = _classify_reads(fn.adjoint, names["ops"], loads)
-    shape_only = set(shape_reads) - other_reads - attempted
-    view_of = _views(fn.primal, fn.parsed.resolve)
-    wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
-    added = recompute.run(fn, wanted[0], shape_only, loads)
-    if added:  # what the values computed again read is kept instead
-        more_shape_reads, more_other_reads = _classify_reads(added, names["ops"], loads)
-        shape_only = (set(shape_reads) | set(more_shape_reads)) - other_reads
-        shape_only = shape_only - more_other_reads - attempted
-        wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
-    primal, adjoint, pushed = run(
+    wanted, shape_only = _wanted(fn, loads, attempted)
+    primal, adjoint, pushed, nested = run(
         fn.primal,
         fn.adjoint,
         fn.emitted.restores,
@@ -79,13 +67,39 @@ def stage(fn, ctx):
         fn.kinds.dicts,
         shape_only,
     )
-    top_reads = {n for st in adjoint if not isinstance(st, _BLOCKS) for n in loads(st)}
-    primal = prebind(primal, top_reads, fn.params)
+    top_reads = set()  # without a branch or loop in the primal, none needs binding first
+    if nested:
+        top_reads = {n for st in adjoint if not isinstance(st, _BLOCKS) for n in loads(st)}
+    primal = prebind(primal, top_reads, fn.params, nested)
     if pushed:
         tape = gast.Call(func=name(names["Tape"]), args=[], keywords=[])
         primal = [assign(names["tape"], tape, gast.Pass())] + primal
     fn.primal, fn.adjoint = primal, adjoint
     return fn
+
+
+def _wanted(fn, loads, attempted):
+    """``(needed(...), the names recorded as their shape)`` for ``fn.adjoint``, after
+    ``recompute`` took out what it computes again. Without a restore marker nothing is
+    recorded: no name or slot is needed, and no shape."""
+    if not fn.emitted.restores:
+        return (set(), set()), set()
+    ops, adjoint_names = fn.names["ops"], fn.adjoint_names
+    # a value the adjoint reads only for its shape is recorded as its shape: an array
+    # whole would keep every iteration's temporary alive until the sweep comes back
+    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
+    # library as a stand-in of that library)
+    shape_reads, other_reads = _classify_reads(fn.adjoint, ops, loads)
+    shape_only = set(shape_reads) - other_reads - attempted
+    view_of = _views(fn.primal, fn.parsed.resolve)
+    wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
+    added = recompute.run(fn, wanted[0], shape_only, loads)
+    if added:  # what the values computed again read is kept instead
+        more_shape_reads, more_other_reads = _classify_reads(added, ops, loads)
+        shape_only = (set(shape_reads) | set(more_shape_reads)) - other_reads
+        shape_only = shape_only - more_other_reads - attempted
+        wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
+    return wanted, shape_only
 
 
 class HeaderLoads:
@@ -115,21 +129,20 @@ class HeaderLoads:
         return self._entry(header(stmt))[3]
 
 
-def prebind(primal, needed_names, params):
+def prebind(primal, needed_names, params, nested=None):
     """``primal`` with ``name = None`` first for each of ``needed_names`` that only a
     branch or a loop binds: what reads it after the primal sweep runs whether or not
-    they ran."""
+    they ran. ``nested``: the names the top-level branches and loops of ``primal``
+    bind, where the caller has them (``run``)."""
     top = set(params)
     for st in primal:
         if not isinstance(st, _BLOCKS):
             top |= set(stores(st))
-    nested = {
-        n.id
-        for st in primal
-        if isinstance(st, _BLOCKS)
-        for n in name_nodes(st)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
+    if nested is None:
+        nested = set()
+        for st in primal:
+            if isinstance(st, _BLOCKS):
+                nested |= _stored_in(st)
     missing = sorted((needed_names & nested) - top)
     return [assign(n, const(None), gast.Pass()) for n in missing] + primal
 
@@ -140,7 +153,8 @@ def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_onl
     ``needed`` is the pair ``(names, slots)`` from ``needed``; a marker whose name is not
     needed is dropped. A write that no loop encloses runs at most once: its old value
     is kept in a name (``h_old = h`` ... ``h = h_old``) rather than on the tape. Returns
-    ``(primal, adjoint, whether anything is on the tape)``.
+    ``(primal, adjoint, whether anything is on the tape, the names the top-level
+    branches and loops of the primal bind)``.
 
     A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
     as ``ops.MISSING`` then, and restoring it removes the key again. ``shape_only``:
@@ -154,15 +168,15 @@ def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_onl
     pushed = restores.pushed
     # a value pushed before its first write in a loop must exist: start it as None (or,
     # when only its shape is recorded, as ops.UNSET, which has an empty shape)
-    defined = set(params)
+    defined, nested = set(params), set()
     out = []
     for s in primal:
         if isinstance(s, (gast.If, gast.For, gast.While)) or id(s) in hoisted:
-            inner = {
-                n.id
-                for n in name_nodes(s)
-                if isinstance(n, gast.Name) and (isinstance(n.ctx, gast.Store) or id(s) in hoisted)
-            }
+            if id(s) in hoisted:
+                inner = {n.id for n in name_nodes(s) if isinstance(n, gast.Name)}
+            else:
+                inner = _stored_in(s)
+                nested |= inner
             for n in sorted((inner & pushed) - defined):
                 unset = (
                     gast.Attribute(value=name(ops), attr="UNSET", ctx=gast.Load())
@@ -174,7 +188,16 @@ def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_onl
         else:
             defined |= set(stores(s))
         out.append(s)
-    return out, adjoint, bool(restores.taped)
+    return out, adjoint, bool(restores.taped), nested
+
+
+def _stored_in(block):
+    """The names stored to anywhere in ``block``."""
+    return {
+        n.id
+        for n in name_nodes(block)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
 
 
 class _Restores:
