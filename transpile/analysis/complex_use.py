@@ -24,23 +24,30 @@ def may_be_complex(tree, parsed, nodes=None) -> bool:
         if cls is gast.Constant:
             if isinstance(node.value, complex):
                 return True
-        elif cls is gast.Name or cls is gast.Attribute:
-            # a name (a chain of names) resolves to the same object wherever it is read
-            key = node.id if cls is gast.Name else _chain(node)
-            if key in asked:
-                continue
-            if cls is gast.Attribute and ("." + node.attr) not in asked:
-                attr = node.attr
-                if _makes_complex(
-                    rules.attribute_declaration(attr) or rules.method_declaration(attr)
-                ):
-                    return True
-                asked.add("." + attr)
-            obj = parsed.resolve(node)
-            if _is_complex_type(obj) or _makes_complex(_declaration(rules, obj)):
-                return True
-            if key is not None:
-                asked.add(key)
+        elif (cls is gast.Name or cls is gast.Attribute) and _names_complex(
+            node, parsed, rules, asked
+        ):
+            return True
+    return False
+
+
+def _names_complex(node, parsed, rules, asked):
+    """Whether the name or attribute ``node`` denotes something complex; what it asks
+    goes in ``asked`` (a name, a chain of names, ``.attr``), answered no once for all:
+    a name resolves to the same object wherever it is read."""
+    key = node.id if node.__class__ is gast.Name else _chain(node)
+    if key in asked:
+        return False
+    if node.__class__ is gast.Attribute and ("." + node.attr) not in asked:
+        attr = node.attr
+        if _makes_complex(rules.attribute_declaration(attr) or rules.method_declaration(attr)):
+            return True
+        asked.add("." + attr)
+    obj = parsed.resolve(node)
+    if _is_complex_type(obj) or _makes_complex(_declaration(rules, obj)):
+        return True
+    if key is not None:
+        asked.add(key)
     return False
 
 
