@@ -30,9 +30,29 @@ def scalar_names(tree, parsed, nodes=None):
     ``descendants(tree)``, where the caller has it."""
     rules = registry()
     values = _bindings(tree, descendants(tree) if nodes is None else nodes)
-    return fixpoint.greatest(
+    return _greatest(
         values, lambda n, known: all(_scalar_value(v, known, parsed, rules) for v in values[n])
     )
+
+
+def _greatest(values, holds, passes=3):
+    """``fixpoint.greatest(values, holds)``, found by passes over the names still kept,
+    in the order they are bound, dropping each that does not hold. The set is the same
+    (``holds`` only asks whether operands are kept: a name of the greatest set is never
+    dropped, and a pass that drops none leaves a set in which every name holds). In
+    A-normal form a value's operands are mostly bound before it, so the first pass
+    drops nearly all and the second none; ``fixpoint`` (which first finds the readers
+    of every value) takes over from a third pass that still drops."""
+    kept = set(values)
+    for _ in range(passes):
+        dropped = False
+        for n in values:
+            if n in kept and not holds(n, kept):
+                kept.discard(n)
+                dropped = True
+        if not dropped:
+            return kept
+    return fixpoint.greatest(values, holds, start=kept)
 
 
 def _bindings(tree, nodes):

@@ -91,6 +91,7 @@ def run(tree, ctx) -> Emitted:
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences)
     rev.definitions = composites.definitions(tree, composites.store_counts(tree, walked))
     rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed, walked)
+    rev.lambdas = any(isinstance(n, gast.Lambda) for n in walked)
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -115,6 +116,7 @@ class _Reverse:
         self.restores = {}
         self.pops = False
         self.complex_values = False
+        self.lambdas = True  # whether the tree may hold a lambda (``check_blocked``)
         self.primal_of = {}
         self.callees = []
         self.fresh_arrays = set()
@@ -438,7 +440,7 @@ class _Reverse:
                     f"argument {n.id!r}, which depends on the differentiated inputs",
                     "wrap that argument in stop_gradient(...) if it is a constant",
                 )
-        for n in descendants(s.value):
+        for n in descendants(s.value) if self.lambdas else ():
             if isinstance(n, gast.Lambda):
                 raise at(
                     self.ctx,
