@@ -32,7 +32,6 @@ from transpile.core.ir import COMMENT, RESTORE
 from transpile.core.nodes import (
     all_stmts,
     assign,
-    calls_marker,
     clone,
     const,
     descendants,
@@ -41,20 +40,23 @@ from transpile.core.nodes import (
 )
 
 _LOOPS = (gast.For, gast.While)
+_BLOCKS = (gast.If, gast.For, gast.While)
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 NOTE = COMMENT + "computed again rather than kept on the tape"
 
 
-def run(fn, recorded, shape_only, loads):
+def run(fn, kept, loads, assigned):
     """Rewrite ``fn.adjoint`` in place: each restore marker of a value that the reverse
     step can compute again (the module's conditions) is dropped, and the value is
-    computed at the start of that reverse body. ``recorded`` are the names the tape
-    would keep (``record.needed``), ``shape_only`` those it would keep as a shape;
-    ``loads(stmt)``: the names the header of an adjoint statement reads
-    (``record.HeaderLoads``). Returns the statements put in (none: nothing changed)."""
+    computed at the start of that reverse body. ``kept``: the names the tape would keep
+    (``record.needed``), and those it would keep as a shape; ``loads(stmt)``: the names
+    the header of an adjoint statement reads (``record.HeaderLoads``); ``assigned``:
+    ``assigned_sources`` of the primal. Returns the statements put in (none: nothing
+    changed)."""
     loop_of = _loop_of(fn.primal)
     if not loop_of:
         return []  # no loop: no reverse step to compute a value in
+    recorded, shape_only = kept
     whole = recorded - shape_only
     index = _AdjointIndex(fn.adjoint, loads)
     candidates = []
@@ -66,7 +68,7 @@ def run(fn, recorded, shape_only, loads):
             candidates.append((loop_a, marker, cut, stmt, loop_p))
     if not candidates:
         return []
-    facts = _Facts(fn, whole)
+    facts = _Facts(fn, whole, assigned)
     planned = {}  # id(reverse loop) -> (reverse loop, [(index in the primal body, stmt)])
     dropped = set()
     for loop_a, marker, cut, stmt, loop_p in candidates:
@@ -97,8 +99,25 @@ def _loop_of(primal):
     return found
 
 
-def _is_restore(s):
-    return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
+def is_restore(s):
+    """Whether ``s`` is a restore marker, ``__restore__(x)`` (``calls_marker``, spelled
+    out: ``record`` and this module ask it of every adjoint statement)."""
+    if s.__class__ is not gast.Expr:
+        return False
+    call = s.value
+    return (
+        call.__class__ is gast.Call and call.func.__class__ is gast.Name and call.func.id == RESTORE
+    )
+
+
+def assigned_sources(primal, resolve):
+    """id(stmt) -> ``views.sources`` of its value, for each ``name = value`` of
+    ``primal`` at any depth: what ``record`` and this module ask of each."""
+    found = {}
+    for s in all_stmts(primal):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            found[id(s)] = views.sources(s.value, resolve)
+    return found
 
 
 def _one_operation(stmt):
@@ -120,14 +139,14 @@ class _Facts:
     """What the plans of one function share, each found once: the names it binds, what
     may share memory, what may change in place, and each loop body's writes."""
 
-    def __init__(self, fn, whole):
+    def __init__(self, fn, whole, assigned):
         self.whole = whole
         self.bound = set(fn.params)
         self.calls = {}  # id(stmt) -> changes.header_calls(stmt), for the summary and bodies
         for s in all_stmts(fn.primal):
             self.bound.update(stores(s))
             self.calls[id(s)] = changes.header_calls(s)
-        self.edges = _view_edges(fn.primal, fn.parsed.resolve)
+        self.edges = _view_edges(fn.primal, assigned)
         self.out, self.changeable = changes.summary(
             fn.primal, fn.parsed.resolve, fn.activity.matches, self.calls
         )
@@ -168,21 +187,31 @@ class _Body:
     def __init__(self, loop, calls):
         self.index_of = {id(s): i for i, s in enumerate(loop.body)}
         self.writes = {}
-        inners = [list(all_stmts([s])) for s in loop.body]  # each statement, at any depth
+        # each top-level statement with the statements inside it, at any depth
+        inners = [list(all_stmts([s])) if isinstance(s, _BLOCKS) else (s,) for s in loop.body]
         for i, inner in enumerate(inners):
             for n in sorted({n for x in inner for n in stores(x)}):
                 self.writes.setdefault(n, []).append(i)
         self.fixed = {n for n in _targets(loop) if n not in self.writes}
-        count = len(loop.body)
-        self.hard_after, self.changed_after = [False] * count, [frozenset()] * count
+        self.hard_after, self.changed_after = self._after(inners, calls)
+
+    @staticmethod
+    def _after(inners, calls):
+        """``(hard_after, changed_after)``: after each statement (``inners``, each with the
+        statements inside it), whether a later one may write into an array, and the
+        objects later ones change."""
+        count = len(inners)
+        hard_after, changed_after = [False] * count, [frozenset()] * count
         hard, names = False, frozenset()
         for i in range(count - 1, -1, -1):
-            self.hard_after[i], self.changed_after[i] = hard, names
+            hard_after[i], changed_after[i] = hard, names
             inner = inners[i]
             hard = hard or any(changes.hard(x, calls[id(x)]) for x in inner)
-            new = set().union(*(changes.changed(x, calls[id(x)]) for x in inner))
-            if new - names:
-                names = names | new
+            for x in inner:
+                new = changes.changed(x, calls[id(x)])
+                if new and not new <= names:
+                    names = names | new
+        return hard_after, changed_after
 
 
 class _Either:
@@ -256,14 +285,14 @@ def _targets(loop):
     return set()
 
 
-def _view_edges(primal, resolve):
-    """name -> the names it may share memory with (``views.sources``, both ways; a
-    loop's target, the items of its iterable)."""
+def _view_edges(primal, assigned):
+    """name -> the names it may share memory with (``views.sources``, in ``assigned``,
+    both ways; a loop's target, the items of its iterable)."""
     edges = {}
     for s in all_stmts(primal):
         pairs = []
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            pairs = [(s.targets[0].id, src) for src in views.sources(s.value, resolve)]
+            pairs = [(s.targets[0].id, src) for src in assigned[id(s)]]
         elif isinstance(s, gast.For):
             items = [n.id for n in name_nodes(s.iter) if isinstance(n, gast.Name)]
             pairs = [(t, src) for t in _targets(s) for src in items]
@@ -295,7 +324,7 @@ class _AdjointIndex:
         for block, owner, key, path in todo:
             for i, s in enumerate(block):
                 here = path + ((key, i),)
-                if _is_restore(s):
+                if is_restore(s):
                     n = s.value.args[0].id
                     self.restores[n] = self.restores.get(n, 0) + 1
                     if isinstance(owner, gast.For) and key[1] == "body":

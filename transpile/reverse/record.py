@@ -13,11 +13,9 @@ import itertools
 
 import gast
 
-from transpile.analysis import views
 from transpile.cleanup import shapes
 from transpile.core import fixpoint
 from transpile.core.errors import at
-from transpile.core.ir import RESTORE
 from transpile.core.nodes import (
     all_stmts,
     assign,
@@ -91,9 +89,10 @@ def _wanted(fn, loads, attempted):
     # library as a stand-in of that library)
     shape_reads, other_reads = _classify_reads(fn.adjoint, ops, loads)
     shape_only = set(shape_reads) - other_reads - attempted
-    view_of = _views(fn.primal, fn.parsed.resolve)
+    assigned = recompute.assigned_sources(fn.primal, fn.parsed.resolve)
+    view_of = _views(fn.primal, assigned)
     wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
-    added = recompute.run(fn, wanted[0], shape_only, loads)
+    added = recompute.run(fn, (wanted[0], shape_only), loads, assigned)
     if added:  # what the values computed again read is kept instead
         more_shape_reads, more_other_reads = _classify_reads(added, ops, loads)
         shape_only = (set(shape_reads) | set(more_shape_reads)) - other_reads
@@ -308,15 +307,7 @@ def _classify_reads(stmts, ops_name, loads):
     return shapes.classify_reads(stmts, ops_name, skip=_is_restore, walk=loads.walk)
 
 
-def _is_restore(s):
-    """Whether ``s`` is a restore marker, ``__restore__(x)`` (``calls_marker``, spelled
-    out: each pass here asks it of every adjoint statement)."""
-    if s.__class__ is not gast.Expr:
-        return False
-    call = s.value
-    return (
-        call.__class__ is gast.Call and call.func.__class__ is gast.Name and call.func.id == RESTORE
-    )
+_is_restore = recompute.is_restore
 
 
 def needed(adjoint, adjoint_names, view_of, loads):
@@ -342,15 +333,16 @@ def needed(adjoint, adjoint_names, view_of, loads):
     return names, slots
 
 
-def _views(primal, resolve):
+def _views(primal, assigned):
     """For each name, the names that may be views of it (``row = out[0]``, ``r = out.T``:
-    ``views.sources``), or the same object under another name."""
+    ``views.sources``, in ``assigned``: ``recompute.assigned_sources``), or the same
+    object under another name."""
     edges = {}
     for s in all_stmts(primal):
         if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             continue
         target, v = s.targets[0].id, s.value
-        for source in views.sources(v, resolve):
+        for source in assigned[id(s)]:
             edges.setdefault(target, set()).add(source)
             if isinstance(v, gast.Name):  # the same object under two names
                 edges.setdefault(source, set()).add(target)
