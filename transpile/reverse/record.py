@@ -111,6 +111,7 @@ class HeaderLoads:
 
     def __init__(self):
         self._found = {}  # id(node) -> (node, its names, its calls, the names it reads)
+        self._read = {}  # id(stmt) -> (stmt, the names its header reads): asked most
 
     def _entry(self, node):
         hit = self._found.get(id(node))
@@ -125,7 +126,10 @@ class HeaderLoads:
         return names, calls
 
     def __call__(self, stmt):
-        return self._entry(header(stmt))[3]
+        hit = self._read.get(id(stmt))
+        if hit is None or hit[0] is not stmt:
+            hit = self._read[id(stmt)] = (stmt, self._entry(header(stmt))[3])
+        return hit[1]
 
 
 def prebind(primal, needed_names, params, nested=None):
@@ -323,7 +327,7 @@ def needed(adjoint, adjoint_names, view_of, loads):
         if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
             continue  # nothing restored yet, and no restore here: no read can need one
         reads, unpacked, markers = set(), set(), set()
-        _scan([s], frozenset(), (reads, unpacked, markers), loads)
+        _scan([s], (reads, unpacked, markers), loads)
         reads = reads - unpacked - adjoint_names
         names |= {n for n in reads if n in restored or n in markers}
         for n in list(reads):
@@ -358,7 +362,7 @@ def free_loads(stmts, exclude, header_loads=None):
     """Names read by ``stmts`` that they do not define themselves (``header_loads``: a
     ``HeaderLoads`` to read the statements through)."""
     loads, unpacked = set(), set()
-    _scan(stmts, frozenset(), (loads, unpacked, set()), header_loads or HeaderLoads())
+    _scan(stmts, (loads, unpacked, set()), header_loads or HeaderLoads())
     return loads - unpacked - set(exclude)
 
 
@@ -406,28 +410,29 @@ def _undo(push):
     return assign(push.value.args[0].id, _method_call(push.value.func.value.id, "pop", []), push)
 
 
-def _scan(block, bound, found, header_loads):
-    """Add to ``found``, ``(loads, unpacked, restored)``, the names ``block`` reads but
-    not those in ``bound``, the names its tuple assignments bind, and the names its
-    restore markers restore: one walk for what ``free_loads`` and ``needed`` ask."""
+def _scan(block, found, header_loads):
+    """Add to ``found``, ``(loads, unpacked, restored)``, the names ``block`` reads, the
+    names its tuple assignments bind, and the names its restore markers restore: one
+    walk for what ``free_loads`` and ``needed`` ask. A loop binds its target before each
+    pass: what its body reads of the target is not read from outside."""
     loads, unpacked, restored = found
     for s in block:
         if _is_restore(s):
             restored.add(s.value.args[0].id)
             continue
-        read = header_loads(s)
-        loads.update(read if not bound else (n for n in read if n not in bound))
+        loads.update(header_loads(s))
         if isinstance(s, gast.Assign):
             for t in s.targets:
                 if isinstance(t, gast.Tuple):
                     unpacked.update(e.id for e in t.elts if isinstance(e, gast.Name))
-        elif isinstance(s, gast.For):  # the loop binds its target before each pass
-            targets = {n.id for n in name_nodes(s.target)}
-            _scan(s.body, bound | targets, found, header_loads)
-            _scan(s.orelse, bound, found, header_loads)
+        elif isinstance(s, gast.For):
+            inner = set()
+            _scan(s.body, (inner, unpacked, restored), header_loads)
+            loads.update(inner - {n.id for n in name_nodes(s.target)})
+            _scan(s.orelse, found, header_loads)
         elif isinstance(s, (gast.If, gast.While)):
-            _scan(s.body, bound, found, header_loads)
-            _scan(s.orelse, bound, found, header_loads)
+            _scan(s.body, found, header_loads)
+            _scan(s.orelse, found, header_loads)
 
 
 def drop_unread(body, tape_name, ops_name):
