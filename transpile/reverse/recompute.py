@@ -58,14 +58,7 @@ def run(fn, kept, loads, assigned):
         return []  # no loop: no reverse step to compute a value in
     recorded, shape_only = kept
     whole = recorded - shape_only
-    index = _AdjointIndex(fn.adjoint, loads)
-    candidates = []
-    for loop_a, marker, cut in index.loop_markers:
-        stmt, kind = fn.emitted.restores[id(marker)]
-        loop_p = loop_of.get(id(stmt))
-        usable = kind == "name" and loop_p is not None and _one_operation(stmt)
-        if usable and stmt.targets[0].id in whole:
-            candidates.append((loop_a, marker, cut, stmt, loop_p))
+    index, candidates = _candidates(fn, loop_of, whole, loads)
     if not candidates:
         return []
     facts = _Facts(fn, whole, assigned)
@@ -87,6 +80,27 @@ def run(fn, kept, loads, assigned):
         loop_a.body = [note] + again + kept
         added += [note] + again
     return added
+
+
+def _candidates(fn, loop_of, whole, loads):
+    """``(_AdjointIndex, [(reverse loop, marker, its index there, primal statement, primal
+    loop)])``: the restore markers directly in a reverse loop's body of one operation
+    in a loop's body whose name the tape would keep whole (``whole``)."""
+    usable = {}  # id(primal stmt) -> whether its restore may be computed again instead
+    for stmt, kind in fn.emitted.restores.values():
+        if kind == "name" and id(stmt) in loop_of and _one_operation(stmt):
+            usable[id(stmt)] = stmt.targets[0].id in whole
+    restored = fn.emitted.restores.values()
+    targets = {stmt.targets[0].id for stmt, _ in restored if usable.get(id(stmt))}
+    if not targets:
+        return None, []
+    index = _AdjointIndex(fn.adjoint, loads, targets)
+    candidates = []
+    for loop_a, marker, cut in index.loop_markers:
+        stmt, kind = fn.emitted.restores[id(marker)]
+        if kind == "name" and usable.get(id(stmt)):
+            candidates.append((loop_a, marker, cut, stmt, loop_of[id(stmt)]))
+    return index, candidates
 
 
 def _loop_of(primal):
@@ -314,24 +328,25 @@ def _closure(edges, names):
 
 
 class _AdjointIndex:
-    """Where the adjoint reads each name (the path of blocks to each read: ``(block,
-    index)`` pairs from the top), how many restores each name has, and the restore
-    markers directly in a loop's body, with their index there."""
+    """Where the adjoint reads each of ``targets`` (the path of blocks to each read:
+    ``(block, index)`` pairs from the top), how many restores each name has, and the
+    restore markers directly in a loop's body, with their index there."""
 
-    def __init__(self, adjoint, loads):
+    def __init__(self, adjoint, loads, targets):
         self.reads, self.restores, self.places, self.loop_markers = {}, {}, {}, []
         todo = [(adjoint, None, None, ())]
         for block, owner, key, path in todo:
             for i, s in enumerate(block):
-                here = path + ((key, i),)
                 if is_restore(s):
                     n = s.value.args[0].id
                     self.restores[n] = self.restores.get(n, 0) + 1
                     if isinstance(owner, gast.For) and key[1] == "body":
                         self.loop_markers.append((owner, s, i))
                     continue
+                here = path + ((key, i),)
                 for n in loads(s):
-                    self.reads.setdefault(n, []).append(here)
+                    if n in targets:
+                        self.reads.setdefault(n, []).append(here)
                 if isinstance(s, (gast.If, gast.For, gast.While)):
                     self.places[id(s)] = here
                     todo.append((s.body, s, (id(s), "body"), here))
