@@ -41,6 +41,7 @@ class Emitted:
     callees: list = field(default_factory=list)
     scalars: frozenset = frozenset()  # names that always hold scalars
     pops: bool = False  # whether the adjoint may pop from a list (an append's, a hook's)
+    walked: tuple = ()  # (tree, descendants(tree)) as the sweep read it (seeding reads it)
 
 
 def zero_marker(adj, primal):
@@ -105,6 +106,7 @@ def run(tree, ctx) -> Emitted:
         rev.callees,
         frozenset(rev.scalars),
         rev.pops,
+        (tree, walked),
     )
 
 

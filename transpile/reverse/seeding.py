@@ -31,6 +31,7 @@ def stage(fn, ctx):
     seed = _seed(fn, ctx, result, d_result, ops)
     wrt_names = [fn.params[i] for i in ctx.wrt]
     tree = _TreeFacts(fn)
+    fn.emitted.walked = ()  # read: no longer kept
     grads = [_gradient(fn, tree, p, ops) for p in wrt_names]
     if ctx.mode == "split" or len(ctx.wrt) != 1 or ctx.as_tuple:
         value = gast.Tuple(elts=grads, ctx=gast.Load())
@@ -52,7 +53,10 @@ class _TreeFacts:
 
     def __init__(self, fn):
         self.stored, self.subscripted, self.assigns, self.to_names = set(), set(), [], []
-        for n in descendants(fn.tree):
+        tree, nodes = fn.emitted.walked or (None, None)
+        if tree is not fn.tree:  # not the tree the sweep read
+            nodes = descendants(fn.tree)
+        for n in nodes:
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Store):
                     self.stored.add(n.id)
