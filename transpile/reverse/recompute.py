@@ -25,6 +25,8 @@ operation on the same values, which holds when:
 Anything else is recorded as before: that is always right, this only saves memory.
 """
 
+from typing import NamedTuple
+
 import gast
 
 from transpile.analysis import changes, views
@@ -45,25 +47,36 @@ _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 NOTE = COMMENT + "computed again rather than kept on the tape"
 
 
-def run(fn, kept, loads, assigned):
+class Recomputed(NamedTuple):
+    """What ``run`` changed: the statements put in the adjoint (none: nothing changed);
+    per reverse loop given some, ``(index of the top-level adjoint statement holding
+    it, the loop targets bound where they are, those statements)``; the names whose
+    restore markers were dropped."""
+
+    statements: list
+    loops: list
+    dropped: set
+
+
+def run(fn, kept, loads, assigned) -> Recomputed:
     """Rewrite ``fn.adjoint`` in place: each restore marker of a value that the reverse
     step can compute again (the module's conditions) is dropped, and the value is
     computed at the start of that reverse body. ``kept``: the names the tape would keep
     (``record.needed``), and those it would keep as a shape; ``loads(stmt)``: the names
     the header of an adjoint statement reads (``record.HeaderLoads``); ``assigned``:
-    ``assigned_sources`` of the primal. Returns the statements put in (none: nothing
-    changed)."""
+    ``assigned_sources`` of the primal."""
+    nothing = Recomputed([], [], set())
     loop_of = _loop_of(fn.primal)
     if not loop_of:
-        return []  # no loop: no reverse step to compute a value in
+        return nothing  # no loop: no reverse step to compute a value in
     recorded, shape_only = kept
     whole = recorded - shape_only
     index, candidates = _candidates(fn, loop_of, whole, loads)
     if not candidates:
-        return []
+        return nothing
     facts = _Facts(fn, whole, assigned)
     planned = {}  # id(reverse loop) -> (reverse loop, [(index in the primal body, stmt)])
-    dropped = set()
+    dropped, dropped_names = set(), set()
     for loop_a, marker, cut, stmt, loop_p in candidates:
         value = facts.plan(stmt, loop_p)
         if value is None or not index.reads_allow(loop_a, cut, stmt.targets[0].id):
@@ -71,15 +84,19 @@ def run(fn, kept, loads, assigned):
         where = facts.body(loop_p).index_of[id(stmt)]
         again = assign(stmt.targets[0].id, value, stmt)
         dropped.add(id(marker))
+        dropped_names.add(marker.value.args[0].id)
         planned.setdefault(id(loop_a), (loop_a, []))[1].append((where, again))
-    added = []
-    for loop_a, found in planned.values():
+    # where each changed loop is, found before any body changes (which moves what is in it)
+    places = {key: index.bound_at(fn.adjoint, loop_a) for key, (loop_a, _) in planned.items()}
+    added, loops = [], []
+    for key, (loop_a, found) in planned.items():
         note = gast.copy_location(gast.Expr(value=const(NOTE)), loop_a)
         kept = [s for s in loop_a.body if id(s) not in dropped]
         again = [s for _, s in sorted(found, key=lambda p: p[0])]
         loop_a.body = [note] + again + kept
         added += [note] + again
-    return added
+        loops.append((*places[key], [note] + again))
+    return Recomputed(added, loops, dropped_names)
 
 
 def _candidates(fn, loop_of, whole, loads):
@@ -293,6 +310,11 @@ def _replace(value, old, new):
                 setattr(parent, field, new)
 
 
+def _target_names(loop):
+    """The names a ``for`` loop's target binds (all its names, as ``record`` reads it)."""
+    return {n.id for n in name_nodes(loop.target)}
+
+
 def _targets(loop):
     if isinstance(loop, gast.For):
         return {n.id for n in name_nodes(loop.target) if isinstance(n, gast.Name)}
@@ -351,6 +373,17 @@ class _AdjointIndex:
                     self.places[id(s)] = here
                     todo.append((s.body, s, (id(s), "body"), here))
                     todo.append((s.orelse, s, (id(s), "orelse"), here))
+
+    def bound_at(self, adjoint, loop_a):
+        """``(index of the top-level statement of ``adjoint`` holding ``loop_a``, the
+        targets of the loops whose body holds what ``loop_a``'s body holds)``."""
+        path = self.places[id(loop_a)]
+        node, bound = adjoint[path[0][1]], set()
+        for (_, field), i in path[1:]:
+            if field == "body" and isinstance(node, gast.For):
+                bound |= _target_names(node)
+            node = getattr(node, field)[i]
+        return path[0][1], bound | _target_names(loop_a)
 
     def reads_allow(self, loop_a, cut, target):
         """Whether the adjoint reads ``target`` only in ``loop_a``'s body before its

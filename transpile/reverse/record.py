@@ -91,13 +91,14 @@ def _wanted(fn, loads, attempted):
     shape_only = set(shape_reads) - other_reads - attempted
     assigned = recompute.assigned_sources(fn.primal, fn.parsed.resolve)
     view_of = _views(fn.primal, assigned)
-    wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
-    added = recompute.run(fn, (wanted[0], shape_only), loads, assigned)
-    if added:  # what the values computed again read is kept instead
-        more_shape_reads, more_other_reads = _classify_reads(added, ops, loads)
+    steps = {}  # what needed_after reads of this first pass
+    wanted = needed(fn.adjoint, adjoint_names, view_of, loads, steps)
+    changed = recompute.run(fn, (wanted[0], shape_only), loads, assigned)
+    if changed.statements:  # what the values computed again read is kept instead
+        more_shape_reads, more_other_reads = _classify_reads(changed.statements, ops, loads)
         shape_only = (set(shape_reads) | set(more_shape_reads)) - other_reads
         shape_only = shape_only - more_other_reads - attempted
-        wanted = needed(fn.adjoint, adjoint_names, view_of, loads)
+        wanted = needed_after(wanted, steps, changed, (adjoint_names, view_of, loads))
     return wanted, shape_only
 
 
@@ -314,16 +315,18 @@ def _classify_reads(stmts, ops_name, loads):
 _is_restore = recompute.is_restore
 
 
-def needed(adjoint, adjoint_names, view_of, loads):
+def needed(adjoint, adjoint_names, view_of, loads, steps=None):
     """``(names, slots)``: what a name restore needs (the name is read later) and what a
     slot restore needs (the array, or a view of it, is read later); ``view_of`` is
-    ``_views`` of the primal, ``loads`` a ``HeaderLoads``.
+    ``_views`` of the primal, ``loads`` a ``HeaderLoads``; ``steps``, where given,
+    gets index in ``adjoint`` -> (the names restored there, those unpacked there) for
+    each top-level statement read (``needed_after``).
 
     A read before any restore of that name sees its final primal value, which is
     still there, so it does not make the loops record the name. Reading a view of
     an array counts as reading the array, whose written slots must be restored."""
     names, slots, restored = set(), set(), set()
-    for s in adjoint:
+    for i, s in enumerate(adjoint):
         if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
             continue  # nothing restored yet, and no restore here: no read can need one
         reads, unpacked, markers = set(), set(), set()
@@ -334,6 +337,32 @@ def needed(adjoint, adjoint_names, view_of, loads):
             reads |= view_of.get(n, set())
         slots |= {n for n in reads if n in restored or n in markers}
         restored |= markers
+        if steps is not None:
+            steps[i] = (markers, unpacked)
+    return names, slots
+
+
+def needed_after(wanted, steps, changed, reading):
+    """``needed`` again after ``recompute`` changed the adjoint (``changed``), from
+    ``wanted`` and ``steps`` of the first pass, without reading the adjoint again: a
+    name whose restore was dropped is restored nowhere now, so nothing needs it; what
+    the statements put in read may need what is restored before or in the top-level
+    statement holding them (``reading``: ``(adjoint_names, view_of, loads)``)."""
+    adjoint_names, view_of, loads = reading
+    names, slots = wanted[0] - changed.dropped, wanted[1] - changed.dropped
+    for top, bound, statements in changed.loops:
+        live = set()  # restored before or in the top-level statement, and still
+        for i, (markers, _) in steps.items():
+            if i <= top:
+                live |= markers
+        live -= changed.dropped
+        reads = set()
+        _scan(statements, (reads, set(), set()), loads)
+        reads = reads - bound - steps[top][1] - adjoint_names
+        names |= reads & live
+        for n in list(reads):
+            reads |= view_of.get(n, set())
+        slots |= reads & live
     return names, slots
 
 
