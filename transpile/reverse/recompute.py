@@ -365,11 +365,15 @@ class _AdjointIndex:
                     if isinstance(owner, gast.For) and key[1] == "body":
                         self.loop_markers.append((owner, s, i))
                     continue
+                read = loads(s)
+                blocked = isinstance(s, (gast.If, gast.For, gast.While))
+                if not blocked and targets.isdisjoint(read):
+                    continue  # neither a block nor a read of a target: nothing to keep
                 here = path + ((key, i),)
-                for n in loads(s):
+                for n in read:
                     if n in targets:
                         self.reads.setdefault(n, []).append(here)
-                if isinstance(s, (gast.If, gast.For, gast.While)):
+                if blocked:
                     self.places[id(s)] = here
                     todo.append((s.body, s, (id(s), "body"), here))
                     todo.append((s.orelse, s, (id(s), "orelse"), here))
