@@ -40,7 +40,7 @@ def stage(fn, ctx):
 def refuse_out_writes(tree, ctx, activity) -> None:
     """Raise TranspileError for a call with ``out=`` into a value the function does
     not own, or one that a differentiated value reaches (written in or overwritten)."""
-    owned = _owned(tree, ctx.resolve)
+    owned = None  # found at the first out=: most functions have none
     for s, _ in _in_order(tree.body, ()):
         value = s.value if isinstance(s, (gast.Assign, gast.Expr)) else None
         if not isinstance(value, gast.Call):
@@ -50,6 +50,7 @@ def refuse_out_writes(tree, ctx, activity) -> None:
                 continue
             written = views.sources(k.value, ctx.resolve)
             call = printer.expression(value)
+            owned = _owned(tree, ctx.resolve) if owned is None else owned
             if not written <= owned:
                 raise at(
                     ctx,
@@ -118,6 +119,8 @@ def late_reads(tree, resolve, base_reads=False):
     order; with ``base_reads``, also ``(statement, name, the view written)`` for an array
     read after a write through a view of it."""
     order = _in_order(tree.body, ())
+    if not any(views.written_by(s) for s, _ in order):
+        return  # nothing is written into: no read comes after a write
     masks = _masks(tree)
     # a write through a view of an array the function does not own is refused by
     # ``reverse`` at the write; one of an array it owns shows in that array

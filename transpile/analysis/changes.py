@@ -20,55 +20,74 @@ _PURE_KINDS = frozenset(["template", "subscript", "copy", "display", "constant",
 _QUIET = (gast.For, gast.Break, gast.Continue, gast.Pass)  # a loop's target is a name
 
 
-def hard(s) -> bool:
+def header_calls(s) -> list:
+    """The calls the statement ``s`` evaluates (its header's, for a block): what ``hard``
+    and ``changed`` may be given, so that each statement is walked once."""
+    return _calls(header(s))
+
+
+def hard(s, calls=None) -> bool:
     """Whether the statement ``s`` (its header only, for a block) may write into an
     array that the names it reads do not tell: a slot write, ``out=``, a call made for
-    its effect other than an append, a statement of another kind."""
+    its effect other than an append, a statement of another kind. ``calls``:
+    ``header_calls(s)``, where known."""
+    calls = header_calls(s) if calls is None else calls
     if isinstance(s, gast.Assign):
-        return bool(_slots(s.targets)) or _writes_out(s.value)
+        return bool(_slots(s.targets)) or _any_out(_value_calls(s, calls))
     if isinstance(s, gast.Expr):
-        return _appended(s) is None or _writes_out(s.value)
+        return _appended(s) is None or _any_out(calls)
     if isinstance(s, (gast.If, gast.While)):
-        return _writes_out(s.test)
+        return _any_out(calls)
     return not isinstance(s, _QUIET)
 
 
-def changed(s) -> set:
+def changed(s, calls=None) -> set:
     """The names whose objects the statement ``s`` changes by a changing method (an
-    append's list included)."""
-    own = s.test if isinstance(s, (gast.If, gast.While)) else s
+    append's list included). ``calls``: ``header_calls(s)``, where known."""
     if isinstance(s, gast.For):
         return set()
-    found = {_receiver(c) for c in _calls(own) if _receiver(c) is not None}
+    calls = header_calls(s) if calls is None else calls
+    found = {_receiver(c) for c in calls if _receiver(c) is not None}
     if isinstance(s, gast.Expr) and _appended(s) is not None:
         found.add(_appended(s))
     return found
 
 
-def summary(stmts, resolve, matches):
+def summary(stmts, resolve, matches, calls_of=None):
     """``(whether any call in stmts writes through out=, the names whose objects some
     statement may change)``, over every statement of ``stmts`` at any depth;
-    ``matches`` is ``activity.Activity.matches``."""
+    ``matches`` is ``activity.Activity.matches``; ``calls_of``: id(stmt) ->
+    ``header_calls(stmt)``, where the caller has them."""
     out, names = False, set()
     for s in all_stmts(stmts):
-        out = out or _writes_out(header(s))
-        names |= _may_change(s, resolve, matches)
+        calls = header_calls(s) if calls_of is None else calls_of[id(s)]
+        out = out or _any_out(calls)
+        names |= _may_change(s, calls, resolve, matches)
     return out, names
 
 
-def _may_change(s, resolve, matches):
+def _may_change(s, calls, resolve, matches):
     if isinstance(s, (gast.If, gast.For, gast.While)):
-        evaluated = header(s)
-        return _names(evaluated) if _calls(evaluated) else set()
+        return _names(header(s)) if calls else set()
     if isinstance(s, gast.Expr):
-        return changed(s) if _appended(s) is not None else _names(s)
+        return changed(s, calls) if _appended(s) is not None else _names(s)
     if not isinstance(s, gast.Assign):
         return _names(s)
-    found = {_root(t) for t in _slots(s.targets)} | changed(s)
-    calls = _calls(s.value)
-    if calls and _impure(s, calls, resolve, matches):
+    found = {_root(t) for t in _slots(s.targets)} | changed(s, calls)
+    value_calls = _value_calls(s, calls)
+    if value_calls and _impure(s, value_calls, resolve, matches):
         found |= _names(s.value)
     return found - {None}
+
+
+def _value_calls(assignment, calls):
+    """The calls of ``assignment``'s value, of ``calls``, those of the whole statement:
+    the same where every target is a name (or a tuple of names), which holds no call."""
+    for t in assignment.targets:
+        for e in t.elts if isinstance(t, gast.Tuple) else [t]:
+            if not isinstance(e, gast.Name):
+                return _calls(assignment.value)
+    return calls
 
 
 def _impure(s, calls, resolve, matches):
@@ -108,8 +127,9 @@ def _names(node):
     return {n.id for n in name_nodes(node) if isinstance(n, gast.Name)}
 
 
-def _writes_out(node):
-    return any(k.arg == "out" for c in _calls(node) for k in c.keywords)
+def _any_out(calls):
+    """Whether one of ``calls`` writes through ``out=``."""
+    return any(k.arg == "out" for c in calls for k in c.keywords)
 
 
 def _receiver(call):

@@ -41,10 +41,11 @@ import numpy as np
 from transpile.core.nodes import const, name_nodes
 
 
-def _store_counts(tree):
-    """How many times each name is bound in ``tree`` (parameters included)."""
+def store_counts(tree, nodes=None):
+    """How many times each name is bound in ``tree`` (parameters included); ``nodes``:
+    ``descendants(tree)``, where the caller has it."""
     stores = {}
-    for node in name_nodes(tree):
+    for node in name_nodes(tree) if nodes is None else nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             stores[node.id] = stores.get(node.id, 0) + 1
     return stores
@@ -52,7 +53,7 @@ def _store_counts(tree):
 
 def definitions(tree, stores=None):
     """Top-level ``name = value`` statements whose name is bound nowhere else."""
-    stores = _store_counts(tree) if stores is None else stores
+    stores = store_counts(tree) if stores is None else stores
     found = {}
     for s in tree.body:
         if (
@@ -71,17 +72,26 @@ def shifts(tree, resolve) -> frozenset:
     and ``m`` feed one log-softmax ``out = s - l`` or one logsumexp ``out = m + l``,
     where ``l = np.log(np.sum(np.exp(s), axis, keepdims=True))`` through single-use
     names, over the same axis. Everything else keeps its ordinary adjoint."""
-    stores = _store_counts(tree)
+    if not any(_keeps_dims(s) for s in tree.body):
+        return frozenset()  # no max shift without keepdims=: nothing to count
+    stores = store_counts(tree)
     defs = definitions(tree, stores)
-    users = _top_level_readers(tree)
+    users = None  # found at the first max shift: most functions have none
     found = set()
     for m, value in defs.items():
         reduced = _reduction(value, resolve, (np.max, np.amax))
         if reduced is None or stores.get(reduced[0]) != 1:
             continue
+        users = _top_level_readers(tree) if users is None else users
         if _shift_cancels(m, *reduced, defs, users, resolve):
             found.add(m)
     return frozenset(found)
+
+
+def _keeps_dims(stmt):
+    """Whether ``stmt`` may bind a max shift: ``name = f(..., keepdims=...)``."""
+    value = stmt.value if isinstance(stmt, gast.Assign) else None
+    return isinstance(value, gast.Call) and any(k.arg == "keepdims" for k in value.keywords)
 
 
 def _shift_cancels(m, z, axis, defs, users, resolve):

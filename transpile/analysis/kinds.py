@@ -63,10 +63,21 @@ def _bindings(body, params):
 
 def _sequences(bindings, known, parsed):
     """The names every binding of which is a sequence, to a fixed point."""
-    return fixpoint.least(
+    return _least(
         bindings,
         lambda n, found: all(_is_sequence(v, n, found, known, parsed) for v in bindings[n]),
     )
+
+
+def _least(bindings, holds):
+    """``fixpoint.least(bindings, holds)``, which most functions (no list, no dict) make
+    empty: asked first in the order it asks, of nothing found yet, the first name that
+    holds, if any, hands over to it; with none, none is found, and the readers of every
+    bound value (which ``fixpoint`` would find first) are never needed."""
+    for n in reversed(list(bindings)):  # ``least`` pops its names from the end
+        if holds(n, set()):
+            return fixpoint.least(bindings, holds)
+    return set()
 
 
 def _used_as_numbers(body, sequences):
@@ -88,7 +99,7 @@ _PARAM = object()
 
 def _dicts(bindings, parsed):
     """The names every binding of which builds a new dict, to a fixed point."""
-    return fixpoint.least(
+    return _least(
         bindings,
         lambda n, found: bool(bindings[n]) and all(_is_dict(v, parsed, found) for v in bindings[n]),
     )
@@ -120,13 +131,24 @@ def _is_sequence_result(call, sequences, parsed):
     """Whether ``call`` makes a list or tuple: ``list(...)``, a helper that always does,
     or one whose result has the kind of an argument that is a sequence."""
     func = parsed.resolve(call.func)
-    if any(func is h for h in _LIST_HELPERS):
-        return True
-    if any(func is h for h in _KIND_KEEPING) and call.args:
-        return _in(call.args[0], sequences)
-    if any(func is h for h in _KIND_OF_SECOND) and len(call.args) > 1:
-        return _in(call.args[1], sequences)
-    return is_sequence_call(call, parsed.resolve)
+    helper = _HELPER_KINDS.get(id(func))
+    if helper is not None and helper[0] is func:
+        kind = helper[1]
+        if kind == "list":
+            return True
+        if kind == "first" and call.args:
+            return _in(call.args[0], sequences)
+        if kind == "second" and len(call.args) > 1:
+            return _in(call.args[1], sequences)
+    return func in (builtins.list, builtins.tuple)  # is_sequence_call, resolved once
+
+
+# id(helper) -> (helper, "list" | "first" | "second"): what kind its result is of
+_HELPER_KINDS = {
+    **{id(h): (h, "second") for h in _KIND_OF_SECOND},
+    **{id(h): (h, "first") for h in _KIND_KEEPING},
+    **{id(h): (h, "list") for h in _LIST_HELPERS},
+}
 
 
 def _is_sequence(value, target, sequences, known, parsed):

@@ -23,22 +23,43 @@ def _reduces(declaration):
     return declaration is not None and declaration.reduces
 
 
-def scalar_names(tree, parsed):
+def scalar_names(tree, parsed, nodes=None):
     """Names that always hold a scalar: numbers, full reductions (``np.sum(x)``,
     ``x.mean()``) and arithmetic on scalars. A scalar operand cannot broadcast the
-    other operand, so its partner's adjoint needs no ``unbroadcast``."""
+    other operand, so its partner's adjoint needs no ``unbroadcast``. ``nodes``:
+    ``descendants(tree)``, where the caller has it."""
     rules = registry()
-    values = _bindings(tree)
-    return fixpoint.greatest(
+    values = _bindings(tree, descendants(tree) if nodes is None else nodes)
+    return _greatest(
         values, lambda n, known: all(_scalar_value(v, known, parsed, rules) for v in values[n])
     )
 
 
-def _bindings(tree):
-    """name -> the values bound to it; ``None`` for a parameter, an element of an
-    unpacking or a loop target, which may hold anything."""
+def _greatest(values, holds, passes=3):
+    """``fixpoint.greatest(values, holds)``, found by passes over the names still kept,
+    in the order they are bound, dropping each that does not hold. The set is the same
+    (``holds`` only asks whether operands are kept: a name of the greatest set is never
+    dropped, and a pass that drops none leaves a set in which every name holds). In
+    A-normal form a value's operands are mostly bound before it, so the first pass
+    drops nearly all and the second none; ``fixpoint`` (which first finds the readers
+    of every value) takes over from a third pass that still drops."""
+    kept = set(values)
+    for _ in range(passes):
+        dropped = False
+        for n in values:
+            if n in kept and not holds(n, kept):
+                kept.discard(n)
+                dropped = True
+        if not dropped:
+            return kept
+    return fixpoint.greatest(values, holds, start=kept)
+
+
+def _bindings(tree, nodes):
+    """name -> the values bound to it (among ``nodes``, the tree's); ``None`` for a
+    parameter, an element of an unpacking or a loop target, which may hold anything."""
     values = {a.id: [None] for a in tree.args.args}
-    for n in descendants(tree):
+    for n in nodes:
         if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)
         elif isinstance(n, (gast.For, gast.Assign)):

@@ -180,15 +180,16 @@ def elide_unbroadcast(stmt, param, values, lookup):
     return stmt
 
 
-def classify_reads(stmts, ops_name, skip=lambda stmt: False):
+def classify_reads(stmts, ops_name, skip=lambda stmt: False, walk=names_and_calls):
     """``(shape_reads, other_reads)``: for each name read only for its shape, the
-    ``(call, position)`` pairs reading it; and the names read anywhere else."""
+    ``(call, position)`` pairs reading it; and the names read anywhere else. ``walk``:
+    ``names_and_calls``, or a caller's cache of it."""
     shape_reads, other_reads = {}, set()
     for stmt in all_stmts(stmts):
         if skip(stmt):
             continue
         shape_args = set()
-        names, calls = names_and_calls(header(stmt))
+        names, calls = walk(header(stmt))
         loads = [n for n in names if isinstance(n.ctx, gast.Load)]
         for node in calls:
             for position in _shape_positions(node, ops_name):

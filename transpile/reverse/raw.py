@@ -41,6 +41,7 @@ class Emitted:
     callees: list = field(default_factory=list)
     scalars: frozenset = frozenset()  # names that always hold scalars
     pops: bool = False  # whether the adjoint may pop from a list (an append's, a hook's)
+    walked: tuple = ()  # (tree, descendants(tree)) as the sweep read it (seeding reads it)
 
 
 def zero_marker(adj, primal):
@@ -86,10 +87,12 @@ def stage(fn, ctx):
 
 def run(tree, ctx) -> Emitted:
     rev = _Reverse(ctx)
-    rev.scalars = scalars.scalar_names(tree, ctx.parsed)
+    walked = descendants(tree)  # the analyses below read the tree, each all of it
+    rev.scalars = scalars.scalar_names(tree, ctx.parsed, walked)
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences)
-    rev.definitions = composites.definitions(tree)
-    rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed)
+    rev.definitions = composites.definitions(tree, composites.store_counts(tree, walked))
+    rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed, walked)
+    rev.lambdas = any(isinstance(n, gast.Lambda) for n in walked)
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -103,6 +106,7 @@ def run(tree, ctx) -> Emitted:
         rev.callees,
         frozenset(rev.scalars),
         rev.pops,
+        (tree, walked),
     )
 
 
@@ -114,6 +118,7 @@ class _Reverse:
         self.restores = {}
         self.pops = False
         self.complex_values = False
+        self.lambdas = True  # whether the tree may hold a lambda (``check_blocked``)
         self.primal_of = {}
         self.callees = []
         self.fresh_arrays = set()
@@ -246,7 +251,8 @@ class _Reverse:
         self.track_fresh(s)
         primal = [s]
         adjoint = []
-        if self.act.defines_active(s):
+        active = self.act.defines_active(s)
+        if active:
             self.check_blocked(s, match)
             primal, adjoint = self.active_assignment(s, match, target)
             if adjoint:
@@ -257,11 +263,7 @@ class _Reverse:
             for t in _targets(written):
                 adjoint.append(self.restore_marker(t, written, "name"))
             # the old value's adjoint ends here, also when the new value is a constant
-            if (
-                self.act.defines_active(s)
-                or target in self.act.varied_after[id(s)]
-                or self.act.is_varied(s, target)
-            ):
+            if active or target in self.act.varied_after[id(s)] or self.act.is_varied(s, target):
                 adjoint.append(zero_marker(self.d(target), target))
         return primal, adjoint
 
@@ -440,7 +442,7 @@ class _Reverse:
                     f"argument {n.id!r}, which depends on the differentiated inputs",
                     "wrap that argument in stop_gradient(...) if it is a constant",
                 )
-        for n in descendants(s.value):
+        for n in descendants(s.value) if self.lambdas else ():
             if isinstance(n, gast.Lambda):
                 raise at(
                     self.ctx,

@@ -25,6 +25,8 @@ operation on the same values, which holds when:
 Anything else is recorded as before: that is always right, this only saves memory.
 """
 
+from typing import NamedTuple
+
 import gast
 
 from transpile.analysis import changes, views
@@ -32,41 +34,49 @@ from transpile.core.ir import COMMENT, RESTORE
 from transpile.core.nodes import (
     all_stmts,
     assign,
-    calls_marker,
     clone,
     const,
     descendants,
-    header,
     name_nodes,
     stores,
 )
 
 _LOOPS = (gast.For, gast.While)
+_BLOCKS = (gast.If, gast.For, gast.While)
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 NOTE = COMMENT + "computed again rather than kept on the tape"
 
 
-def run(fn, recorded, shape_only):
+class Recomputed(NamedTuple):
+    """What ``run`` changed: the statements put in the adjoint (none: nothing changed);
+    per reverse loop given some, ``(index of the top-level adjoint statement holding
+    it, the loop targets bound where they are, those statements)``; the names whose
+    restore markers were dropped."""
+
+    statements: list
+    loops: list
+    dropped: set
+
+
+def run(fn, kept, loads, assigned) -> Recomputed:
     """Rewrite ``fn.adjoint`` in place: each restore marker of a value that the reverse
     step can compute again (the module's conditions) is dropped, and the value is
-    computed at the start of that reverse body. ``recorded`` are the names the tape
-    would keep (``record.needed``), ``shape_only`` those it would keep as a shape.
-    Returns whether anything changed."""
-    whole = recorded - shape_only
-    index = _AdjointIndex(fn.adjoint)
+    computed at the start of that reverse body. ``kept``: the names the tape would keep
+    (``record.needed``), and those it would keep as a shape; ``loads(stmt)``: the names
+    the header of an adjoint statement reads (``record.HeaderLoads``); ``assigned``:
+    ``assigned_sources`` of the primal."""
+    nothing = Recomputed([], [], set())
     loop_of = _loop_of(fn.primal)
-    candidates = []
-    for loop_a, marker, cut in index.loop_markers:
-        stmt, kind = fn.emitted.restores[id(marker)]
-        loop_p = loop_of.get(id(stmt))
-        usable = kind == "name" and loop_p is not None and _one_operation(stmt)
-        if usable and stmt.targets[0].id in whole:
-            candidates.append((loop_a, marker, cut, stmt, loop_p))
+    if not loop_of:
+        return nothing  # no loop: no reverse step to compute a value in
+    recorded, shape_only = kept
+    whole = recorded - shape_only
+    index, candidates = _candidates(fn, loop_of, whole, loads)
     if not candidates:
-        return False
-    facts = _Facts(fn, whole)
+        return nothing
+    facts = _Facts(fn, whole, assigned)
     planned = {}  # id(reverse loop) -> (reverse loop, [(index in the primal body, stmt)])
-    dropped = set()
+    dropped, dropped_names = set(), set()
     for loop_a, marker, cut, stmt, loop_p in candidates:
         value = facts.plan(stmt, loop_p)
         if value is None or not index.reads_allow(loop_a, cut, stmt.targets[0].id):
@@ -74,12 +84,40 @@ def run(fn, recorded, shape_only):
         where = facts.body(loop_p).index_of[id(stmt)]
         again = assign(stmt.targets[0].id, value, stmt)
         dropped.add(id(marker))
+        dropped_names.add(marker.value.args[0].id)
         planned.setdefault(id(loop_a), (loop_a, []))[1].append((where, again))
-    for loop_a, found in planned.values():
+    # where each changed loop is, found before any body changes (which moves what is in it)
+    places = {key: index.bound_at(fn.adjoint, loop_a) for key, (loop_a, _) in planned.items()}
+    added, loops = [], []
+    for key, (loop_a, found) in planned.items():
         note = gast.copy_location(gast.Expr(value=const(NOTE)), loop_a)
         kept = [s for s in loop_a.body if id(s) not in dropped]
-        loop_a.body = [note] + [s for _, s in sorted(found, key=lambda p: p[0])] + kept
-    return bool(planned)
+        again = [s for _, s in sorted(found, key=lambda p: p[0])]
+        loop_a.body = [note] + again + kept
+        added += [note] + again
+        loops.append((*places[key], [note] + again))
+    return Recomputed(added, loops, dropped_names)
+
+
+def _candidates(fn, loop_of, whole, loads):
+    """``(_AdjointIndex, [(reverse loop, marker, its index there, primal statement, primal
+    loop)])``: the restore markers directly in a reverse loop's body of one operation
+    in a loop's body whose name the tape would keep whole (``whole``)."""
+    usable = {}  # id(primal stmt) -> whether its restore may be computed again instead
+    for stmt, kind in fn.emitted.restores.values():
+        if kind == "name" and id(stmt) in loop_of and _one_operation(stmt):
+            usable[id(stmt)] = stmt.targets[0].id in whole
+    restored = fn.emitted.restores.values()
+    targets = {stmt.targets[0].id for stmt, _ in restored if usable.get(id(stmt))}
+    if not targets:
+        return None, []
+    index = _AdjointIndex(fn.adjoint, loads, targets)
+    candidates = []
+    for loop_a, marker, cut in index.loop_markers:
+        stmt, kind = fn.emitted.restores[id(marker)]
+        if kind == "name" and usable.get(id(stmt)):
+            candidates.append((loop_a, marker, cut, stmt, loop_of[id(stmt)]))
+    return index, candidates
 
 
 def _loop_of(primal):
@@ -92,8 +130,25 @@ def _loop_of(primal):
     return found
 
 
-def _is_restore(s):
-    return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
+def is_restore(s):
+    """Whether ``s`` is a restore marker, ``__restore__(x)`` (``calls_marker``, spelled
+    out: ``record`` and this module ask it of every adjoint statement)."""
+    if s.__class__ is not gast.Expr:
+        return False
+    call = s.value
+    return (
+        call.__class__ is gast.Call and call.func.__class__ is gast.Name and call.func.id == RESTORE
+    )
+
+
+def assigned_sources(primal, resolve):
+    """id(stmt) -> ``views.sources`` of its value, for each ``name = value`` of
+    ``primal`` at any depth: what ``record`` and this module ask of each."""
+    found = {}
+    for s in all_stmts(primal):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            found[id(s)] = views.sources(s.value, resolve)
+    return found
 
 
 def _one_operation(stmt):
@@ -115,21 +170,23 @@ class _Facts:
     """What the plans of one function share, each found once: the names it binds, what
     may share memory, what may change in place, and each loop body's writes."""
 
-    def __init__(self, fn, whole):
+    def __init__(self, fn, whole, assigned):
         self.whole = whole
         self.bound = set(fn.params)
+        self.calls = {}  # id(stmt) -> changes.header_calls(stmt), for the summary and bodies
         for s in all_stmts(fn.primal):
-            self.bound |= set(stores(s))
-        self.edges = _view_edges(fn.primal, fn.parsed.resolve)
+            self.bound.update(stores(s))
+            self.calls[id(s)] = changes.header_calls(s)
+        self.edges = _view_edges(fn.primal, assigned)
         self.out, self.changeable = changes.summary(
-            fn.primal, fn.parsed.resolve, fn.activity.matches
+            fn.primal, fn.parsed.resolve, fn.activity.matches, self.calls
         )
         self.bodies = {}
 
     def body(self, loop):
         found = self.bodies.get(id(loop))
         if found is None:
-            found = self.bodies[id(loop)] = _Body(loop)
+            found = self.bodies[id(loop)] = _Body(loop, self.calls)
         return found
 
     def plan(self, stmt, loop):
@@ -155,25 +212,37 @@ class _Facts:
 
 class _Body:
     """A loop body's facts: the top-level statements writing each name, and, after each
-    statement, whether one may write into an array and which objects are changed."""
+    statement, whether one may write into an array and which objects are changed
+    (``calls``: id(stmt) -> ``changes.header_calls(stmt)``)."""
 
-    def __init__(self, loop):
+    def __init__(self, loop, calls):
         self.index_of = {id(s): i for i, s in enumerate(loop.body)}
         self.writes = {}
-        for i, s in enumerate(loop.body):
-            for n in sorted({n for inner in all_stmts([s]) for n in stores(inner)}):
+        # each top-level statement with the statements inside it, at any depth
+        inners = [list(all_stmts([s])) if isinstance(s, _BLOCKS) else (s,) for s in loop.body]
+        for i, inner in enumerate(inners):
+            for n in sorted({n for x in inner for n in stores(x)}):
                 self.writes.setdefault(n, []).append(i)
         self.fixed = {n for n in _targets(loop) if n not in self.writes}
-        count = len(loop.body)
-        self.hard_after, self.changed_after = [False] * count, [frozenset()] * count
+        self.hard_after, self.changed_after = self._after(inners, calls)
+
+    @staticmethod
+    def _after(inners, calls):
+        """``(hard_after, changed_after)``: after each statement (``inners``, each with the
+        statements inside it), whether a later one may write into an array, and the
+        objects later ones change."""
+        count = len(inners)
+        hard_after, changed_after = [False] * count, [frozenset()] * count
         hard, names = False, frozenset()
         for i in range(count - 1, -1, -1):
-            self.hard_after[i], self.changed_after[i] = hard, names
-            inner = list(all_stmts([loop.body[i]]))
-            hard = hard or any(changes.hard(x) for x in inner)
-            new = set().union(*(changes.changed(x) for x in inner))
-            if new - names:
-                names = names | new
+            hard_after[i], changed_after[i] = hard, names
+            inner = inners[i]
+            hard = hard or any(changes.hard(x, calls[id(x)]) for x in inner)
+            for x in inner:
+                new = changes.changed(x, calls[id(x)])
+                if new and not new <= names:
+                    names = names | new
+        return hard_after, changed_after
 
 
 class _Either:
@@ -241,20 +310,25 @@ def _replace(value, old, new):
                 setattr(parent, field, new)
 
 
+def _target_names(loop):
+    """The names a ``for`` loop's target binds (all its names, as ``record`` reads it)."""
+    return {n.id for n in name_nodes(loop.target)}
+
+
 def _targets(loop):
     if isinstance(loop, gast.For):
         return {n.id for n in name_nodes(loop.target) if isinstance(n, gast.Name)}
     return set()
 
 
-def _view_edges(primal, resolve):
-    """name -> the names it may share memory with (``views.sources``, both ways; a
-    loop's target, the items of its iterable)."""
+def _view_edges(primal, assigned):
+    """name -> the names it may share memory with (``views.sources``, in ``assigned``,
+    both ways; a loop's target, the items of its iterable)."""
     edges = {}
     for s in all_stmts(primal):
         pairs = []
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
-            pairs = [(s.targets[0].id, src) for src in views.sources(s.value, resolve)]
+            pairs = [(s.targets[0].id, src) for src in assigned[id(s)]]
         elif isinstance(s, gast.For):
             items = [n.id for n in name_nodes(s.iter) if isinstance(n, gast.Name)]
             pairs = [(t, src) for t in _targets(s) for src in items]
@@ -276,29 +350,44 @@ def _closure(edges, names):
 
 
 class _AdjointIndex:
-    """Where the adjoint reads each name (the path of blocks to each read: ``(block,
-    index)`` pairs from the top), how many restores each name has, and the restore
-    markers directly in a loop's body, with their index there."""
+    """Where the adjoint reads each of ``targets`` (the path of blocks to each read:
+    ``(block, index)`` pairs from the top), how many restores each name has, and the
+    restore markers directly in a loop's body, with their index there."""
 
-    def __init__(self, adjoint):
+    def __init__(self, adjoint, loads, targets):
         self.reads, self.restores, self.places, self.loop_markers = {}, {}, {}, []
         todo = [(adjoint, None, None, ())]
         for block, owner, key, path in todo:
             for i, s in enumerate(block):
-                here = path + ((key, i),)
-                if _is_restore(s):
+                if is_restore(s):
                     n = s.value.args[0].id
                     self.restores[n] = self.restores.get(n, 0) + 1
                     if isinstance(owner, gast.For) and key[1] == "body":
                         self.loop_markers.append((owner, s, i))
                     continue
-                for n in name_nodes(header(s)):
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-                        self.reads.setdefault(n.id, []).append(here)
-                if isinstance(s, (gast.If, gast.For, gast.While)):
+                read = loads(s)
+                blocked = isinstance(s, (gast.If, gast.For, gast.While))
+                if not blocked and targets.isdisjoint(read):
+                    continue  # neither a block nor a read of a target: nothing to keep
+                here = path + ((key, i),)
+                for n in read:
+                    if n in targets:
+                        self.reads.setdefault(n, []).append(here)
+                if blocked:
                     self.places[id(s)] = here
                     todo.append((s.body, s, (id(s), "body"), here))
                     todo.append((s.orelse, s, (id(s), "orelse"), here))
+
+    def bound_at(self, adjoint, loop_a):
+        """``(index of the top-level statement of ``adjoint`` holding ``loop_a``, the
+        targets of the loops whose body holds what ``loop_a``'s body holds)``."""
+        path = self.places[id(loop_a)]
+        node, bound = adjoint[path[0][1]], set()
+        for (_, field), i in path[1:]:
+            if field == "body" and isinstance(node, gast.For):
+                bound |= _target_names(node)
+            node = getattr(node, field)[i]
+        return path[0][1], bound | _target_names(loop_a)
 
     def reads_allow(self, loop_a, cut, target):
         """Whether the adjoint reads ``target`` only in ``loop_a``'s body before its

@@ -13,21 +13,19 @@ import itertools
 
 import gast
 
-from transpile.analysis import views
 from transpile.cleanup import shapes
 from transpile.core import fixpoint
 from transpile.core.errors import at
-from transpile.core.ir import RESTORE
 from transpile.core.nodes import (
     all_stmts,
     assign,
-    calls_marker,
     clone,
     const,
     descendants,
     header,
     name,
     name_nodes,
+    names_and_calls,
     stores,
 )
 from transpile.front.exceptions import is_attempt
@@ -39,8 +37,9 @@ _BLOCKS = (gast.If, gast.For, gast.While)
 def stage(fn, ctx):
     """Resolve the restore markers: what the adjoint reads back is pushed on the tape by
     the primal; names the adjoint reads that only a branch or loop binds start as None."""
-    adjoint_names, names = fn.adjoint_names, fn.names
-    for block in attempts(fn.primal):
+    names = fn.names
+    tried = attempts(fn.primal)
+    for block in tried:
         for s in block:
             if isinstance(s, _BLOCKS):
                 raise at(
@@ -50,13 +49,12 @@ def stage(fn, ctx):
                     "sum over a sequence) inside a try block",
                     "compute it before the try, or in a function of yours called in the try block",
                 )
-    wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
-    shape_only = _shape_only_reads(fn.adjoint, names["ops"]) - _attempted(fn.primal)
-    if recompute.run(
-        fn, wanted[0], shape_only
-    ):  # what the values computed again read is kept instead
-        wanted = needed(fn.adjoint, adjoint_names, fn.primal, fn.parsed.resolve)
-    primal, adjoint, pushed = run(
+    # the names bound in the blocks of lowered try statements are recorded whole, so
+    # that a block that raised can be undone
+    attempted = {n for block in tried for b in block for n in stores(b)}
+    loads = HeaderLoads()  # the adjoint's statements are read by each pass below
+    wanted, shape_only = _wanted(fn, loads, attempted)
+    primal, adjoint, pushed, nested = run(
         fn.primal,
         fn.adjoint,
         fn.emitted.restores,
@@ -65,15 +63,12 @@ def stage(fn, ctx):
         names,
         fn.namer,
         fn.kinds.dicts,
+        shape_only,
     )
-    top_reads = {
-        n.id
-        for st in adjoint
-        if not isinstance(st, _BLOCKS)
-        for n in name_nodes(st)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-    }
-    primal = prebind(primal, top_reads, fn.params)
+    top_reads = set()  # without a branch or loop in the primal, none needs binding first
+    if nested:
+        top_reads = {n for st in adjoint if not isinstance(st, _BLOCKS) for n in loads(st)}
+    primal = prebind(primal, top_reads, fn.params, nested)
     if pushed:
         tape = gast.Call(func=name(names["Tape"]), args=[], keywords=[])
         primal = [assign(names["tape"], tape, gast.Pass())] + primal
@@ -81,42 +76,95 @@ def stage(fn, ctx):
     return fn
 
 
-def prebind(primal, needed_names, params):
+def _wanted(fn, loads, attempted):
+    """``(needed(...), the names recorded as their shape)`` for ``fn.adjoint``, after
+    ``recompute`` took out what it computes again. Without a restore marker nothing is
+    recorded: no name or slot is needed, and no shape."""
+    if not fn.emitted.restores:
+        return (set(), set()), set()
+    ops, adjoint_names = fn.names["ops"], fn.adjoint_names
+    # a value the adjoint reads only for its shape is recorded as its shape: an array
+    # whole would keep every iteration's temporary alive until the sweep comes back
+    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
+    # library as a stand-in of that library)
+    shape_reads, other_reads = _classify_reads(fn.adjoint, ops, loads)
+    shape_only = set(shape_reads) - other_reads - attempted
+    assigned = recompute.assigned_sources(fn.primal, fn.parsed.resolve)
+    view_of = _views(fn.primal, assigned)
+    steps = {}  # what needed_after reads of this first pass
+    wanted = needed(fn.adjoint, adjoint_names, view_of, loads, steps)
+    changed = recompute.run(fn, (wanted[0], shape_only), loads, assigned)
+    if changed.statements:  # what the values computed again read is kept instead
+        more_shape_reads, more_other_reads = _classify_reads(changed.statements, ops, loads)
+        shape_only = (set(shape_reads) | set(more_shape_reads)) - other_reads
+        shape_only = shape_only - more_other_reads - attempted
+        wanted = needed_after(wanted, steps, changed, (adjoint_names, view_of, loads))
+    return wanted, shape_only
+
+
+class HeaderLoads:
+    """The names and calls of each statement's header (all of a simple statement), found
+    once per statement however many passes ask (the shape-only reads, ``needed`` twice,
+    ``recompute``'s index, the top-level reads): ``loads(stmt)`` are the names it reads,
+    ``loads.walk(node)`` is ``names_and_calls(node)``. A node is known by its id and
+    kept, so that no id is reused while this lives; nothing may change a header after
+    it was read here."""
+
+    def __init__(self):
+        self._found = {}  # id(node) -> (node, its names, its calls, the names it reads)
+        self._read = {}  # id(stmt) -> (stmt, the names its header reads): asked most
+
+    def _entry(self, node):
+        hit = self._found.get(id(node))
+        if hit is None or hit[0] is not node:
+            names, calls = names_and_calls(node)
+            read = [n.id for n in names if isinstance(n.ctx, gast.Load)]
+            hit = self._found[id(node)] = (node, names, calls, read)
+        return hit
+
+    def walk(self, node):
+        _, names, calls, _ = self._entry(node)
+        return names, calls
+
+    def __call__(self, stmt):
+        hit = self._read.get(id(stmt))
+        if hit is None or hit[0] is not stmt:
+            hit = self._read[id(stmt)] = (stmt, self._entry(header(stmt))[3])
+        return hit[1]
+
+
+def prebind(primal, needed_names, params, nested=None):
     """``primal`` with ``name = None`` first for each of ``needed_names`` that only a
     branch or a loop binds: what reads it after the primal sweep runs whether or not
-    they ran."""
+    they ran. ``nested``: the names the top-level branches and loops of ``primal``
+    bind, where the caller has them (``run``)."""
     top = set(params)
     for st in primal:
         if not isinstance(st, _BLOCKS):
             top |= set(stores(st))
-    nested = {
-        n.id
-        for st in primal
-        if isinstance(st, _BLOCKS)
-        for n in name_nodes(st)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
+    if nested is None:
+        nested = set()
+        for st in primal:
+            if isinstance(st, _BLOCKS):
+                nested |= _stored_in(st)
     missing = sorted((needed_names & nested) - top)
     return [assign(n, const(None), gast.Pass()) for n in missing] + primal
 
 
-def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=frozenset()):
+def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_only):
     """Turn restore markers into tape pops in the adjoint and pushes in the primal.
 
     ``needed`` is the pair ``(names, slots)`` from ``needed``; a marker whose name is not
     needed is dropped. A write that no loop encloses runs at most once: its old value
     is kept in a name (``h_old = h`` ... ``h = h_old``) rather than on the tape. Returns
-    ``(primal, adjoint, whether anything is on the tape)``.
+    ``(primal, adjoint, whether anything is on the tape, the names the top-level
+    branches and loops of the primal bind)``.
 
     A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
-    as ``ops.MISSING`` then, and restoring it removes the key again.
+    as ``ops.MISSING`` then, and restoring it removes the key again. ``shape_only``:
+    the names recorded as their shape (``ops.shape_of``).
     """
     ops = names["ops"]
-    # a value the adjoint reads only for its shape is recorded as its shape: an array
-    # whole would keep every iteration's temporary alive until the sweep comes back
-    # (``ops.shape_of`` keeps a Python number as it is, and an array of another
-    # library as a stand-in of that library)
-    shape_only = _shape_only_reads(adjoint, ops) - _attempted(primal)
     restores = _Restores(markers, needed, names, namer, dicts, _in_loops(primal), shape_only)
     adjoint = restores.convert(adjoint)
     hoisted = set()  # ids of the pushes before a lowered try's block
@@ -124,15 +172,15 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
     pushed = restores.pushed
     # a value pushed before its first write in a loop must exist: start it as None (or,
     # when only its shape is recorded, as ops.UNSET, which has an empty shape)
-    defined = set(params)
+    defined, nested = set(params), set()
     out = []
     for s in primal:
         if isinstance(s, (gast.If, gast.For, gast.While)) or id(s) in hoisted:
-            inner = {
-                n.id
-                for n in name_nodes(s)
-                if isinstance(n, gast.Name) and (isinstance(n.ctx, gast.Store) or id(s) in hoisted)
-            }
+            if id(s) in hoisted:
+                inner = {n.id for n in name_nodes(s) if isinstance(n, gast.Name)}
+            else:
+                inner = _stored_in(s)
+                nested |= inner
             for n in sorted((inner & pushed) - defined):
                 unset = (
                     gast.Attribute(value=name(ops), attr="UNSET", ctx=gast.Load())
@@ -144,7 +192,16 @@ def run(primal, adjoint, markers, needed, params, names, namer=None, dicts=froze
         else:
             defined |= set(stores(s))
         out.append(s)
-    return out, adjoint, bool(restores.taped)
+    return out, adjoint, bool(restores.taped), nested
+
+
+def _stored_in(block):
+    """The names stored to anywhere in ``block``."""
+    return {
+        n.id
+        for n in name_nodes(block)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    }
 
 
 class _Restores:
@@ -249,47 +306,76 @@ def _in_loops(stmts, inside=False, found=None):
     return found
 
 
-def _shape_only_reads(stmts, ops_name):
-    """Names that ``stmts`` read only where a shape is enough (``ops.unbroadcast(g, x)``)."""
-    shape_reads, other_reads = shapes.classify_reads(stmts, ops_name, skip=_is_restore)
-    return set(shape_reads) - other_reads
+def _classify_reads(stmts, ops_name, loads):
+    """``shapes.classify_reads`` of ``stmts``, restore markers left out: names read where
+    a shape is enough (``ops.unbroadcast(g, x)``), and those read otherwise."""
+    return shapes.classify_reads(stmts, ops_name, skip=_is_restore, walk=loads.walk)
 
 
-def _is_restore(s):
-    return isinstance(s, gast.Expr) and calls_marker(s, RESTORE)
+_is_restore = recompute.is_restore
 
 
-def needed(adjoint, adjoint_names, primal, resolve):
+def needed(adjoint, adjoint_names, view_of, loads, steps=None):
     """``(names, slots)``: what a name restore needs (the name is read later) and what a
-    slot restore needs (the array, or a view of it, is read later).
+    slot restore needs (the array, or a view of it, is read later); ``view_of`` is
+    ``_views`` of the primal, ``loads`` a ``HeaderLoads``; ``steps``, where given,
+    gets index in ``adjoint`` -> (the names restored there, those unpacked there) for
+    each top-level statement read (``needed_after``).
 
     A read before any restore of that name sees its final primal value, which is
     still there, so it does not make the loops record the name. Reading a view of
     an array counts as reading the array, whose written slots must be restored."""
-    view_of = _views(primal, resolve)
     names, slots, restored = set(), set(), set()
-    for s in adjoint:
+    for i, s in enumerate(adjoint):
         if not restored and not isinstance(s, _BLOCKS) and not _is_restore(s):
             continue  # nothing restored yet, and no restore here: no read can need one
-        markers = {m.value.args[0].id for m in all_stmts([s]) if _is_restore(m)}
-        reads = free_loads([s], adjoint_names)
+        reads, unpacked, markers = set(), set(), set()
+        _scan([s], (reads, unpacked, markers), loads)
+        reads = reads - unpacked - adjoint_names
         names |= {n for n in reads if n in restored or n in markers}
         for n in list(reads):
             reads |= view_of.get(n, set())
         slots |= {n for n in reads if n in restored or n in markers}
         restored |= markers
+        if steps is not None:
+            steps[i] = (markers, unpacked)
     return names, slots
 
 
-def _views(primal, resolve):
+def needed_after(wanted, steps, changed, reading):
+    """``needed`` again after ``recompute`` changed the adjoint (``changed``), from
+    ``wanted`` and ``steps`` of the first pass, without reading the adjoint again: a
+    name whose restore was dropped is restored nowhere now, so nothing needs it; what
+    the statements put in read may need what is restored before or in the top-level
+    statement holding them (``reading``: ``(adjoint_names, view_of, loads)``)."""
+    adjoint_names, view_of, loads = reading
+    names, slots = wanted[0] - changed.dropped, wanted[1] - changed.dropped
+    for top, bound, statements in changed.loops:
+        live = set()  # restored before or in the top-level statement, and still
+        for i, (markers, _) in steps.items():
+            if i <= top:
+                live |= markers
+        live -= changed.dropped
+        reads = set()
+        _scan(statements, (reads, set(), set()), loads)
+        reads = reads - bound - steps[top][1] - adjoint_names
+        names |= reads & live
+        for n in list(reads):
+            reads |= view_of.get(n, set())
+        slots |= reads & live
+    return names, slots
+
+
+def _views(primal, assigned):
     """For each name, the names that may be views of it (``row = out[0]``, ``r = out.T``:
-    ``views.sources``), or the same object under another name."""
+    ``views.sources``, in ``assigned``: ``recompute.assigned_sources``), or the same
+    object under another name."""
     edges = {}
     for s in all_stmts(primal):
         if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
             continue
         target, v = s.targets[0].id, s.value
-        for source in views.sources(v, resolve):
+        for source in assigned[id(s)]:
             edges.setdefault(target, set()).add(source)
             if isinstance(v, gast.Name):  # the same object under two names
                 edges.setdefault(source, set()).add(target)
@@ -301,16 +387,12 @@ def _reachable(edges, start):
     return fixpoint.reachable(edges, edges.get(start, ())) - {start}
 
 
-def free_loads(stmts, exclude):
-    """Names read by ``stmts`` that they do not define themselves."""
-    loads, stores = set(), set(exclude)
-    _add_loads(stmts, frozenset(), loads)
-    for s in all_stmts(stmts):
-        if isinstance(s, gast.Assign) and not _is_restore(s):
-            for t in s.targets:
-                if isinstance(t, gast.Tuple):
-                    stores |= {e.id for e in t.elts if isinstance(e, gast.Name)}
-    return loads - stores
+def free_loads(stmts, exclude, header_loads=None):
+    """Names read by ``stmts`` that they do not define themselves (``header_loads``: a
+    ``HeaderLoads`` to read the statements through)."""
+    loads, unpacked = set(), set()
+    _scan(stmts, (loads, unpacked, set()), header_loads or HeaderLoads())
+    return loads - unpacked - set(exclude)
 
 
 def _with_pushes(stmts, pushes, hoisted):
@@ -357,27 +439,29 @@ def _undo(push):
     return assign(push.value.args[0].id, _method_call(push.value.func.value.id, "pop", []), push)
 
 
-def _attempted(primal):
-    """The names bound in the blocks of lowered try statements: recorded whole, so that
-    a block that raised can be undone."""
-    return {n for block in attempts(primal) for b in block for n in stores(b)}
-
-
-def _add_loads(block, bound, loads):
-    """Add to ``loads`` the names ``block`` reads, but not those in ``bound``."""
+def _scan(block, found, header_loads):
+    """Add to ``found``, ``(loads, unpacked, restored)``, the names ``block`` reads, the
+    names its tuple assignments bind, and the names its restore markers restore: one
+    walk for what ``free_loads`` and ``needed`` ask. A loop binds its target before each
+    pass: what its body reads of the target is not read from outside."""
+    loads, unpacked, restored = found
     for s in block:
         if _is_restore(s):
+            restored.add(s.value.args[0].id)
             continue
-        for n in name_nodes(header(s)):
-            if isinstance(n.ctx, gast.Load) and n.id not in bound:
-                loads.add(n.id)
-        if isinstance(s, gast.For):  # the loop binds its target before each pass
-            targets = {n.id for n in name_nodes(s.target)}
-            _add_loads(s.body, bound | targets, loads)
-            _add_loads(s.orelse, bound, loads)
+        loads.update(header_loads(s))
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                if isinstance(t, gast.Tuple):
+                    unpacked.update(e.id for e in t.elts if isinstance(e, gast.Name))
+        elif isinstance(s, gast.For):
+            inner = set()
+            _scan(s.body, (inner, unpacked, restored), header_loads)
+            loads.update(inner - {n.id for n in name_nodes(s.target)})
+            _scan(s.orelse, found, header_loads)
         elif isinstance(s, (gast.If, gast.While)):
-            _add_loads(s.body, bound, loads)
-            _add_loads(s.orelse, bound, loads)
+            _scan(s.body, found, header_loads)
+            _scan(s.orelse, found, header_loads)
 
 
 def drop_unread(body, tape_name, ops_name):

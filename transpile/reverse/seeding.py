@@ -30,7 +30,8 @@ def stage(fn, ctx):
         em.primal_of[d_result] = result.id
     seed = _seed(fn, ctx, result, d_result, ops)
     wrt_names = [fn.params[i] for i in ctx.wrt]
-    tree = _TreeFacts(fn.tree)
+    tree = _TreeFacts(fn)
+    fn.emitted.walked = ()  # read: no longer kept
     grads = [_gradient(fn, tree, p, ops) for p in wrt_names]
     if ctx.mode == "split" or len(ctx.wrt) != 1 or ctx.as_tuple:
         value = gast.Tuple(elts=grads, ctx=gast.Load())
@@ -46,11 +47,16 @@ def stage(fn, ctx):
 
 class _TreeFacts:
     """What the helpers below read of the primal tree, found in one walk: the names
-    stored to, the names subscripted, the assignments, and those to one name."""
+    stored to, the names subscripted, the assignments, and those to one name; and,
+    each found once, what the calls of those assignments denote, the names holding
+    sequences and those a loop goes over."""
 
-    def __init__(self, tree):
+    def __init__(self, fn):
         self.stored, self.subscripted, self.assigns, self.to_names = set(), set(), [], []
-        for n in descendants(tree):
+        tree, nodes = fn.emitted.walked or (None, None)
+        if tree is not fn.tree:  # not the tree the sweep read
+            nodes = descendants(fn.tree)
+        for n in nodes:
             if isinstance(n, gast.Name):
                 if isinstance(n.ctx, gast.Store):
                     self.stored.add(n.id)
@@ -61,6 +67,26 @@ class _TreeFacts:
                 self.assigns.append(n)
                 if isinstance(n.targets[0], gast.Name):
                     self.to_names.append(n)
+        self._fn, self._resolved = fn, {}
+        self._sequences = self._iterated = None
+
+    def resolve(self, node):
+        """``parsed.resolve(node)``, asked once per node (a node is kept with its object,
+        so that its id is not reused)."""
+        hit = self._resolved.get(id(node))
+        if hit is None:
+            hit = self._resolved[id(node)] = (node, self._fn.parsed.resolve(node))
+        return hit[1]
+
+    def sequences(self):
+        if self._sequences is None:
+            self._sequences = _sequences(self._fn, self)
+        return self._sequences
+
+    def iterated(self):
+        if self._iterated is None:
+            self._iterated = _iterated(self)
+        return self._iterated
 
 
 def _arguments_kept(fn, tree, wrt_names):
@@ -98,7 +124,7 @@ def _seed(fn, ctx, result, d_result, ops):
 def _gradient(fn, tree, p, ops):
     dp = fn.namer.adjoint(p)
     fn.emitted.primal_of[dp] = p
-    if p in tree.subscripted or p in _sequences(fn, tree) or p in _iterated(fn, tree):
+    if p in tree.subscripted or p in tree.sequences() or p in tree.iterated():
         # filled slot by slot
         return _ops_call(ops, "like", [name(dp), name(p)])
     return name(dp)
@@ -128,7 +154,7 @@ def _container_names(fn, tree):
     for n in tree.to_names:
         v = n.value
         match = fn.activity.matches.get(id(n))
-        if isinstance(v, (gast.List, gast.Tuple, gast.Dict)) or _makes_sequence(v, fn.parsed):
+        if isinstance(v, (gast.List, gast.Tuple, gast.Dict)) or _makes_sequence(v, tree.resolve):
             names.add(n.targets[0].id)
         elif match is not None and match.kind == "user":
             # the result, and every argument: a callee's adjoint of a dict is a dict
@@ -141,15 +167,15 @@ def _container_names(fn, tree):
     for n in tree.to_names:
         if n.targets[0].id in passed and isinstance(n.value, (gast.List, gast.Tuple)):
             names |= {e.id for e in n.value.elts if isinstance(e, gast.Name)}
-    return _through_copies(tree, names | _sequences(fn, tree), fn.parsed.resolve)
+    return _through_copies(tree, names | tree.sequences(), tree.resolve)
 
 
-def _makes_sequence(value, parsed):
+def _makes_sequence(value, resolve):
     """Whether ``value`` calls a function declared to return a list or tuple of arrays
     (``np.split``, ``cho_factor``): its adjoint has an entry per array."""
     if not isinstance(value, gast.Call):
         return False
-    obj = parsed.resolve(value.func)
+    obj = resolve(value.func)
     declared = registry().declaration(obj) if obj is not MISSING else None
     return declared is not None and declared.sequence_result
 
@@ -172,12 +198,12 @@ def _is_iterated(value, resolve):
     return isinstance(value, gast.Call) and resolve(value.func) is ops.iterated
 
 
-def _iterated(fn, tree):
+def _iterated(tree):
     """Names a loop goes over (``ops.iterated(ws)``): their adjoints are filled per item."""
     return {
         n.value.args[0].id
         for n in tree.to_names
-        if _is_iterated(n.value, fn.parsed.resolve) and isinstance(n.value.args[0], gast.Name)
+        if _is_iterated(n.value, tree.resolve) and isinstance(n.value.args[0], gast.Name)
     }
 
 
