@@ -176,25 +176,31 @@ def solve(
     nodes = graph.nodes
     inputs, outputs = [init] * len(nodes), [init] * len(nodes)
     if forward:
-        start, order, upstream, downstream = graph.entry, nodes, "pred", "succ"
+        start, order = graph.entry.index, nodes
+        upstream, downstream = [n.pred for n in nodes], [n.succ for n in nodes]
     else:
-        start, order, upstream, downstream = graph.exit, nodes[::-1], "succ", "pred"
+        start, order = graph.exit.index, nodes[::-1]
+        upstream, downstream = [n.succ for n in nodes], [n.pred for n in nodes]
     work = collections.deque(n.index for n in order)
-    queued = set(work)
+    queued = bytearray(b"\x01") * len(nodes)  # 1 where the node waits in ``work``
+    pop, push = work.popleft, work.append
     while work:
-        k = work.popleft()
-        queued.discard(k)
-        node = nodes[k]
-        fact_in = (
-            boundary if node is start else _joined(getattr(node, upstream), outputs, join, init)
-        )
-        fact_out = transfer(node, fact_in)
+        k = pop()
+        queued[k] = 0
+        sources = upstream[k]
+        if k == start:
+            fact_in = boundary
+        elif len(sources) == 1:  # straight-line code: the one source's fact as it is
+            fact_in = outputs[sources[0]]
+        else:
+            fact_in = _joined(sources, outputs, join, init)
+        fact_out = transfer(nodes[k], fact_in)
         inputs[k] = fact_in
-        if fact_out != outputs[k] or node is start:
+        if fact_out != outputs[k] or k == start:
             outputs[k] = fact_out
-            for t in getattr(node, downstream):
-                if t not in queued:
-                    queued.add(t)
-                    work.append(t)
+            for t in downstream[k]:
+                if not queued[t]:
+                    queued[t] = 1
+                    push(t)
     before, after = dict(zip(nodes, inputs)), dict(zip(nodes, outputs))
     return (before, after) if forward else (after, before)
