@@ -127,6 +127,10 @@ class _Adjoints:
         self.ops = ops_name
         self.containers = containers
         self.in_place = set()
+        # per round, of the body's statements: id -> the adjoint it updates in place,
+        # for those that do; and the ids of the zero markers (asked of every statement
+        # by the solve and by the rewrite, found once)
+        self.bases, self.markers = {}, set()
         # id(statement) -> (statement, the list it pops from): the rounds rebuild the
         # body but keep the statements they do not edit, and never edit one in place
         self.pops = {}
@@ -143,13 +147,24 @@ class _Adjoints:
 
     def run(self, body):
         for _ in range(50):
-            self.in_place = {b for s in all_stmts(body) for b in [in_place_base(s)] if b}
+            self.classify(body)
             changed, body, needed_markers = self.step(body)
             if not changed or self.only_first_writes:
                 # a first write defines what the accumulation it replaces defined, and
                 # reads what it read: another round would find what this one found
                 return self.finish(body, needed_markers)
         raise RuntimeError("adjoint optimization did not converge")
+
+    def classify(self, body):
+        """``bases``, ``markers`` and ``in_place`` of the statements of ``body``."""
+        self.bases, self.markers = {}, set()
+        for s in all_stmts(body):
+            base = in_place_base(s)
+            if base:
+                self.bases[id(s)] = base
+            if _is_zero_marker(s):
+                self.markers.add(id(s))
+        self.in_place = set(self.bases.values())
 
     def reaching(self, body):
         """Reaching definitions of the adjoints before each statement, as ``Bits``."""
@@ -162,7 +177,7 @@ class _Adjoints:
         for node in graph.nodes:
             defs = self.defined_by(node.stmt)
             if defs:
-                kind = "zero" if _is_zero_marker(node.stmt) else "value"
+                kind = "zero" if id(node.stmt) in self.markers else "value"
                 made = 0
                 for d in defs:
                     made |= definitions.define(d, kind, id(node.stmt))
@@ -188,7 +203,7 @@ class _Adjoints:
         if s is None or isinstance(s, (gast.If, gast.While)):
             return []
         defs = [n for n in stores(s) if n in self.names]
-        base = in_place_base(s)
+        base = self.bases.get(id(s))
         if base in self.names:
             defs.append(base)
         pop = self.popped(s)
@@ -214,12 +229,12 @@ class _Adjoints:
         self.only_first_writes = True
         for node in graph.nodes:
             s = node.stmt
-            if s is None or isinstance(s, _SKIPPED) or _is_zero_marker(s):
+            if s is None or isinstance(s, _SKIPPED) or id(s) in self.markers:
                 continue
             at = _Zeros(before[node], definitions, needed)
             if isinstance(s, gast.AugAssign):
                 new = self.accumulation(s, at)
-            elif in_place_base(s) in self.names:
+            elif self.bases.get(id(s)) in self.names:
                 new = self.in_place_update(s, at)
             elif isinstance(s, gast.Return):
                 new = self.returned(s, at)
@@ -262,7 +277,7 @@ class _Adjoints:
 
     def in_place_update(self, s, at):
         """``ops.add_at(buf, ...)``, ``buf[i] = 0``, ``buf.pop()``: the buffer must exist."""
-        base = in_place_base(s)
+        base = self.bases[id(s)]
         incoming = self.incoming(s, skip=base)
         if isinstance(s, gast.Assign) and at.zero(base):
             return []  # clearing a slot of a zero
