@@ -252,18 +252,13 @@ def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=(), sequenc
     if all(n in other_reads or n not in sources for n in shape_reads):
         return body  # every value read for its shape is read otherwise too: all stay
 
-    def reads(node):
-        loads, shaped_reads = reads_in(node)
-        shape_args = {id(arg) for arg, _, _ in shaped_reads}
-        found, shaped = [], set()
-        for n in loads:
-            if id(n) in shape_args and n.id in sources:
-                shaped |= sources[n.id]
-            else:
-                found.append(n.id)
-        return found + sorted(shaped)
+    body = deadcode.dead_code(body, is_pure, reads=_reads_through_sources(reads_in, sources))
+    _read_sources_of_removed(body, sources, reads_in, ops_name)
+    return body
 
-    body = deadcode.dead_code(body, is_pure, reads=reads)
+
+def _read_sources_of_removed(body, sources, reads_in, ops_name):
+    """The shape reads of the values no longer computed made reads of their sources."""
     written = {t for stmt in all_stmts(body) for t in stores(stmt)}
     alike = {}  # sources -> the values with them that are computed anyway, in order
     for t, found in sources.items():
@@ -275,7 +270,24 @@ def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=(), sequenc
             names = _source_names(n, sources[n], alike)
             for call, position in found:
                 call.args[position] = _shape_like(names, ops_name)
-    return body
+
+
+def _reads_through_sources(reads_in, sources):
+    """``reads(node)`` for the dead-code solve: the names ``node`` reads, a shape read
+    of a value with ``sources`` being a read of those."""
+
+    def reads(node):
+        loads, shaped_reads = reads_in(node)
+        shape_args = {id(arg) for arg, _, _ in shaped_reads}
+        found, shaped = [], set()
+        for n in loads:
+            if id(n) in shape_args and n.id in sources:
+                shaped |= sources[n.id]
+            else:
+                found.append(n.id)
+        return found + sorted(shaped)
+
+    return reads
 
 
 def _write_counts(body, params):
