@@ -58,7 +58,7 @@ def _index(stmts, index, memo):
             _index(s.body, index, memo)
             _index(s.orelse, index, memo)
         else:
-            index.add(s, memo.name_nodes(s))
+            index.add(s, memo.walk(s))
 
 
 def _fold_updates(stmts, memo):
@@ -189,28 +189,36 @@ def _may_pass(between, read, memo):
 
 
 class _Memo:
-    """What the two rewrites ask of a statement, found in one walk over it and asked
-    again for free: the names it mentions, stores and loads, the calls in it that
-    have an effect, and how long it prints. A statement that changes (an expression
-    inlined into it, an update folded) has its facts made from the two statements'
-    (``moved_into``, ``folded_into``), and is printed again when next measured. Entries hold
-    their statement, so an ``id`` is never reused under them."""
+    """What the two rewrites ask of a statement, found from one walk over it (the
+    index's) and asked again for free: the names it mentions, stores and loads, the
+    calls in it that have an effect, and how long it prints. Facts are made when
+    first asked (most statements never are). A statement that changes (an
+    expression inlined into it, an update folded) has its facts made from the two
+    statements' (``moved_into``, ``folded_into``), and is printed again when next
+    measured. Entries hold their statement, so an ``id`` is never reused under them."""
 
     def __init__(self, names):
         self.names = names
         self._facts, self._length = {}, {}
+        self._walked = {}  # id -> (statement, its Name nodes, its Call nodes)
+
+    def walk(self, stmt):
+        """The ``gast.Name`` nodes of ``stmt`` (``name_nodes``' list), its calls kept
+        for its facts."""
+        found, calls = names_and_calls(stmt)
+        self._walked[id(stmt)] = (stmt, found, calls)
+        return found
 
     def _of(self, stmt):
         found = self._facts.get(id(stmt))
         if found is None:
-            found = self._facts[id(stmt)] = (stmt, _facts(stmt, self.names))
+            walked = self._walked.pop(id(stmt), None)
+            names, calls = names_and_calls(stmt) if walked is None else walked[1:]
+            found = self._facts[id(stmt)] = (stmt, _facts(names, calls, self.names))
         return found[1]
 
     def names_of(self, stmt):
         return self._of(stmt).mentioned
-
-    def name_nodes(self, stmt):
-        return self._of(stmt).name_nodes
 
     def stored(self, stmt):
         return self._of(stmt).stored
@@ -250,7 +258,6 @@ class _Memo:
         r, v = self._of(reader), self._of(stmt)
         drop = {t}
         facts = _Facts(
-            None,
             (r.mentioned - drop) | (v.mentioned - drop),
             r.stored | (v.stored - drop),
             (r.loaded - drop) | v.loaded,
@@ -265,23 +272,21 @@ class _Memo:
         u, f = self._of(update), self._of(first)
         a = first.targets[0].id
         facts = _Facts(
-            None, u.mentioned | f.mentioned, u.stored | f.stored, (u.loaded - {a}) | f.loaded, []
+            u.mentioned | f.mentioned, u.stored | f.stored, (u.loaded - {a}) | f.loaded, []
         )
         self._facts[id(update)] = (update, facts)
         self._length.pop(id(update), None)
 
 
 class _Facts(NamedTuple):
-    name_nodes: list  # its gast.Name nodes, in ``name_nodes``' order (None once changed:
-    # only the index asks, before any change)
     mentioned: set  # every name in the statement
     stored: set
     loaded: set
     impure: list  # the calls with an effect besides their result
 
 
-def _facts(stmt, names):
-    found, calls = names_and_calls(stmt)
+def _facts(found, calls, names):
+    """The facts of a statement with the Name nodes ``found`` and the Call nodes ``calls``."""
     mentioned, stored, loaded = set(), set(), set()
     for n in found:
         mentioned.add(n.id)
@@ -290,7 +295,7 @@ def _facts(stmt, names):
         elif isinstance(n.ctx, gast.Load):
             loaded.add(n.id)
     impure = [c for c in calls if not _pure_call(c, names)]
-    return _Facts(found, mentioned, stored, loaded, impure)
+    return _Facts(mentioned, stored, loaded, impure)
 
 
 def _length(stmt):
