@@ -307,8 +307,10 @@ def _elementwise_sources(body, parsed, counts, sequences):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         t = stmt.targets[0].id
+        if counts.get(t) != 1:
+            continue
         operands = elementwise_operands(stmt.value, parsed, sequences)
-        if counts.get(t) != 1 or operands is None:
+        if operands is None:
             continue
         found = _operand_sources(operands, sources, counts)
         if found is not None:

@@ -385,7 +385,7 @@ class _Adjoints:
             value = gast.UnaryOp(op=gast.USub(), operand=value)
         elif s.target.id in self.in_place and not views.new_array(value, self.ops):
             value = _copy_call(self.ops, value)
-        written = gast.copy_location(assign(s.target.id, value, s), s)
+        written = assign(s.target.id, value, s)  # assign copies s's location
         self.first_writes[id(written)] = written
         return written
 
@@ -426,12 +426,12 @@ class _Adjoints:
             if _is_zero_marker(s):
                 if id(s) in needed_ids:
                     t = s.targets[0].id
-                    out.append(gast.copy_location(assign(t, self.zeros_like(t), s), s))
+                    out.append(assign(t, self.zeros_like(t), s))
             elif isinstance(s, gast.AugAssign) and s.target.id in self.names:
                 if s.target.id in in_place:  # its own zeroed buffer, never aliased
                     out.append(s)
                 else:
-                    out.append(gast.copy_location(assign(s.target.id, self.added(s), s), s))
+                    out.append(assign(s.target.id, self.added(s), s))
             else:
                 if isinstance(s, (gast.If, gast.For, gast.While)):
                     s.body = self.converted(s.body, needed_ids, in_place)
