@@ -22,6 +22,7 @@ _MAX_LINE = 92  # characters of the statement after inlining, indentation exclud
 _REACH = 6  # statements: a value is inlined only into one this close
 _FOLD_REACH = 16  # ... and an update folded into its definition from this far
 _IMPURE_METHODS = {"pop", "push", "append", "fill", "sort"}
+_COMPOUND = (gast.If, gast.For, gast.While)
 
 
 def stage(fn, ctx):
@@ -40,11 +41,24 @@ def compact(body, names, namer, renumber=True, also=frozenset()):
     """``body`` with its single-use temporaries (and names in ``also``) inlined, updates
     folded into the definition before them, and (with ``renumber``) the temporaries
     left renumbered."""
-    index = defuse.Index(body, only=set(namer.temporaries) | set(also))
+    index = defuse.Index([], only=set(namer.temporaries) | set(also))
     memo = _Memo(names)
+    _index(body, index, memo)
     _inline_block(body, index, memo)
     _fold_updates(body, memo)
     return _renumber(body, namer) if renumber else body
+
+
+def _index(stmts, index, memo):
+    """``defuse.Index``'s walk, a simple statement's names taken from its facts: one
+    walk over a statement gives both."""
+    for s in stmts:
+        if isinstance(s, _COMPOUND):
+            index.add(s)
+            _index(s.body, index, memo)
+            _index(s.orelse, index, memo)
+        else:
+            index.add(s, memo.walk(s))
 
 
 def _fold_updates(stmts, memo):
@@ -64,7 +78,7 @@ def _fold_updates(stmts, memo):
             continue
         update = stmts[j].value
         update.left = stmts[i].value
-        memo.changed(stmts[j])
+        memo.folded_into(stmts[j], stmts[i])
         del stmts[i]
 
 
@@ -152,7 +166,7 @@ def _try_inline(stmts, i, index, memo):
     if memo.length(reader) - len(t) + memo.length(s) > _MAX_LINE:
         return False
     _replace(reader, node, s.value)
-    memo.changed(reader)
+    memo.moved_into(reader, s, t)
     index.move_reads(s, reader)
     return True
 
@@ -175,20 +189,32 @@ def _may_pass(between, read, memo):
 
 
 class _Memo:
-    """What the two rewrites ask of a statement, found in one walk over it and asked
-    again for free: the names it mentions, stores and loads, the calls in it that
-    have an effect, and how long it prints. A statement that changes (an expression
-    inlined into it, an update folded) is walked again when next asked. Entries hold
-    their statement, so an ``id`` is never reused under them."""
+    """What the two rewrites ask of a statement, found from one walk over it (the
+    index's) and asked again for free: the names it mentions, stores and loads, the
+    calls in it that have an effect, and how long it prints. Facts are made when
+    first asked (most statements never are). A statement that changes (an
+    expression inlined into it, an update folded) has its facts made from the two
+    statements' (``moved_into``, ``folded_into``), and is printed again when next
+    measured. Entries hold their statement, so an ``id`` is never reused under them."""
 
     def __init__(self, names):
         self.names = names
         self._facts, self._length = {}, {}
+        self._walked = {}  # id -> (statement, its Name nodes, its Call nodes)
+
+    def walk(self, stmt):
+        """The ``gast.Name`` nodes of ``stmt`` (``name_nodes``' list), its calls kept
+        for its facts."""
+        found, calls = names_and_calls(stmt)
+        self._walked[id(stmt)] = (stmt, found, calls)
+        return found
 
     def _of(self, stmt):
         found = self._facts.get(id(stmt))
         if found is None:
-            found = self._facts[id(stmt)] = (stmt, _facts(stmt, self.names))
+            walked = self._walked.pop(id(stmt), None)
+            names, calls = names_and_calls(stmt) if walked is None else walked[1:]
+            found = self._facts[id(stmt)] = (stmt, _facts(names, calls, self.names))
         return found[1]
 
     def names_of(self, stmt):
@@ -225,9 +251,31 @@ class _Memo:
             found = self._length[id(stmt)] = (stmt, _length(stmt))
         return found[1]
 
-    def changed(self, stmt):
-        self._facts.pop(id(stmt), None)
-        self._length.pop(id(stmt), None)
+    def moved_into(self, reader, stmt, t):
+        """``stmt``'s value now sits in ``reader`` in place of its one read of ``t``
+        (``stmt``'s target, written only there; the value pure): ``reader``'s facts
+        are its own less ``t`` and the value's, known without a walk."""
+        r, v = self._of(reader), self._of(stmt)
+        drop = {t}
+        facts = _Facts(
+            (r.mentioned - drop) | (v.mentioned - drop),
+            r.stored | (v.stored - drop),
+            (r.loaded - drop) | v.loaded,
+            r.impure,
+        )
+        self._facts[id(reader)] = (reader, facts)
+        self._length.pop(id(reader), None)
+
+    def folded_into(self, update, first):
+        """``update`` (``a = a OP Y``, ``Y`` pure and free of ``a``) now reads the
+        value of ``first`` (``a = X``, pure) instead of ``a``: ``a = X OP Y``."""
+        u, f = self._of(update), self._of(first)
+        a = first.targets[0].id
+        facts = _Facts(
+            u.mentioned | f.mentioned, u.stored | f.stored, (u.loaded - {a}) | f.loaded, []
+        )
+        self._facts[id(update)] = (update, facts)
+        self._length.pop(id(update), None)
 
 
 class _Facts(NamedTuple):
@@ -237,8 +285,8 @@ class _Facts(NamedTuple):
     impure: list  # the calls with an effect besides their result
 
 
-def _facts(stmt, names):
-    found, calls = names_and_calls(stmt)
+def _facts(found, calls, names):
+    """The facts of a statement with the Name nodes ``found`` and the Call nodes ``calls``."""
     mentioned, stored, loaded = set(), set(), set()
     for n in found:
         mentioned.add(n.id)

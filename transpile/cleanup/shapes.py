@@ -184,21 +184,52 @@ def classify_reads(stmts, ops_name, skip=lambda stmt: False, walk=names_and_call
     """``(shape_reads, other_reads)``: for each name read only for its shape, the
     ``(call, position)`` pairs reading it; and the names read anywhere else. ``walk``:
     ``names_and_calls``, or a caller's cache of it."""
+    return _classify(stmts, lambda node: _reads_in(node, ops_name, walk), skip)
+
+
+def _classify(stmts, reads_in, skip=lambda stmt: False):
+    """``classify_reads`` with ``reads_in(node)`` giving what ``_reads_in`` gives."""
     shape_reads, other_reads = {}, set()
     for stmt in all_stmts(stmts):
         if skip(stmt):
             continue
+        loads, shaped = reads_in(header(stmt))
         shape_args = set()
-        names, calls = walk(header(stmt))
-        loads = [n for n in names if isinstance(n.ctx, gast.Load)]
-        for node in calls:
-            for position in _shape_positions(node, ops_name):
-                arg = node.args[position]
-                if isinstance(arg, gast.Name):
-                    shape_args.add(id(arg))
-                    shape_reads.setdefault(arg.id, []).append((node, position))
+        for arg, call, position in shaped:
+            shape_args.add(id(arg))
+            shape_reads.setdefault(arg.id, []).append((call, position))
         other_reads.update(n.id for n in loads if id(n) not in shape_args)
     return shape_reads, other_reads
+
+
+def _reads_in(node, ops_name, walk=names_and_calls):
+    """``(loads, shaped)``: the names ``node`` reads (``gast.Name`` nodes, in order) and
+    its reads only for a shape, ``(name, call, position)``, in one walk (``walk``:
+    ``names_and_calls`` or a cache of it)."""
+    names, calls = walk(node)
+    shaped = []
+    for call in calls:
+        for position in _shape_positions(call, ops_name):
+            arg = call.args[position]
+            if isinstance(arg, gast.Name):
+                shaped.append((arg, call, position))
+    return [n for n in names if isinstance(n.ctx, gast.Load)], shaped
+
+
+class _ReadsMemo:
+    """``_reads_in`` of each header, found once: the two classifications and the
+    dead-code solve between them ask it of the same statements, which the solve only
+    removes (a class, not a closure over a dict: entries hold their node, so an ``id``
+    is never reused under them)."""
+
+    def __init__(self, ops_name):
+        self.ops_name, self.found = ops_name, {}
+
+    def __call__(self, node):
+        entry = self.found.get(id(node))
+        if entry is None:
+            entry = self.found[id(node)] = (node, _reads_in(node, self.ops_name))
+        return entry[1]
 
 
 def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=(), sequences=frozenset()):
@@ -216,44 +247,49 @@ def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=(), sequenc
     that is computed anyway, ``p`` for ``log(p)``, which reads best)."""
     sources = _elementwise_sources(body, parsed, _write_counts(body, params), sequences)
     sources = {n: found for n, found in sources.items() if found and found != {n}}
-    shape_reads, other_reads = classify_reads(body, ops_name)
+    if not sources:
+        return body  # no value has sources to read its shape from
+    reads_in = _ReadsMemo(ops_name)
+    shape_reads, other_reads = _classify(body, reads_in)
     if all(n in other_reads or n not in sources for n in shape_reads):
         return body  # every value read for its shape is read otherwise too: all stay
 
-    def reads(node):
-        found, shaped = [], set()
-        for n, is_shape in _reads_of(node, ops_name):
-            if is_shape and n in sources:
-                shaped |= sources[n]
-            else:
-                found.append(n)
-        return found + sorted(shaped)
+    body = deadcode.dead_code(body, is_pure, reads=_reads_through_sources(reads_in, sources))
+    _read_sources_of_removed(body, sources, reads_in, ops_name)
+    return body
 
-    body = deadcode.dead_code(body, is_pure, reads=reads)
+
+def _read_sources_of_removed(body, sources, reads_in, ops_name):
+    """The shape reads of the values no longer computed made reads of their sources."""
     written = {t for stmt in all_stmts(body) for t in stores(stmt)}
     alike = {}  # sources -> the values with them that are computed anyway, in order
     for t, found in sources.items():
         if t in written:
             alike.setdefault(found, []).append(t)
-    shape_reads, _ = classify_reads(body, ops_name)
+    shape_reads, _ = _classify(body, reads_in)
     for n, found in shape_reads.items():
         if n in sources and n not in written:
             names = _source_names(n, sources[n], alike)
             for call, position in found:
                 call.args[position] = _shape_like(names, ops_name)
-    return body
 
 
-def _reads_of(node, ops_name):
-    """``(name, read only for its shape)`` for every name ``node`` reads."""
-    names, calls = names_and_calls(node)
-    shaped = set()
-    for call in calls:
-        for position in _shape_positions(call, ops_name):
-            arg = call.args[position]
-            if isinstance(arg, gast.Name):
-                shaped.add(id(arg))
-    return [(n.id, id(n) in shaped) for n in names if isinstance(n.ctx, gast.Load)]
+def _reads_through_sources(reads_in, sources):
+    """``reads(node)`` for the dead-code solve: the names ``node`` reads, a shape read
+    of a value with ``sources`` being a read of those."""
+
+    def reads(node):
+        loads, shaped_reads = reads_in(node)
+        shape_args = {id(arg) for arg, _, _ in shaped_reads}
+        found, shaped = [], set()
+        for n in loads:
+            if id(n) in shape_args and n.id in sources:
+                shaped |= sources[n.id]
+            else:
+                found.append(n.id)
+        return found + sorted(shaped)
+
+    return reads
 
 
 def _write_counts(body, params):
@@ -273,8 +309,10 @@ def _elementwise_sources(body, parsed, counts, sequences):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         t = stmt.targets[0].id
+        if counts.get(t) != 1:
+            continue
         operands = elementwise_operands(stmt.value, parsed, sequences)
-        if counts.get(t) != 1 or operands is None:
+        if operands is None:
             continue
         found = _operand_sources(operands, sources, counts)
         if found is not None:

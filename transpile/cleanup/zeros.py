@@ -4,7 +4,7 @@ Every adjoint starts as zero. An accumulation into a zero becomes a plain first
 write (``dx = e``), a contribution computed from a zero adjoint is dropped, and a
 zero becomes an array (``ops.zeros_like(x)``) only where a value must exist: where
 it meets a non-zero on another path, or an in-place update needs a buffer. The
-analysis is reaching definitions over the control-flow graph, run to a fixed point.
+analysis is reaching definitions over the nested blocks, run to a fixed point.
 """
 
 import gast
@@ -118,6 +118,78 @@ def _pop_base(node):
     return None
 
 
+def _flow_order(stmts):
+    """The statements of ``stmts`` in program order, nested ones included, as
+    ``cfg.build`` numbers them (a loop's ``else`` block is not read)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, gast.If):
+            yield from _flow_order(s.body)
+            yield from _flow_order(s.orelse)
+        elif isinstance(s, (gast.For, gast.While)):
+            yield from _flow_order(s.body)
+
+
+class _LoopExits:
+    def __init__(self):
+        self.breaks = self.continues = 0  # what reaches each ``break``, ``continue``
+
+
+class _Reaching:
+    """The forward solve of reaching definitions over the nested blocks, as
+    ``cfg.solve`` would do it over ``cfg.build``'s graph (the same equations, so the
+    same least fixed point) without building the graph: a block is read once, a loop
+    until what reaches its header holds still. Nothing reaches a statement that no
+    path reaches (after a ``return``, a ``break``)."""
+
+    def __init__(self, gen_kill):
+        self.gen_kill = gen_kill  # id(statement) -> (definitions made, killed)
+        self.before = {}  # id(statement) -> what reaches it
+
+    def block(self, stmts, fact, loop):
+        """What reaches the end of ``stmts``, given ``fact`` at their start."""
+        for s in stmts:
+            fact = self.one(s, fact, loop)
+        return fact
+
+    def one(self, s, fact, loop):
+        cls = s.__class__
+        if cls is gast.For or cls is gast.While:
+            return self.loop(s, fact)
+        out = self.transfer(s, fact)
+        if cls is gast.If:
+            return self.block(s.body, out, loop) | self.block(s.orelse, out, loop)
+        if cls is gast.Break:
+            loop.breaks |= out
+        elif cls is gast.Continue:
+            loop.continues |= out
+        elif not (cls is gast.Return or cls is gast.Raise):
+            return out
+        return 0  # what follows is reached from nowhere else
+
+    def loop(self, s, fact):
+        """What reaches the end of the loop ``s``: its header is reached from before
+        the loop, from the end of its body and from each ``continue``."""
+        head = fact
+        while True:
+            out = self.transfer(s, head)
+            exits = _LoopExits()
+            end = self.block(s.body, out, exits)
+            new = fact | end | exits.continues
+            if new == head:
+                return out | exits.breaks
+            head = new
+
+    def transfer(self, s, fact):
+        """What leaves ``s``, given ``fact`` reaching it (which is kept for it)."""
+        self.before[id(s)] = fact
+        found = self.gen_kill.get(id(s))
+        if found is None:
+            return fact
+        made, kills = found
+        return (fact & ~kills) | made
+
+
 class _Adjoints:
     def __init__(self, names, primal_of, ops_name, containers, given=(), pops=True):
         self.given = set(given)
@@ -127,6 +199,10 @@ class _Adjoints:
         self.ops = ops_name
         self.containers = containers
         self.in_place = set()
+        # per round, of the body's statements: id -> the adjoint it updates in place,
+        # for those that do; and the ids of the zero markers (asked of every statement
+        # by the solve and by the rewrite, found once)
+        self.bases, self.markers = {}, set()
         # id(statement) -> (statement, the list it pops from): the rounds rebuild the
         # body but keep the statements they do not edit, and never edit one in place
         self.pops = {}
@@ -143,7 +219,7 @@ class _Adjoints:
 
     def run(self, body):
         for _ in range(50):
-            self.in_place = {b for s in all_stmts(body) for b in [in_place_base(s)] if b}
+            self.classify(body)
             changed, body, needed_markers = self.step(body)
             if not changed or self.only_first_writes:
                 # a first write defines what the accumulation it replaces defined, and
@@ -151,44 +227,52 @@ class _Adjoints:
                 return self.finish(body, needed_markers)
         raise RuntimeError("adjoint optimization did not converge")
 
+    def classify(self, body):
+        """``bases``, ``markers`` and ``in_place`` of the statements of ``body``."""
+        self.bases, self.markers = {}, set()
+        for s in all_stmts(body):
+            base = in_place_base(s)
+            if base:
+                self.bases[id(s)] = base
+            if _is_zero_marker(s):
+                self.markers.add(id(s))
+        self.in_place = set(self.bases.values())
+
     def reaching(self, body):
-        """Reaching definitions of the adjoints before each statement, as ``Bits``."""
-        graph = cfg.build(body)
+        """Reaching definitions of the adjoints before each statement, as ``Bits``:
+        ``(statements, before, definitions)``, the statements in program order (a
+        loop's ``else`` block left out, as ``cfg.build`` leaves it) and ``before``
+        keyed by their ids."""
+        order = list(_flow_order(body))
         definitions = _Definitions()
         boundary = 0
         for n in sorted(self.names):
             boundary |= definitions.define(n, "value" if n in self.given else "zero", ENTRY)
-        effects = {}  # node -> (adjoints it defines, the definitions it makes)
-        for node in graph.nodes:
-            defs = self.defined_by(node.stmt)
+        effects = {}  # id(statement) -> (adjoints it defines, the definitions it makes)
+        for s in order:
+            defs = self.defined_by(s)
             if defs:
-                kind = "zero" if _is_zero_marker(node.stmt) else "value"
+                kind = "zero" if id(s) in self.markers else "value"
                 made = 0
                 for d in defs:
-                    made |= definitions.define(d, kind, id(node.stmt))
-                effects[node] = (defs, made)
-        kills = {node: 0 for node in effects}
-        for node, (defs, _) in effects.items():  # after every definition is numbered
+                    made |= definitions.define(d, kind, id(s))
+                effects[id(s)] = (defs, made)
+        gen_kill = {}  # id(statement) -> (the definitions it makes, those it kills)
+        for key, (defs, made) in effects.items():  # after every definition is numbered
+            kills = 0
             for d in defs:
-                kills[node] |= definitions.of_name[d]
-
-        def transfer(node, fact):
-            found = effects.get(node)
-            if found is None:
-                return fact
-            return (fact & ~kills[node]) | found[1]
-
-        before, _ = cfg.solve(
-            graph, transfer, forward=True, boundary=boundary, init=0, join=cfg.union
-        )
-        return graph, before, definitions
+                kills |= definitions.of_name[d]
+            gen_kill[key] = (made, kills)
+        solve = _Reaching(gen_kill)
+        solve.block(body, boundary, None)
+        return order, solve.before, definitions
 
     def defined_by(self, s):
         """The adjoints a statement (re)defines: targets, in-place bases, popped lists."""
         if s is None or isinstance(s, (gast.If, gast.While)):
             return []
         defs = [n for n in stores(s) if n in self.names]
-        base = in_place_base(s)
+        base = self.bases.get(id(s))
         if base in self.names:
             defs.append(base)
         pop = self.popped(s)
@@ -208,18 +292,17 @@ class _Adjoints:
         """One round: decide, from where each adjoint may be zero, what each statement
         becomes. Returns ``(changed, body, needed)``; ``needed`` are the zero markers
         (or ENTRY) that must become arrays."""
-        graph, before, definitions = self.reaching(body)
+        order, before, definitions = self.reaching(body)
         edits = {}  # id(stmt) -> the statements that replace it
         needed = set()
         self.only_first_writes = True
-        for node in graph.nodes:
-            s = node.stmt
-            if s is None or isinstance(s, _SKIPPED) or _is_zero_marker(s):
+        for s in order:
+            if isinstance(s, _SKIPPED) or id(s) in self.markers:
                 continue
-            at = _Zeros(before[node], definitions, needed)
+            at = _Zeros(before[id(s)], definitions, needed)
             if isinstance(s, gast.AugAssign):
                 new = self.accumulation(s, at)
-            elif in_place_base(s) in self.names:
+            elif self.bases.get(id(s)) in self.names:
                 new = self.in_place_update(s, at)
             elif isinstance(s, gast.Return):
                 new = self.returned(s, at)
@@ -262,7 +345,7 @@ class _Adjoints:
 
     def in_place_update(self, s, at):
         """``ops.add_at(buf, ...)``, ``buf[i] = 0``, ``buf.pop()``: the buffer must exist."""
-        base = in_place_base(s)
+        base = self.bases[id(s)]
         incoming = self.incoming(s, skip=base)
         if isinstance(s, gast.Assign) and at.zero(base):
             return []  # clearing a slot of a zero
@@ -302,7 +385,7 @@ class _Adjoints:
             value = gast.UnaryOp(op=gast.USub(), operand=value)
         elif s.target.id in self.in_place and not views.new_array(value, self.ops):
             value = _copy_call(self.ops, value)
-        written = gast.copy_location(assign(s.target.id, value, s), s)
+        written = assign(s.target.id, value, s)  # assign copies s's location
         self.first_writes[id(written)] = written
         return written
 
@@ -343,12 +426,12 @@ class _Adjoints:
             if _is_zero_marker(s):
                 if id(s) in needed_ids:
                     t = s.targets[0].id
-                    out.append(gast.copy_location(assign(t, self.zeros_like(t), s), s))
+                    out.append(assign(t, self.zeros_like(t), s))
             elif isinstance(s, gast.AugAssign) and s.target.id in self.names:
                 if s.target.id in in_place:  # its own zeroed buffer, never aliased
                     out.append(s)
                 else:
-                    out.append(gast.copy_location(assign(s.target.id, self.added(s), s), s))
+                    out.append(assign(s.target.id, self.added(s), s))
             else:
                 if isinstance(s, (gast.If, gast.For, gast.While)):
                     s.body = self.converted(s.body, needed_ids, in_place)

@@ -29,12 +29,17 @@ class Index:
                 if inner and isinstance(s, (gast.If, gast.For, gast.While)):
                     self._walk(inner)
 
-    def add(self, stmt):
-        """Index one statement (its header only, for a compound statement)."""
+    def add(self, stmt, names=None):
+        """Index one statement (its header only, for a compound statement). ``names``:
+        the ``gast.Name`` nodes of a simple statement (``name_nodes``' list), where the
+        caller has walked it already."""
         self.position[id(stmt)] = len(self.position)
-        nodes = name_nodes(header(stmt))
-        if isinstance(stmt, gast.For):
-            nodes += name_nodes(stmt.target)
+        if names is not None:
+            nodes = names
+        else:
+            nodes = name_nodes(header(stmt))
+            if isinstance(stmt, gast.For):
+                nodes += name_nodes(stmt.target)
         only = self.only
         for n in nodes:
             if only is None or n.id in only:

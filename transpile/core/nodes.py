@@ -3,6 +3,7 @@
 import gast
 
 _AST = gast.AST
+_NAME = gast.Name
 
 
 def is_atom(node) -> bool:
@@ -249,12 +250,30 @@ def name_nodes(node):
 
 def names_and_calls(node):
     """The ``gast.Name`` and the ``gast.Call`` nodes in ``node``, in ``descendants``'
-    order."""
-    found = descendants(node)
+    order: ``name_nodes``' loop, keeping the calls too."""
+    names, calls, todo = [], [], [node]
+    push, walked, ast_type = todo.append, _WALKED, _AST
     name_type, call_type = gast.Name, gast.Call
-    return [n for n in found if n.__class__ is name_type], [
-        n for n in found if n.__class__ is call_type
-    ]
+    for n in todo:
+        cls = n.__class__
+        if cls is name_type:
+            names.append(n)
+            if getattr(n, "annotation", None) is None:
+                continue
+        elif cls is call_type:
+            calls.append(n)
+        fields = walked.get(cls)
+        if fields is None:
+            fields = _walked_fields(cls)
+        for field in fields:
+            child = getattr(n, field, None)
+            if child.__class__ is list:
+                for c in child:
+                    if isinstance(c, ast_type):
+                        push(c)
+            elif isinstance(child, ast_type):
+                push(child)
+    return names, calls
 
 
 def readers(bindings):
@@ -307,6 +326,9 @@ def clone(node):
     cls = node.__class__
     new = cls.__new__(cls)
     attrs = node.__dict__.copy()
+    if cls is _NAME and attrs.get("annotation") is None:
+        new.__dict__ = attrs  # a third of a tree's nodes: nothing under them to copy
+        return new
     fields = _WALKED.get(cls)
     if fields is None:
         fields = _walked_fields(cls)
