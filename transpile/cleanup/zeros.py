@@ -4,7 +4,7 @@ Every adjoint starts as zero. An accumulation into a zero becomes a plain first
 write (``dx = e``), a contribution computed from a zero adjoint is dropped, and a
 zero becomes an array (``ops.zeros_like(x)``) only where a value must exist: where
 it meets a non-zero on another path, or an in-place update needs a buffer. The
-analysis is reaching definitions over the nested blocks, run to a fixed point.
+analysis is reaching definitions over the control-flow graph, run to a fixed point.
 """
 
 import gast
@@ -118,78 +118,6 @@ def _pop_base(node):
     return None
 
 
-def _flow_order(stmts):
-    """The statements of ``stmts`` in program order, nested ones included, as
-    ``cfg.build`` numbers them (a loop's ``else`` block is not read)."""
-    for s in stmts:
-        yield s
-        if isinstance(s, gast.If):
-            yield from _flow_order(s.body)
-            yield from _flow_order(s.orelse)
-        elif isinstance(s, (gast.For, gast.While)):
-            yield from _flow_order(s.body)
-
-
-class _LoopExits:
-    def __init__(self):
-        self.breaks = self.continues = 0  # what reaches each ``break``, ``continue``
-
-
-class _Reaching:
-    """The forward solve of reaching definitions over the nested blocks, as
-    ``cfg.solve`` would do it over ``cfg.build``'s graph (the same equations, so the
-    same least fixed point) without building the graph: a block is read once, a loop
-    until what reaches its header holds still. Nothing reaches a statement that no
-    path reaches (after a ``return``, a ``break``)."""
-
-    def __init__(self, gen_kill):
-        self.gen_kill = gen_kill  # id(statement) -> (definitions made, killed)
-        self.before = {}  # id(statement) -> what reaches it
-
-    def block(self, stmts, fact, loop):
-        """What reaches the end of ``stmts``, given ``fact`` at their start."""
-        for s in stmts:
-            fact = self.one(s, fact, loop)
-        return fact
-
-    def one(self, s, fact, loop):
-        cls = s.__class__
-        if cls is gast.For or cls is gast.While:
-            return self.loop(s, fact)
-        out = self.transfer(s, fact)
-        if cls is gast.If:
-            return self.block(s.body, out, loop) | self.block(s.orelse, out, loop)
-        if cls is gast.Break:
-            loop.breaks |= out
-        elif cls is gast.Continue:
-            loop.continues |= out
-        elif not (cls is gast.Return or cls is gast.Raise):
-            return out
-        return 0  # what follows is reached from nowhere else
-
-    def loop(self, s, fact):
-        """What reaches the end of the loop ``s``: its header is reached from before
-        the loop, from the end of its body and from each ``continue``."""
-        head = fact
-        while True:
-            out = self.transfer(s, head)
-            exits = _LoopExits()
-            end = self.block(s.body, out, exits)
-            new = fact | end | exits.continues
-            if new == head:
-                return out | exits.breaks
-            head = new
-
-    def transfer(self, s, fact):
-        """What leaves ``s``, given ``fact`` reaching it (which is kept for it)."""
-        self.before[id(s)] = fact
-        found = self.gen_kill.get(id(s))
-        if found is None:
-            return fact
-        made, kills = found
-        return (fact & ~kills) | made
-
-
 class _Adjoints:
     def __init__(self, names, primal_of, ops_name, containers, given=(), pops=True):
         self.given = set(given)
@@ -239,33 +167,36 @@ class _Adjoints:
         self.in_place = set(self.bases.values())
 
     def reaching(self, body):
-        """Reaching definitions of the adjoints before each statement, as ``Bits``:
-        ``(statements, before, definitions)``, the statements in program order (a
-        loop's ``else`` block left out, as ``cfg.build`` leaves it) and ``before``
-        keyed by their ids."""
-        order = list(_flow_order(body))
+        """Reaching definitions of the adjoints before each statement, as ``Bits``."""
+        graph = cfg.build(body)
         definitions = _Definitions()
         boundary = 0
         for n in sorted(self.names):
             boundary |= definitions.define(n, "value" if n in self.given else "zero", ENTRY)
-        effects = {}  # id(statement) -> (adjoints it defines, the definitions it makes)
-        for s in order:
-            defs = self.defined_by(s)
+        effects = {}  # node -> (adjoints it defines, the definitions it makes)
+        for node in graph.nodes:
+            defs = self.defined_by(node.stmt)
             if defs:
-                kind = "zero" if id(s) in self.markers else "value"
+                kind = "zero" if id(node.stmt) in self.markers else "value"
                 made = 0
                 for d in defs:
-                    made |= definitions.define(d, kind, id(s))
-                effects[id(s)] = (defs, made)
-        gen_kill = {}  # id(statement) -> (the definitions it makes, those it kills)
-        for key, (defs, made) in effects.items():  # after every definition is numbered
-            kills = 0
+                    made |= definitions.define(d, kind, id(node.stmt))
+                effects[node] = (defs, made)
+        kills = {node: 0 for node in effects}
+        for node, (defs, _) in effects.items():  # after every definition is numbered
             for d in defs:
-                kills |= definitions.of_name[d]
-            gen_kill[key] = (made, kills)
-        solve = _Reaching(gen_kill)
-        solve.block(body, boundary, None)
-        return order, solve.before, definitions
+                kills[node] |= definitions.of_name[d]
+
+        def transfer(node, fact):
+            found = effects.get(node)
+            if found is None:
+                return fact
+            return (fact & ~kills[node]) | found[1]
+
+        before, _ = cfg.solve(
+            graph, transfer, forward=True, boundary=boundary, init=0, join=cfg.union
+        )
+        return graph, before, definitions
 
     def defined_by(self, s):
         """The adjoints a statement (re)defines: targets, in-place bases, popped lists."""
@@ -292,14 +223,15 @@ class _Adjoints:
         """One round: decide, from where each adjoint may be zero, what each statement
         becomes. Returns ``(changed, body, needed)``; ``needed`` are the zero markers
         (or ENTRY) that must become arrays."""
-        order, before, definitions = self.reaching(body)
+        graph, before, definitions = self.reaching(body)
         edits = {}  # id(stmt) -> the statements that replace it
         needed = set()
         self.only_first_writes = True
-        for s in order:
-            if isinstance(s, _SKIPPED) or id(s) in self.markers:
+        for node in graph.nodes:
+            s = node.stmt
+            if s is None or isinstance(s, _SKIPPED) or id(s) in self.markers:
                 continue
-            at = _Zeros(before[id(s)], definitions, needed)
+            at = _Zeros(before[node], definitions, needed)
             if isinstance(s, gast.AugAssign):
                 new = self.accumulation(s, at)
             elif self.bases.get(id(s)) in self.names:
