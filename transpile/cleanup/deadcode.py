@@ -1,12 +1,11 @@
 """Dead code: assignments whose values nobody reads, and that have no effect.
 
-One backward dataflow solve of *strong* liveness over the nested blocks: a
+One backward dataflow solve of *strong* liveness over the control-flow graph: a
 removable statement whose targets are dead does not make its operands live, so a
 chain of values feeding only dead ones dies in the same solve.
 """
 
 import functools
-from typing import NamedTuple
 
 import gast
 
@@ -34,95 +33,42 @@ def dead_code(body, is_pure, live_out=(), reads=loads):
     only dead ones dies in the same solve (no repeated rounds). Live sets are ``Bits``.
     ``reads(node)``: the names a statement (or a compound statement's header) reads.
     """
-    liveness = _StrongLiveness(is_pure, reads)
-    liveness.block(body, liveness.bits.of(live_out), liveness.bits.of(live_out), None)
-    edits = {
-        key: []
-        for key, (_, written, after) in liveness.after.items()
-        if written is not None and not written & after
-    }
-    return apply_edits(body, edits) if edits else body
-
-
-class _Loop(NamedTuple):
-    after: int  # what is live after the loop (where a ``break`` goes)
-    head: int  # what is live before its header (where a ``continue`` goes)
-
-
-class _StrongLiveness:
-    """The backward solve of ``dead_code`` over the nested blocks, as ``cfg.solve``
-    would do it over ``cfg.build``'s graph (the same equations, so the same least
-    fixed point) without building the graph: a block is read backwards once, a loop
-    until what is live before its header stops growing. As in that graph, a loop's
-    ``else`` block is not read."""
-
-    def __init__(self, is_pure, reads):
-        self.is_pure, self.reads = is_pure, reads
-        self.bits = cfg.Bits()
-        self.effects = {}  # id(statement) -> (statement, (kills, reads, targets if removable))
-        # id(statement) -> (statement, its targets if removable, what is live after it)
-        self.after = {}
-
-    def block(self, stmts, live, boundary, loop):
-        """What is live before ``stmts``, given ``live`` after them."""
-        for s in reversed(stmts):
-            live = self.one(s, live, boundary, loop)
-        return live
-
-    def one(self, s, live, boundary, loop):
-        cls = s.__class__
-        if cls is gast.If:
-            live = self.block(s.body, live, boundary, loop) | self.block(
-                s.orelse, live, boundary, loop
-            )
-        elif cls is gast.For or cls is gast.While:
-            return self.loop(s, live, boundary)
-        elif cls is gast.Break:
-            live = loop.after
-        elif cls is gast.Continue:
-            live = loop.head
-        elif cls is gast.Return or cls is gast.Raise:
-            live = boundary
-        return self.transfer(s, live)
-
-    def loop(self, s, live, boundary):
-        """What is live before the loop ``s``, with ``live`` after it: from nothing live
-        before the header, the body read again until that holds still."""
-        head = 0
-        while True:
-            out = self.block(s.body, head, boundary, _Loop(live, head)) | live
-            new = self.transfer(s, out)
-            if new == head:
-                return head
-            head = new
-
-    def transfer(self, s, live):
-        """What is live before ``s``, given ``live`` after it (which is kept for it)."""
-        kills, reads, written = self.effects_of(s)
-        self.after[id(s)] = (s, written, live)
-        if written is not None and not written & live:
-            return live  # dead: its reads keep nothing alive
-        return (live & ~kills) | reads
-
-    def effects_of(self, s):
-        """``(names it kills, names it reads, its targets if it is removable)``."""
-        found = self.effects.get(id(s))
-        if found is None:
-            found = self.effects[id(s)] = (s, self._effects(s))
-        return found[1]
-
-    def _effects(self, s):
-        bits = self.bits
+    graph = cfg.build(body)
+    bits = cfg.Bits()
+    effects = {}  # node -> (names it kills, names it reads, its targets if removable)
+    for node in graph.nodes:
+        s = node.stmt
+        if s is None:
+            continue
         h = header(s)
         if isinstance(s, gast.For):
-            return bits.of(stores(s)), bits.of(self.reads(h)), None
-        if h is not s:
-            return 0, bits.of(self.reads(h)), None
-        written = stores(s)
-        targets = bits.of(written)
-        kills = 0 if isinstance(s, gast.AugAssign) else targets
-        removable = written and _removable(s, self.is_pure)
-        return kills, bits.of(self.reads(s)), targets if removable else None
+            effects[node] = (bits.of(stores(s)), bits.of(reads(h)), None)
+        elif h is not s:
+            effects[node] = (0, bits.of(reads(h)), None)
+        else:
+            written = stores(s)
+            kills = 0 if isinstance(s, gast.AugAssign) else bits.of(written)
+            removable = written and _removable(s, is_pure)
+            effects[node] = (kills, bits.of(reads(s)), bits.of(written) if removable else None)
+
+    def transfer(node, fact):
+        found = effects.get(node)
+        if found is None:
+            return fact
+        kills, reads, written = found
+        if written is not None and not written & fact:
+            return fact  # dead: its reads keep nothing alive
+        return (fact & ~kills) | reads
+
+    _, after = cfg.solve(
+        graph, transfer, forward=False, boundary=bits.of(live_out), init=0, join=cfg.union
+    )
+    edits = {
+        id(node.stmt): []
+        for node, (_, _, written) in effects.items()
+        if written is not None and not written & after[node]
+    }
+    return apply_edits(body, edits) if edits else body
 
 
 def _removable(s, is_pure):
