@@ -153,6 +153,16 @@ def _link(a, b):
     b.pred.append(a.index)
 
 
+def _directed(graph, forward):
+    """``(the start node's index, the nodes in visiting order, each node's sources,
+    each node's targets)`` for a solve in that direction."""
+    nodes = graph.nodes
+    preds, succs = [n.pred for n in nodes], [n.succ for n in nodes]
+    if forward:
+        return graph.entry.index, nodes, preds, succs
+    return graph.exit.index, nodes[::-1], succs, preds
+
+
 def solve(
     graph: Graph,
     transfer,
@@ -175,12 +185,7 @@ def solve(
         join = _union if union else _intersection
     nodes = graph.nodes
     inputs, outputs = [init] * len(nodes), [init] * len(nodes)
-    if forward:
-        start, order = graph.entry.index, nodes
-        upstream, downstream = [n.pred for n in nodes], [n.succ for n in nodes]
-    else:
-        start, order = graph.exit.index, nodes[::-1]
-        upstream, downstream = [n.succ for n in nodes], [n.pred for n in nodes]
+    start, order, upstream, downstream = _directed(graph, forward)
     work = collections.deque(n.index for n in order)
     queued = bytearray(b"\x01") * len(nodes)  # 1 where the node waits in ``work``
     pop, push = work.popleft, work.append
