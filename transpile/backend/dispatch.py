@@ -193,7 +193,7 @@ class Dispatcher:
         self.for_functions = {}  # id()s of the functions passed -> that transpilation
         self.lock = threading.Lock()
         self.local = threading.local()  # the current thread's probe observations
-        self.probe_fn = None
+        self.probe_made = None  # (the probe function, what it knows unreported)
         namer = spec.namer
         self.private = {
             base: namer.fresh(base) for base in ("_slow", "_fast", "_real", "_result", *_TYPES)
@@ -492,10 +492,11 @@ class Dispatcher:
     def first_call(self, key, args):
         """Run the probe; what it observes makes the variant when the signature comes
         back (a gradient called once with a signature never pays for a variant)."""
-        sites, seen = {}, {}
+        probe_function, known = self.probe_function()
+        sites, seen = {}, dict(known)
         self.local.observed = (sites, seen)
         try:
-            result = self.probe_function()(*args)
+            result = probe_function(*args)
         finally:
             self.local.observed = None
         metas = {p: probe.meta(a) for p, a in zip(self.params, args)}
@@ -529,15 +530,17 @@ class Dispatcher:
         return self.variants.setdefault(key, variant)
 
     def probe_function(self):
-        if self.probe_fn is None:
+        """``(the probe, what it knows unreported)``, made on the first call."""
+        if self.probe_made is None:
             with gcpause.paused(), stack_room.room():
-                self.probe_fn = self.made_probe()
-        return self.probe_fn
+                self.probe_made = self.made_probe()
+        return self.probe_made
 
     def made_probe(self):
-        """The generic gradient with every helper call and assignment reported."""
+        """The generic gradient with every helper call and assignment reported, and the
+        metas of what it knows without reporting (``probe.probe_body``)."""
         probe_name, seen_name = self.probe_names
-        body, keys = probe.probe_body(
+        body, keys, known = probe.probe_body(
             self.body,
             self.spec.names["ops"],
             probe_name,
@@ -549,7 +552,7 @@ class Dispatcher:
         record_value = functools.partial(self.record_value, keys)
         bound = dict(self.spec.bound, **{probe_name: self.record_call, seen_name: record_value})
         source, lines = emit.to_source_and_origins(fdef)
-        return emit.compile_function(
+        function = emit.compile_function(
             source,
             self.fname,
             self.spec.module_globals,
@@ -558,6 +561,7 @@ class Dispatcher:
             self.spec.cells,
             self.origins(lines),
         )
+        return function, known
 
     def origins(self, lines):
         """The user's file and lines behind the generated ``lines`` (``tracebacks``)."""

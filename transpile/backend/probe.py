@@ -111,10 +111,16 @@ def probe_body(body, ops_name, probe_name, seen_name, params=(), holding=None):
     assignment: Python compiles a long probe in half the time it takes for a
     statement of its own with a tuple of positions.) ``holding``: the ids of the
     statements that hold a helper call (``number_sites``), where known; the others
-    are not walked for one."""
+    are not walked for one.
+
+    Returns ``(body, keys, known)``: ``known`` holds the metas of what the body does
+    not report because the probe knows them before it runs (a constant bound at the
+    top, ahead of any block), for the observations to start from. A loop reports its
+    carried names in one call, ``seen(k, (a, b, ...))`` with ``keys[k]`` the list of
+    their positions: Python compiles one tuple faster than a statement per name."""
     reporter = _Reporter(probe_name, seen_name, holding)
     groups = reporter.groups(body, set(params))
-    return _free_when_dead(groups), reporter.keys
+    return _free_when_dead(groups), reporter.keys, reporter.known
 
 
 class _Reporter:
@@ -122,6 +128,7 @@ class _Reporter:
         self.probe_name, self.seen_name = probe_name, seen_name
         self.holding = holding
         self.keys = []  # k -> the position of the statement ``seen(k, ...)`` reports
+        self.known = {}  # position -> the meta of a constant the body does not report
 
     def groups(self, body, bound):
         """For each statement at the top of ``body``: its reported statements, the
@@ -129,13 +136,18 @@ class _Reporter:
         at all): what ``_free_when_dead`` needs, read off the statement before it was
         reported, so that a loop is walked once."""
         groups, bound = [], set(bound)
+        straight = True  # no block yet: every statement runs once the probe returns
         for i, stmt in enumerate(body):
             names = name_nodes(stmt)
             reads = {n.id for n in names if n.ctx.__class__ is gast.Load}
             binds = set()
+            straight = straight and stmt.__class__ in _SIMPLE
             if isinstance(stmt, gast.For):
                 reported, targets = self.loop(stmt, names, (i,), bound)
                 reads |= targets  # the loop's body reports them
+            elif straight and _bound_constant(stmt):
+                self.known[i] = meta(stmt.value.value)
+                reported = [stmt]
             else:
                 reported = self.statement(stmt, i)
                 if not isinstance(stmt, (gast.If, gast.While)):
@@ -174,7 +186,10 @@ class _Reporter:
         stored = {n.id for n in names if n.ctx.__class__ is gast.Store}
         loaded = {n.id for n in names if n.ctx.__class__ is gast.Load}
         carried = sorted(stored & bound & loaded)
-        starts = [gast.Expr(value=self.seen((*key, n), name(n))) for n in carried]
+        starts = []
+        if carried:
+            values = gast.Tuple(elts=[name(n) for n in carried], ctx=gast.Load())
+            starts.append(gast.Expr(value=self.seen([(*key, n) for n in carried], values)))
         targets = set()
         body = self.body(loop.body, key, bound, targets)
         header = {f: _report_sites(getattr(loop, f), self.probe_name) for f in ("target", "iter")}
@@ -196,10 +211,23 @@ class _Reporter:
         return [reported, gast.Expr(value=self.seen(key, name(target)))]
 
     def seen(self, key, value):
-        """``seen(k, value)``, ``k`` the number of ``key``."""
+        """``seen(k, value)``, ``k`` the number of ``key`` (a list of keys: ``value`` is
+        the tuple of what each saw)."""
         self.keys.append(key)
         k = len(self.keys) - 1
         return gast.Call(func=name(self.seen_name), args=[const(k), value], keywords=[])
+
+
+_SIMPLE = frozenset([gast.Assign, gast.AugAssign, gast.Expr])
+
+
+def _bound_constant(stmt):
+    """Whether ``stmt`` binds a name to a constant (``t = None``)."""
+    return (
+        stmt.__class__ is gast.Assign
+        and stmt.targets[0].__class__ is gast.Name
+        and stmt.value.__class__ is gast.Constant
+    )
 
 
 def _copied(node, **fields):
@@ -212,7 +240,12 @@ def observe(seen, index, value):
     """Record in ``seen`` the meta of the target of the statement at ``index``: the first
     one for a statement at the top; for one in a loop's body (a tuple ``index``; ending
     in a name for that name at the start of the body), the meta every iteration saw,
-    or None where they differ (the rewrite then knows nothing of that name there)."""
+    or None where they differ (the rewrite then knows nothing of that name there).
+    A list ``index``: ``value`` is the tuple of what each of its positions saw."""
+    if index.__class__ is list:
+        for one, v in zip(index, value):
+            observe(seen, one, v)
+        return
     old = seen.get(index, _UNSEEN)
     if old is _UNSEEN:
         seen[index] = meta(value)
