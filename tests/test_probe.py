@@ -7,6 +7,8 @@ every later call. The references: the positions counted here from the generic bo
 itself, and central finite differences.
 """
 
+import threading
+
 import fd
 import gast
 import numpy as np
@@ -107,3 +109,32 @@ def test_the_statements_known_to_hold_no_site_are_reported_as_when_all_are_walke
     dump = [gast.dump(gast.Module(body=b, type_ignores=[])) for b in (walked, skipped)]
     assert dump[0] == dump[1]
     assert "_p" in dump[0]  # the probe reports helper calls here
+
+
+def test_threads_racing_the_first_call_each_get_the_gradient_and_keep_known_intact():
+    """Each first call starts its observations from a copy of what the probe knows
+    (``grows`` has a constant at the top and a loop's carried names): two threads
+    probing at once, then later calls of the variant, all match finite differences."""
+    rng = np.random.default_rng(11)
+    g = grad(grows, wrt=0)
+    args = [(rng.normal(size=5),) for _ in range(2)]
+    wants = [fd.numeric_grad(grows, a, (0,))[0] for a in args]
+    start, results = threading.Barrier(2), [None, None]
+
+    def first(k):
+        start.wait()
+        results[k] = g(*args[k])
+
+    threads = [threading.Thread(target=first, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got, want in zip(results, wants):
+        fd.assert_close(got, want, rtol=1e-6, atol=1e-9)
+    _, known = g.__transpile_dispatch__.current().probe_function()
+    assert known == {1: probe.meta(0.0)}  # `s = 0.0`, as probe_body read it
+    for a, want in zip(args, wants):
+        for _ in range(2):  # the variant now
+            fd.assert_close(g(*a), want, rtol=1e-6, atol=1e-9)
+    assert source(g, *args[0]) != source(g)
