@@ -132,7 +132,7 @@ def test_threads_racing_the_first_call_each_get_the_gradient_and_keep_known_inta
         t.join()
     for got, want in zip(results, wants):
         fd.assert_close(got, want, rtol=1e-6, atol=1e-9)
-    _, known = g.__transpile_dispatch__.current().probe_function()
+    _, _, known = g.__transpile_dispatch__.current().probe_function()
     assert known == {1: probe.meta(0.0)}  # `s = 0.0`, as probe_body read it
     for a, want in zip(args, wants):
         for _ in range(2):  # the variant now

@@ -20,7 +20,6 @@ record into their own thread's observations. A signature the specializer cannot
 handle keeps the generic gradient, so specializing never changes a result.
 """
 
-import functools
 import threading
 import types
 import warnings
@@ -192,8 +191,7 @@ class Dispatcher:
         self.for_sequences = {}  # parameters passed lists or tuples -> that transpilation
         self.for_functions = {}  # id()s of the functions passed -> that transpilation
         self.lock = threading.Lock()
-        self.local = threading.local()  # the current thread's probe observations
-        self.probe_made = None  # (the probe function, what it knows unreported)
+        self.probe_made = None  # (the probe function, its keys, what it knows unreported)
         namer = spec.namer
         self.private = {
             base: namer.fresh(base) for base in ("_slow", "_fast", "_real", "_result", *_TYPES)
@@ -492,13 +490,13 @@ class Dispatcher:
     def first_call(self, key, args):
         """Run the probe; what it observes makes the variant when the signature comes
         back (a gradient called once with a signature never pays for a variant)."""
-        probe_function, known = self.probe_function()
+        probe_function, keys, known = self.probe_function()
         sites, seen = {}, dict(known)
-        self.local.observed = (sites, seen)
-        try:
-            result = probe_function(*args)
-        finally:
-            self.local.observed = None
+        # this run's own recorders, in the cells of a copy of the probe: what two
+        # threads' first calls observe stays apart, at the cost of one closure lookup
+        probe_name, seen_name = self.probe_names
+        recorders = {probe_name: probe.call_recorder(sites), seen_name: probe.recorder(keys, seen)}
+        result = emit.rebound(probe_function, recorders)(*args)
         metas = {p: probe.meta(a) for p, a in zip(self.params, args)}
         self.pending.setdefault(key, (metas, sites, seen))
         return self.shaped_as_arguments(result, args)
@@ -530,7 +528,8 @@ class Dispatcher:
         return self.variants.setdefault(key, variant)
 
     def probe_function(self):
-        """``(the probe, what it knows unreported)``, made on the first call."""
+        """``(the probe, its keys, what it knows unreported)``, made on the first call;
+        the probe's recorders are bound per run (``first_call``)."""
         if self.probe_made is None:
             with gcpause.paused(), stack_room.room():
                 self.probe_made = self.made_probe()
@@ -549,8 +548,7 @@ class Dispatcher:
             self.holding_sites,
         )
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
-        record_value = functools.partial(self.record_value, keys)
-        bound = dict(self.spec.bound, **{probe_name: self.record_call, seen_name: record_value})
+        bound = dict(self.spec.bound, **{probe_name: None, seen_name: None})  # (``first_call``)
         source, lines = emit.to_source_and_origins(fdef)
         function = emit.compile_function(
             source,
@@ -561,30 +559,12 @@ class Dispatcher:
             self.spec.cells,
             self.origins(lines),
         )
-        return function, known
+        return function, keys, known
 
     def origins(self, lines):
         """The user's file and lines behind the generated ``lines`` (``tracebacks``)."""
         user_file, offset = self.spec.source_file
         return user_file, {k: offset + n for k, n in lines.items()}
-
-    def record_call(self, site, helper, *args):
-        observed = getattr(self.local, "observed", None)
-        if observed is not None:
-            metas = tuple(probe.meta(a) for a in args)
-            sites = observed[0]  # a site in a loop is met once per iteration
-            if site in sites:
-                shape_args = helper.declared.shape_args
-                metas = probe.merged(sites[site], metas, shape_args)
-            sites[site] = metas
-        return helper(*args)
-
-    def record_value(self, keys, k, value):
-        """Record ``value`` as seen at ``keys[k]`` (``probe.probe_body``); returns it."""
-        observed = getattr(self.local, "observed", None)
-        if observed is not None:
-            probe.observe(observed[1], keys[k], value)
-        return value
 
     def build(self, key, metas, sites, seen):
         """The variant for ``key``: the generic body through the variant stages

@@ -9,6 +9,7 @@ to what the rewrite needs: kind, shape, dtype and type.
 """
 
 import gast
+import numpy as np
 
 from transpile.core.ir import Annotation, annotate, annotation
 from transpile.core.nodes import const, header, name, name_nodes, names_and_calls
@@ -18,8 +19,9 @@ from transpile.rules.declare import helper_of
 def meta(value):
     """What the specializer needs to know about a value: ``(kind, shape, dtype, type)``;
     for Python ints the third entry is the value itself."""
-    if type(value) is float:
-        return ("float", (), None, float)
+    by_type = _META_OF_TYPE.get(value.__class__)
+    if by_type is not None:  # most values a loop's scalar lines see: one lookup
+        return by_type
     if type(value) in (int, bool):
         return ("int", (), value, type(value))
     if isinstance(value, tuple) and all(type(n) is int for n in value):
@@ -28,6 +30,18 @@ def meta(value):
     if isinstance(shape, tuple) and dtype is not None:
         return ("array", shape, dtype, type(value))
     return ("other", None, None, type(value))
+
+
+# Types whose every value has the same meta: a float, and a numpy scalar (its shape is
+# always (), its dtype fixed by its type).
+_META_OF_TYPE = {
+    float: ("float", (), None, float),
+    **{
+        t: ("array", (), np.dtype(t), t)
+        for t in set(np.sctypeDict.values())
+        if issubclass(t, (np.number, np.bool_))
+    },
+}
 
 
 def merged(old, new, shape_args=()):
@@ -254,6 +268,32 @@ def observe(seen, index, value):
 
 
 _UNSEEN = object()
+
+
+def recorder(keys, seen):
+    """The probe's ``seen(k, value)`` for one run: records ``value`` at ``keys[k]`` in
+    ``seen`` (``observe``) and returns it."""
+
+    def record(k, value):
+        observe(seen, keys[k], value)
+        return value
+
+    return record
+
+
+def call_recorder(sites):
+    """The probe's ``probe(site, helper, *args)`` for one run: records the metas of the
+    arguments at ``site`` in ``sites`` (a site in a loop is met once per iteration:
+    ``merged``) and returns the helper's result."""
+
+    def record(site, helper, *args):
+        metas = tuple(map(meta, args))
+        if site in sites:
+            metas = merged(sites[site], metas, helper.declared.shape_args)
+        sites[site] = metas
+        return helper(*args)
+
+    return record
 
 
 def _report_sites(node, probe_name):

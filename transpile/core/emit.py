@@ -82,6 +82,17 @@ def compile_function(
     return fn
 
 
+def rebound(fn, values: dict):
+    """A copy of ``fn`` (made by ``compile_function``) whose bound names in ``values``
+    hold those values instead; its other cells are shared with ``fn``."""
+    code = fn.__code__
+    closure = tuple(
+        types.CellType(values[n]) if n in values else c
+        for n, c in zip(code.co_freevars, fn.__closure__)
+    )
+    return types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+
+
 def stage(fn, ctx):
     """Compile every output. ``fn.generated`` is the gradient, or for a callee its
     forward function, with the adjoint function as ``extra``."""
