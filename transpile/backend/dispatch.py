@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transpile.analysis import complex_use
 from transpile.backend import arguments, probe, specialize
 from transpile.cleanup import deadcode
 from transpile.core import assumptions, emit, gcpause, progress, stack_room, stages, tracebacks
@@ -74,7 +73,7 @@ class EntrySpec:
     source_file: tuple = ("", 0)  # the user's file and the line before the function's first
     variant_stages: tuple = ()  # pipeline.VARIANT_STAGES: how a shape variant is made
     has_aux: bool = False  # the function returns (value, aux): value is differentiated
-    may_be_complex: bool = True  # its source makes complex values (analysis.complex_use)
+    may_be_complex: bool = True  # its source makes complex values (raw: analysis.complex_use)
 
 
 def stage(fn, ctx):
@@ -107,7 +106,7 @@ def stage(fn, ctx):
         adjoint_names=frozenset(fn.adjoint_names),
         variant_stages=ctx.variant_stages,
         has_aux=ctx.has_aux,
-        may_be_complex=complex_use.may_be_complex(fn.tree, fn.parsed),
+        may_be_complex=fn.emitted.complex_values,
         is_pure=deadcode.purity(fn.parsed, fn.names),
         fuse=ctx.fuse,
         source_file=(fn.parsed.filename, fn.parsed.line_offset),

@@ -170,7 +170,10 @@ class Function:
         "activity.Activity: varied and useful names",
     )
     emitted: object = fact(
-        None, "raw", "seeding, zeros, record", "raw.Emitted: primal sweep, raw adjoint, restores"
+        None,
+        "raw",
+        "seeding, zeros, record, dispatch",
+        "raw.Emitted: primal sweep, raw adjoint, restores",
     )
     adjoint_names: set = fact(set, "seeding", "zeros, copies, dispatch", "names of adjoints")
     containers: set = fact(set, "seeding", "zeros", "adjoints that may hold lists or dicts")

@@ -42,6 +42,7 @@ class Emitted:
     scalars: frozenset = frozenset()  # names that always hold scalars
     pops: bool = False  # whether the adjoint may pop from a list (an append's, a hook's)
     walked: tuple = ()  # (tree, descendants(tree)) as the sweep read it (seeding reads it)
+    complex_values: bool = False  # the function may compute with complex numbers (complex_use)
 
 
 def zero_marker(adj, primal):
@@ -107,6 +108,7 @@ def run(tree, ctx) -> Emitted:
         frozenset(rev.scalars),
         rev.pops,
         (tree, walked),
+        rev.complex_values,
     )
 
 
