@@ -44,21 +44,29 @@ class Annotation(enum.Enum):
 _PREFIX = "_transpile_"
 
 
+# each key's attribute name, made once: the passes ask for annotations per node, and
+# an enum member's ``name`` is a Python-level property
+for _key in Annotation:
+    _key.attribute = _PREFIX + _key.name
+_ATTRIBUTES = tuple(key.attribute for key in Annotation)
+
+
 def annotate(node, key: Annotation, value):
-    setattr(node, _PREFIX + key.name, value)
+    setattr(node, key.attribute, value)
 
 
 def annotation(node, key: Annotation, default=None):
-    return getattr(node, _PREFIX + key.name, default)
+    return getattr(node, key.attribute, default)
 
 
 def has_annotation(node, key: Annotation) -> bool:
-    return hasattr(node, _PREFIX + key.name)
+    return hasattr(node, key.attribute)
 
 
 def strip_annotations(node):
-    for key in Annotation:
-        node.__dict__.pop(_PREFIX + key.name, None)
+    fields = node.__dict__
+    for attribute in _ATTRIBUTES:
+        fields.pop(attribute, None)
 
 
 @dataclass(frozen=True)
