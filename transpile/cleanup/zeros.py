@@ -336,7 +336,10 @@ class _Adjoints:
         its own: a value that may be another name's (the caller's ``dout`` checked by
         ``ops.cotangent``, an adjoint handed in) is copied first, so no write shows
         through to the caller or to another adjoint."""
-        written = {b for s in all_stmts(body) for b in [in_place_base(s)] if b in self.names}
+        # the in-place updates of ``body`` are those the last round's ``classify`` found:
+        # that round edited nothing or made only first writes (of accumulations), and
+        # ``converted`` makes only assignments to names, none of which update in place
+        written = self.in_place & self.names
         if not written:
             return body
         for s in all_stmts(body):
@@ -390,6 +393,8 @@ def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
     accumulation, and every read makes a new array (arithmetic, a helper declared
     ``fresh`` such as a matrix product), so no other name can see the buffer. Such an
     adjoint may accumulate in place."""
+    if not materialized and not zeroed_on_entry:
+        return set()  # no adjoint is a zero made an array: none is a candidate
     writes = {n: ["zeros"] for n in zeroed_on_entry}
     for stmt in all_stmts(body):
         for n, kind in _writes(stmt, materialized):
