@@ -35,24 +35,29 @@ def dead_code(body, is_pure, live_out=(), reads=loads):
     """
     graph = cfg.build(body)
     bits = cfg.Bits()
-    effects = {}  # node -> (names it kills, names it reads, its targets if removable)
+    # by node index: (names it kills, names it reads, its targets if removable), or
+    # None for a node that does neither (entry, exit, a comment)
+    effects = [None] * len(graph.nodes)
     for node in graph.nodes:
         s = node.stmt
         if s is None:
             continue
         h = header(s)
         if isinstance(s, gast.For):
-            effects[node] = (bits.of(stores(s)), bits.of(reads(h)), None)
+            effect = (bits.of(stores(s)), bits.of(reads(h)), None)
         elif h is not s:
-            effects[node] = (0, bits.of(reads(h)), None)
+            effect = (0, bits.of(reads(h)), None)
         else:
             written = stores(s)
-            kills = 0 if isinstance(s, gast.AugAssign) else bits.of(written)
+            targets = bits.of(written)
+            kills = 0 if isinstance(s, gast.AugAssign) else targets
             removable = written and _removable(s, is_pure)
-            effects[node] = (kills, bits.of(reads(s)), bits.of(written) if removable else None)
+            effect = (kills, bits.of(reads(s)), targets if removable else None)
+        if effect != (0, 0, None):
+            effects[node.index] = effect
 
     def transfer(node, fact):
-        found = effects.get(node)
+        found = effects[node.index]
         if found is None:
             return fact
         kills, reads, written = found
@@ -63,11 +68,11 @@ def dead_code(body, is_pure, live_out=(), reads=loads):
     _, after = cfg.solve(
         graph, transfer, forward=False, boundary=bits.of(live_out), init=0, join=cfg.union
     )
-    edits = {
-        id(node.stmt): []
-        for node, (_, _, written) in effects.items()
-        if written is not None and not written & after[node]
-    }
+    edits = {}
+    for node in graph.nodes:
+        found = effects[node.index]
+        if found is not None and found[2] is not None and not found[2] & after[node]:
+            edits[id(node.stmt)] = []
     return apply_edits(body, edits) if edits else body
 
 
