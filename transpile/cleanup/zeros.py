@@ -147,7 +147,6 @@ class _Adjoints:
 
     def run(self, body):
         for _ in range(50):
-            self.classify(body)
             changed, body, needed_markers = self.step(body)
             if not changed or self.only_first_writes:
                 # a first write defines what the accumulation it replaces defined, and
@@ -155,10 +154,14 @@ class _Adjoints:
                 return self.finish(body, needed_markers)
         raise RuntimeError("adjoint optimization did not converge")
 
-    def classify(self, body):
-        """``bases``, ``markers`` and ``in_place`` of the statements of ``body``."""
+    def classify(self, graph):
+        """``bases``, ``markers`` and ``in_place`` of the statements of a body, read from
+        its control-flow graph (a node for each statement)."""
         self.bases, self.markers = {}, set()
-        for s in all_stmts(body):
+        for node in graph.nodes:
+            s = node.stmt
+            if s is None:
+                continue
             base = in_place_base(s)
             if base:
                 self.bases[id(s)] = base
@@ -167,8 +170,10 @@ class _Adjoints:
         self.in_place = set(self.bases.values())
 
     def reaching(self, body):
-        """Reaching definitions of the adjoints before each statement, as ``Bits``."""
+        """Reaching definitions of the adjoints before each statement, as ``Bits``; the
+        statements of ``body`` classified first."""
         graph = cfg.build(body)
+        self.classify(graph)
         definitions = _Definitions()
         boundary = 0
         for n in sorted(self.names):
@@ -231,6 +236,8 @@ class _Adjoints:
             s = node.stmt
             if s is None or isinstance(s, _SKIPPED) or id(s) in self.markers:
                 continue
+            if s.__class__ is gast.Expr and s.value.__class__ is gast.Constant:
+                continue  # a comment: it reads no adjoint
             at = _Zeros(before[node], definitions, needed)
             if isinstance(s, gast.AugAssign):
                 new = self.accumulation(s, at)
@@ -319,6 +326,8 @@ class _Adjoints:
             value = _copy_call(self.ops, value)
         written = assign(s.target.id, value, s)  # assign copies s's location
         self.first_writes[id(written)] = written
+        if _is_zero_marker(written):  # (d += __zero__(x)): ``converted`` asks markers
+            self.markers.add(id(written))
         return written
 
     def finish(self, body, needed):
@@ -358,7 +367,9 @@ class _Adjoints:
         made assignments (or kept in place, for an adjoint in ``in_place``)."""
         out = []
         for s in stmts:
-            if _is_zero_marker(s):
+            # the markers of the last round's body, and of the first writes it made: the
+            # only statements it added (see ``run``)
+            if id(s) in self.markers:
                 if id(s) in needed_ids:
                     t = s.targets[0].id
                     out.append(assign(t, self.zeros_like(t), s))
