@@ -154,58 +154,63 @@ class _Adjoints:
                 return self.finish(body, needed_markers)
         raise RuntimeError("adjoint optimization did not converge")
 
-    def classify(self, graph):
-        """``bases``, ``markers`` and ``in_place`` of the statements of a body, read from
-        its control-flow graph (a node for each statement)."""
-        self.bases, self.markers = {}, set()
-        for node in graph.nodes:
-            s = node.stmt
-            if s is None:
-                continue
-            base = in_place_base(s)
-            if base:
-                self.bases[id(s)] = base
-            if _is_zero_marker(s):
-                self.markers.add(id(s))
-        self.in_place = set(self.bases.values())
-
     def reaching(self, body):
-        """Reaching definitions of the adjoints before each statement, as ``Bits``; the
-        statements of ``body`` classified first."""
+        """Reaching definitions of the adjoints before each statement, as ``Bits``; on
+        the way, the ``bases``, ``markers`` and ``in_place`` of the statements of
+        ``body`` (a node of its control-flow graph each)."""
         graph = cfg.build(body)
-        self.classify(graph)
+        self.bases, self.markers = {}, set()
         definitions = _Definitions()
         boundary = 0
         for n in sorted(self.names):
             boundary |= definitions.define(n, "value" if n in self.given else "zero", ENTRY)
-        effects = {}  # node -> (adjoints it defines, the definitions it makes)
-        for node in graph.nodes:
-            defs = self.defined_by(node.stmt)
-            if defs:
-                kind = "zero" if id(node.stmt) in self.markers else "value"
-                made = 0
-                for d in defs:
-                    made |= definitions.define(d, kind, id(node.stmt))
-                effects[node] = (defs, made)
-        kills = {node: 0 for node in effects}
-        for node, (defs, _) in effects.items():  # after every definition is numbered
-            for d in defs:
-                kills[node] |= definitions.of_name[d]
+        made_by = [self.classified(node.stmt, definitions) for node in graph.nodes]
+        self.in_place = set(self.bases.values())
+        # by node index: (the definitions it keeps, those it makes), or None; what it
+        # kills is known once every definition is numbered
+        effects = [None] * len(graph.nodes)
+        for k, found in enumerate(made_by):
+            if found is not None:
+                killed = 0
+                for d in found[0]:
+                    killed |= definitions.of_name[d]
+                effects[k] = (~killed, found[1])
 
         def transfer(node, fact):
-            found = effects.get(node)
+            found = effects[node.index]
             if found is None:
                 return fact
-            return (fact & ~kills[node]) | found[1]
+            return (fact & found[0]) | found[1]
 
         before, _ = cfg.solve(
             graph, transfer, forward=True, boundary=boundary, init=0, join=cfg.union
         )
         return graph, before, definitions
 
+    def classified(self, s, definitions):
+        """``s``'s in-place base and whether it is a zero marker noted, and the
+        definitions it makes numbered: ``(the adjoints it defines, their mask)``, or
+        None where it defines none."""
+        if s is None:
+            return None
+        base = in_place_base(s)
+        if base:
+            self.bases[id(s)] = base
+        kind = "value"
+        if _is_zero_marker(s):
+            self.markers.add(id(s))
+            kind = "zero"
+        defs = self.defined_by(s)
+        if not defs:
+            return None
+        made = 0
+        for d in defs:
+            made |= definitions.define(d, kind, id(s))
+        return defs, made
+
     def defined_by(self, s):
         """The adjoints a statement (re)defines: targets, in-place bases, popped lists."""
-        if s is None or isinstance(s, (gast.If, gast.While)):
+        if isinstance(s, (gast.If, gast.While)):
             return []
         defs = [n for n in stores(s) if n in self.names]
         base = self.bases.get(id(s))
@@ -345,7 +350,7 @@ class _Adjoints:
         its own: a value that may be another name's (the caller's ``dout`` checked by
         ``ops.cotangent``, an adjoint handed in) is copied first, so no write shows
         through to the caller or to another adjoint."""
-        # the in-place updates of ``body`` are those the last round's ``classify`` found:
+        # the in-place updates of ``body`` are those the last round's ``reaching`` noted:
         # that round edited nothing or made only first writes (of accumulations), and
         # ``converted`` makes only assignments to names, none of which update in place
         written = self.in_place & self.names
