@@ -12,7 +12,7 @@ import gast
 import transpile_runtime as runtime
 from transpile.core import cfg
 from transpile.core.ir import MISSING
-from transpile.core.nodes import apply_edits, header, loads, stores
+from transpile.core.nodes import apply_edits, loads, stores
 from transpile.rules import registry
 from transpile.rules.declare import helper_of
 
@@ -35,45 +35,48 @@ def dead_code(body, is_pure, live_out=(), reads=loads):
     """
     graph = cfg.build(body)
     bits = cfg.Bits()
-    # by node index: (names it kills, names it reads, its targets if removable), or
-    # None for a node that does neither (entry, exit, a comment)
+    # by node index: (the names it keeps, those it reads, its targets if removable),
+    # or None for a node that does neither (entry, exit, a comment)
     effects = [None] * len(graph.nodes)
+    removable = []  # the nodes of removable statements
     for node in graph.nodes:
-        s = node.stmt
-        if s is None:
-            continue
-        h = header(s)
-        if isinstance(s, gast.For):
-            effect = (bits.of(stores(s)), bits.of(reads(h)), None)
-        elif h is not s:
-            effect = (0, bits.of(reads(h)), None)
-        else:
-            written = stores(s)
-            targets = bits.of(written)
-            kills = 0 if isinstance(s, gast.AugAssign) else targets
-            removable = written and _removable(s, is_pure)
-            effect = (kills, bits.of(reads(s)), targets if removable else None)
-        if effect != (0, 0, None):
-            effects[node.index] = effect
+        if node.stmt is not None:
+            effect = effects[node.index] = _effect(node.stmt, bits, is_pure, reads)
+            if effect is not None and effect[2] is not None:
+                removable.append(node)
 
     def transfer(node, fact):
         found = effects[node.index]
         if found is None:
             return fact
-        kills, reads, written = found
+        keeps, reads, written = found
         if written is not None and not written & fact:
             return fact  # dead: its reads keep nothing alive
-        return (fact & ~kills) | reads
+        return (fact & keeps) | reads
 
     _, after = cfg.solve(
         graph, transfer, forward=False, boundary=bits.of(live_out), init=0, join=cfg.union
     )
-    edits = {}
-    for node in graph.nodes:
-        found = effects[node.index]
-        if found is not None and found[2] is not None and not found[2] & after[node]:
-            edits[id(node.stmt)] = []
+    edits = {id(node.stmt): [] for node in removable if not effects[node.index][2] & after[node]}
     return apply_edits(body, edits) if edits else body
+
+
+def _effect(s, bits, is_pure, reads):
+    """``(the live names it keeps, those it reads, its targets if it is removable)`` of
+    one statement (a compound statement's header), as ``Bits``; None for a statement
+    that does neither. Keeping every name is the mask -1."""
+    if isinstance(s, gast.For):
+        return ~bits.of(stores(s)), bits.of(reads(s.iter)), None
+    if isinstance(s, (gast.If, gast.While)):
+        read = bits.of(reads(s.test))
+        return (-1, read, None) if read else None
+    written = stores(s)
+    if not written:
+        read = bits.of(reads(s))
+        return (-1, read, None) if read else None
+    targets = bits.of(written)
+    keeps = -1 if isinstance(s, gast.AugAssign) else ~targets
+    return keeps, bits.of(reads(s)), targets if _removable(s, is_pure) else None
 
 
 def _removable(s, is_pure):
