@@ -33,15 +33,26 @@ def dead_code(body, is_pure, live_out=(), reads=loads):
     only dead ones dies in the same solve (no repeated rounds). Live sets are ``Bits``.
     ``reads(node)``: the names a statement (or a compound statement's header) reads.
     """
-    graph = cfg.build(body)
     bits = cfg.Bits()
-    # by node index: (the names it keeps, those it reads, its targets if removable),
-    # or None for a node that does neither (entry, exit, a comment)
+    kept = {}  # id(statement) -> its effect, for the simple statements in the graph
+
+    def leave_out(s):  # asked of each simple statement as the graph is built
+        effect = _effect(s, bits, is_pure, reads)
+        if effect is None:
+            return True  # it neither kills nor reads: no node
+        kept[id(s)] = effect
+        return False
+
+    graph = cfg.build(body, leave_out=leave_out)
+    # by node index: (the names it keeps, those it reads, its targets if removable), or
+    # None for a node that does neither (entry, exit, a jump or header that reads none)
     effects = [None] * len(graph.nodes)
     removable = []  # the nodes of removable statements
     for node in graph.nodes:
-        if node.stmt is not None:
-            effect = effects[node.index] = _effect(node.stmt, bits, is_pure, reads)
+        s = node.stmt
+        if s is not None:
+            effect = kept[id(s)] if id(s) in kept else _effect(s, bits, is_pure, reads)
+            effects[node.index] = effect
             if effect is not None and effect[2] is not None:
                 removable.append(node)
 
