@@ -157,19 +157,31 @@ class _Adjoints:
     def reaching(self, body):
         """Reaching definitions of the adjoints before each statement, as ``Bits``; on
         the way, the ``bases``, ``markers`` and ``in_place`` of the statements of
-        ``body`` (a node of its control-flow graph each)."""
-        graph = cfg.build(body)
+        ``body``. An expression statement that defines no adjoint and reads none (a
+        comment, a restore marker) has no node: ``step`` has nothing to do there."""
         self.bases, self.markers = {}, set()
         definitions = _Definitions()
         boundary = 0
         for n in sorted(self.names):
             boundary |= definitions.define(n, "value" if n in self.given else "zero", ENTRY)
-        made_by = [self.classified(node.stmt, definitions) for node in graph.nodes]
+        made_by = {}  # id(statement) -> what ``classified`` found, for those asked
+
+        def leave_out(s):  # asked of each simple statement as the graph is built
+            found = made_by[id(s)] = self.classified(s, definitions)
+            return found is None and isinstance(s, gast.Expr) and not self.incoming(s)
+
+        graph = cfg.build(body, leave_out=leave_out)
+        found_at = [  # by node index; headers and jumps are classified here
+            made_by[id(node.stmt)]
+            if id(node.stmt) in made_by
+            else self.classified(node.stmt, definitions)
+            for node in graph.nodes
+        ]
         self.in_place = set(self.bases.values())
         # by node index: (the definitions it keeps, those it makes), or None; what it
         # kills is known once every definition is numbered
         effects = [None] * len(graph.nodes)
-        for k, found in enumerate(made_by):
+        for k, found in enumerate(found_at):
             if found is not None:
                 killed = 0
                 for d in found[0]:
@@ -241,8 +253,6 @@ class _Adjoints:
             s = node.stmt
             if s is None or isinstance(s, _SKIPPED) or id(s) in self.markers:
                 continue
-            if s.__class__ is gast.Expr and s.value.__class__ is gast.Constant:
-                continue  # a comment: it reads no adjoint
             at = _Zeros(before[node], definitions, needed)
             if isinstance(s, gast.AugAssign):
                 new = self.accumulation(s, at)
