@@ -76,6 +76,8 @@ def _effect(s, bits, is_pure, reads):
     """``(the live names it keeps, those it reads, its targets if it is removable)`` of
     one statement (a compound statement's header), as ``Bits``; None for a statement
     that does neither. Keeping every name is the mask -1."""
+    if s.__class__ is gast.Expr and s.value.__class__ is gast.Constant:
+        return None  # a comment
     if isinstance(s, gast.For):
         return ~bits.of(stores(s)), bits.of(reads(s.iter)), None
     if isinstance(s, (gast.If, gast.While)):

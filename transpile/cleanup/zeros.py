@@ -167,6 +167,8 @@ class _Adjoints:
         made_by = {}  # id(statement) -> what ``classified`` found, for those asked
 
         def leave_out(s):  # asked of each simple statement as the graph is built
+            if s.__class__ is gast.Expr and s.value.__class__ is gast.Constant:
+                return True  # a comment: nothing to classify or read
             found = made_by[id(s)] = self.classified(s, definitions)
             return found is None and isinstance(s, gast.Expr) and not self.incoming(s)
 
