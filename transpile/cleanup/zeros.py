@@ -11,7 +11,7 @@ import gast
 
 from transpile.analysis import views
 from transpile.core import cfg
-from transpile.core.ir import ZERO
+from transpile.core.ir import RESTORE, ZERO
 from transpile.core.nodes import (
     all_stmts,
     apply_edits,
@@ -167,8 +167,10 @@ class _Adjoints:
         made_by = {}  # id(statement) -> what ``classified`` found, for those asked
 
         def leave_out(s):  # asked of each simple statement as the graph is built
-            if s.__class__ is gast.Expr and s.value.__class__ is gast.Constant:
-                return True  # a comment: nothing to classify or read
+            if s.__class__ is gast.Expr and (
+                s.value.__class__ is gast.Constant or self.restores_a_primal(s)
+            ):
+                return True  # a comment or a restore: nothing to classify or read
             found = made_by[id(s)] = self.classified(s, definitions)
             return found is None and isinstance(s, gast.Expr) and not self.incoming(s)
 
@@ -200,6 +202,14 @@ class _Adjoints:
             graph, transfer, forward=True, boundary=boundary, init=0, join=cfg.union
         )
         return graph, before, definitions
+
+    def restores_a_primal(self, s):
+        """Whether ``s`` is ``__restore__(x)`` of names that are not adjoints: it defines
+        and reads none (asked first, as a third of the statements of a loop's adjoint
+        are such markers, cheaper to recognize than to classify and walk)."""
+        if not calls_marker(s, RESTORE) or s.value.keywords:
+            return False
+        return all(a.__class__ is gast.Name and a.id not in self.names for a in s.value.args)
 
     def classified(self, s, definitions):
         """``s``'s in-place base and whether it is a zero marker noted, and the
