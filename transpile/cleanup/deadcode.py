@@ -94,11 +94,11 @@ def _effect(s, bits, is_pure, reads):
 
 def _removable(s, is_pure):
     """An assignment to names (or tuples of them) of a value with no effect."""
-    if not isinstance(s, (gast.Assign, gast.AugAssign)):
-        return False
-    if isinstance(s, gast.Assign) and not all(
-        isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets
-    ):
+    if isinstance(s, gast.Assign):
+        for t in s.targets:
+            if not isinstance(t, (gast.Name, gast.Tuple)):
+                return False
+    elif not isinstance(s, gast.AugAssign):
         return False
     return is_pure(s.value)
 
