@@ -60,6 +60,9 @@ class Written(defuse.Index):
         super().__init__(body)
 
     def add(self, stmt, names=None):
+        if stmt.__class__ is gast.Expr and stmt.value.__class__ is gast.Constant:
+            super().add(stmt, [])  # a comment: no names, none to walk for
+            return
         super().add(stmt, names)
         base = in_place_base(stmt)
         if base:
