@@ -157,7 +157,8 @@ class _Adjoints:
     def reaching(self, body):
         """Reaching definitions of the adjoints before each statement, as ``Bits``; on
         the way, the ``bases``, ``markers`` and ``in_place`` of the statements of
-        ``body``. An expression statement that defines no adjoint and reads none (a
+        ``body`` (the graph builder visits each: no loop has an ``else``, which ``fence``
+        refuses). An expression statement that defines no adjoint and reads none (a
         comment, a restore marker) has no node: ``step`` has nothing to do there."""
         self.bases, self.markers = {}, set()
         definitions = _Definitions()
