@@ -228,3 +228,35 @@ def test_bits_number_items_on_first_sight():
     assert bits.items_in(mask) == ["b", "a"]
     assert bits.has(mask, "a") and not bits.has(mask, "c")
     assert bits.items_in(cfg.union([bits.bit("c"), mask])) == ["b", "a", "c"]
+
+
+def test_leave_out_drops_simple_statements_but_never_a_jump_or_a_header():
+    src = "a = 1\nfor i in r:\n    '''c'''\n    if t:\n        '''d'''\n        break\n    b = a\nreturn b"
+    # the comments go; the break is asked for too, and stays
+    g = cfg.build(body(src), leave_out=lambda s: isinstance(s, (gast.Expr, gast.Break)))
+    assert edges(g) == {
+        ("entry", "a = 1"),
+        ("a = 1", "for i in r"),
+        ("for i in r", "if t"),
+        ("if t", "break"),
+        ("if t", "b = a"),
+        ("b = a", "for i in r"),
+        ("for i in r", "return b"),
+        ("break", "return b"),
+        ("return b", "exit"),
+    }
+    whole = cfg.build(body(src))  # the same liveness before each statement kept
+
+    def live(graph):
+        def transfer(node, fact):
+            s = node.stmt
+            if s is None:
+                return fact
+            return (fact - set(stores(s))) | set(loads(header(s)))
+
+        return cfg.solve(graph, transfer, forward=False)[0]
+
+    before_whole, before_kept = live(whole), live(g)
+    labelled = labels(whole)[0]
+    for label, node in labels(g)[0].items():
+        assert before_kept[node] == before_whole[labelled[label]], label

@@ -12,12 +12,15 @@ from transpile.cleanup import buffers
 from transpile.cleanup.tidy import fold_constants_in
 from transpile.cleanup.zeros import in_place_base
 from transpile.core import defuse
-from transpile.core.nodes import all_stmts, clone, transform
+from transpile.core.nodes import clone, transform
 
 
 def stage(fn, ctx):
-    """Propagate the copies of the adjoint sweep."""
-    fn.adjoint = propagate_copies(fn.adjoint, fn.adjoint_names)
+    """Propagate the copies of the adjoint sweep; the index it kept up to date is left
+    for ``signs``, the next stage, which would otherwise build the same one again."""
+    index = Written(fn.adjoint)
+    fn.adjoint = propagate_copies(fn.adjoint, fn.adjoint_names, index)
+    fn.adjoint_index = index
     return fn
 
 
@@ -53,12 +56,17 @@ class Written(defuse.Index):
     writes of the buffer they update."""
 
     def __init__(self, body):
+        self.in_place = {}  # buffer -> how many statements update it in place
         super().__init__(body)
-        self.in_place = {}
-        for s in all_stmts(body):
-            base = in_place_base(s)
-            if base:
-                self.in_place[base] = self.in_place.get(base, 0) + 1
+
+    def add(self, stmt, names=None):
+        if stmt.__class__ is gast.Expr and stmt.value.__class__ is gast.Constant:
+            super().add(stmt, [])  # a comment: no names, none to walk for
+            return
+        super().add(stmt, names)
+        base = in_place_base(stmt)
+        if base:
+            self.in_place[base] = self.in_place.get(base, 0) + 1
 
     def written(self, n):
         return self.write_count(n) + self.in_place.get(n, 0)

@@ -12,7 +12,7 @@ import gast
 import transpile_runtime as runtime
 from transpile.core import cfg
 from transpile.core.ir import MISSING
-from transpile.core.nodes import apply_edits, header, loads, stores
+from transpile.core.nodes import apply_edits, loads, stores
 from transpile.rules import registry
 from transpile.rules.declare import helper_of
 
@@ -33,51 +33,72 @@ def dead_code(body, is_pure, live_out=(), reads=loads):
     only dead ones dies in the same solve (no repeated rounds). Live sets are ``Bits``.
     ``reads(node)``: the names a statement (or a compound statement's header) reads.
     """
-    graph = cfg.build(body)
     bits = cfg.Bits()
-    effects = {}  # node -> (names it kills, names it reads, its targets if removable)
+    kept = {}  # id(statement) -> its effect, for the simple statements in the graph
+
+    def leave_out(s):  # asked of each simple statement as the graph is built
+        effect = _effect(s, bits, is_pure, reads)
+        if effect is None:
+            return True  # it neither kills nor reads: no node
+        kept[id(s)] = effect
+        return False
+
+    graph = cfg.build(body, leave_out=leave_out)
+    # by node index: (the names it keeps, those it reads, its targets if removable), or
+    # None for a node that does neither (entry, exit, a jump or header that reads none)
+    effects = [None] * len(graph.nodes)
+    removable = []  # the nodes of removable statements
     for node in graph.nodes:
         s = node.stmt
-        if s is None:
-            continue
-        h = header(s)
-        if isinstance(s, gast.For):
-            effects[node] = (bits.of(stores(s)), bits.of(reads(h)), None)
-        elif h is not s:
-            effects[node] = (0, bits.of(reads(h)), None)
-        else:
-            written = stores(s)
-            kills = 0 if isinstance(s, gast.AugAssign) else bits.of(written)
-            removable = written and _removable(s, is_pure)
-            effects[node] = (kills, bits.of(reads(s)), bits.of(written) if removable else None)
+        if s is not None:
+            effect = kept[id(s)] if id(s) in kept else _effect(s, bits, is_pure, reads)
+            effects[node.index] = effect
+            if effect is not None and effect[2] is not None:
+                removable.append(node)
 
     def transfer(node, fact):
-        found = effects.get(node)
+        found = effects[node.index]
         if found is None:
             return fact
-        kills, reads, written = found
+        keeps, reads, written = found
         if written is not None and not written & fact:
             return fact  # dead: its reads keep nothing alive
-        return (fact & ~kills) | reads
+        return (fact & keeps) | reads
 
     _, after = cfg.solve(
         graph, transfer, forward=False, boundary=bits.of(live_out), init=0, join=cfg.union
     )
-    edits = {
-        id(node.stmt): []
-        for node, (_, _, written) in effects.items()
-        if written is not None and not written & after[node]
-    }
+    edits = {id(node.stmt): [] for node in removable if not effects[node.index][2] & after[node]}
     return apply_edits(body, edits) if edits else body
+
+
+def _effect(s, bits, is_pure, reads):
+    """``(the live names it keeps, those it reads, its targets if it is removable)`` of
+    one statement (a compound statement's header), as ``Bits``; None for a statement
+    that does neither. Keeping every name is the mask -1."""
+    if s.__class__ is gast.Expr and s.value.__class__ is gast.Constant:
+        return None  # a comment
+    if isinstance(s, gast.For):
+        return ~bits.of(stores(s)), bits.of(reads(s.iter)), None
+    if isinstance(s, (gast.If, gast.While)):
+        read = bits.of(reads(s.test))
+        return (-1, read, None) if read else None
+    written = stores(s)
+    if not written:
+        read = bits.of(reads(s))
+        return (-1, read, None) if read else None
+    targets = bits.of(written)
+    keeps = -1 if isinstance(s, gast.AugAssign) else ~targets
+    return keeps, bits.of(reads(s)), targets if _removable(s, is_pure) else None
 
 
 def _removable(s, is_pure):
     """An assignment to names (or tuples of them) of a value with no effect."""
-    if not isinstance(s, (gast.Assign, gast.AugAssign)):
-        return False
-    if isinstance(s, gast.Assign) and not all(
-        isinstance(t, (gast.Name, gast.Tuple)) for t in s.targets
-    ):
+    if isinstance(s, gast.Assign):
+        for t in s.targets:
+            if not isinstance(t, (gast.Name, gast.Tuple)):
+                return False
+    elif not isinstance(s, gast.AugAssign):
         return False
     return is_pure(s.value)
 

@@ -19,7 +19,10 @@ from transpile.rules.declare import helper_of
 def stage(fn, ctx):
     """Move the signs of the adjoint sweep, then drop the copies that leaves."""
     body = fn.adjoint
-    index = Written(body)  # one index for the three passes, kept up to date by each
+    # one index for the three passes, kept up to date by each: the one ``copies`` kept
+    # up to date (as ``Written(body)`` would find it), used up here
+    index = fn.adjoint_index if fn.adjoint_index is not None else Written(body)
+    fn.adjoint_index = None
     propagate_negations(body, fn.adjoint_names, fn.names["ops"], index)
     body = fold_negated_first_writes(body, fn.adjoint_names, index)
     fn.adjoint = propagate_copies(body, fn.adjoint_names, index)

@@ -11,7 +11,7 @@ import gast
 
 from transpile.analysis import views
 from transpile.core import cfg
-from transpile.core.ir import ZERO
+from transpile.core.ir import RESTORE, ZERO
 from transpile.core.nodes import (
     all_stmts,
     apply_edits,
@@ -147,7 +147,6 @@ class _Adjoints:
 
     def run(self, body):
         for _ in range(50):
-            self.classify(body)
             changed, body, needed_markers = self.step(body)
             if not changed or self.only_first_writes:
                 # a first write defines what the accumulation it replaces defined, and
@@ -155,52 +154,88 @@ class _Adjoints:
                 return self.finish(body, needed_markers)
         raise RuntimeError("adjoint optimization did not converge")
 
-    def classify(self, body):
-        """``bases``, ``markers`` and ``in_place`` of the statements of ``body``."""
-        self.bases, self.markers = {}, set()
-        for s in all_stmts(body):
-            base = in_place_base(s)
-            if base:
-                self.bases[id(s)] = base
-            if _is_zero_marker(s):
-                self.markers.add(id(s))
-        self.in_place = set(self.bases.values())
-
     def reaching(self, body):
-        """Reaching definitions of the adjoints before each statement, as ``Bits``."""
-        graph = cfg.build(body)
+        """Reaching definitions of the adjoints before each statement, as ``Bits``; on
+        the way, the ``bases``, ``markers`` and ``in_place`` of the statements of
+        ``body`` (the graph builder visits each: no loop has an ``else``, which ``fence``
+        refuses). An expression statement that defines no adjoint and reads none (a
+        comment, a restore marker) has no node: ``step`` has nothing to do there."""
+        self.bases, self.markers = {}, set()
         definitions = _Definitions()
         boundary = 0
         for n in sorted(self.names):
             boundary |= definitions.define(n, "value" if n in self.given else "zero", ENTRY)
-        effects = {}  # node -> (adjoints it defines, the definitions it makes)
-        for node in graph.nodes:
-            defs = self.defined_by(node.stmt)
-            if defs:
-                kind = "zero" if id(node.stmt) in self.markers else "value"
-                made = 0
-                for d in defs:
-                    made |= definitions.define(d, kind, id(node.stmt))
-                effects[node] = (defs, made)
-        kills = {node: 0 for node in effects}
-        for node, (defs, _) in effects.items():  # after every definition is numbered
-            for d in defs:
-                kills[node] |= definitions.of_name[d]
+        made_by = {}  # id(statement) -> what ``classified`` found, for those asked
+
+        def leave_out(s):  # asked of each simple statement as the graph is built
+            if s.__class__ is gast.Expr and (
+                s.value.__class__ is gast.Constant or self.restores_a_primal(s)
+            ):
+                return True  # a comment or a restore: nothing to classify or read
+            found = made_by[id(s)] = self.classified(s, definitions)
+            return found is None and isinstance(s, gast.Expr) and not self.incoming(s)
+
+        graph = cfg.build(body, leave_out=leave_out)
+        found_at = [  # by node index; headers and jumps are classified here
+            made_by[id(node.stmt)]
+            if id(node.stmt) in made_by
+            else self.classified(node.stmt, definitions)
+            for node in graph.nodes
+        ]
+        self.in_place = set(self.bases.values())
+        # by node index: (the definitions it keeps, those it makes), or None; what it
+        # kills is known once every definition is numbered
+        effects = [None] * len(graph.nodes)
+        for k, found in enumerate(found_at):
+            if found is not None:
+                killed = 0
+                for d in found[0]:
+                    killed |= definitions.of_name[d]
+                effects[k] = (~killed, found[1])
 
         def transfer(node, fact):
-            found = effects.get(node)
+            found = effects[node.index]
             if found is None:
                 return fact
-            return (fact & ~kills[node]) | found[1]
+            return (fact & found[0]) | found[1]
 
         before, _ = cfg.solve(
             graph, transfer, forward=True, boundary=boundary, init=0, join=cfg.union
         )
         return graph, before, definitions
 
+    def restores_a_primal(self, s):
+        """Whether ``s`` is ``__restore__(x)`` of names that are not adjoints: it defines
+        and reads none (asked first, as a third of the statements of a loop's adjoint
+        are such markers, cheaper to recognize than to classify and walk)."""
+        if not calls_marker(s, RESTORE) or s.value.keywords:
+            return False
+        return all(a.__class__ is gast.Name and a.id not in self.names for a in s.value.args)
+
+    def classified(self, s, definitions):
+        """``s``'s in-place base and whether it is a zero marker noted, and the
+        definitions it makes numbered: ``(the adjoints it defines, their mask)``, or
+        None where it defines none."""
+        if s is None:
+            return None
+        base = in_place_base(s)
+        if base:
+            self.bases[id(s)] = base
+        kind = "value"
+        if _is_zero_marker(s):
+            self.markers.add(id(s))
+            kind = "zero"
+        defs = self.defined_by(s)
+        if not defs:
+            return None
+        made = 0
+        for d in defs:
+            made |= definitions.define(d, kind, id(s))
+        return defs, made
+
     def defined_by(self, s):
         """The adjoints a statement (re)defines: targets, in-place bases, popped lists."""
-        if s is None or isinstance(s, (gast.If, gast.While)):
+        if isinstance(s, (gast.If, gast.While)):
             return []
         defs = [n for n in stores(s) if n in self.names]
         base = self.bases.get(id(s))
@@ -319,6 +354,8 @@ class _Adjoints:
             value = _copy_call(self.ops, value)
         written = assign(s.target.id, value, s)  # assign copies s's location
         self.first_writes[id(written)] = written
+        if _is_zero_marker(written):  # (d += __zero__(x)): ``converted`` asks markers
+            self.markers.add(id(written))
         return written
 
     def finish(self, body, needed):
@@ -336,7 +373,10 @@ class _Adjoints:
         its own: a value that may be another name's (the caller's ``dout`` checked by
         ``ops.cotangent``, an adjoint handed in) is copied first, so no write shows
         through to the caller or to another adjoint."""
-        written = {b for s in all_stmts(body) for b in [in_place_base(s)] if b in self.names}
+        # the in-place updates of ``body`` are those the last round's ``reaching`` noted:
+        # that round edited nothing or made only first writes (of accumulations), and
+        # ``converted`` makes only assignments to names, none of which update in place
+        written = self.in_place & self.names
         if not written:
             return body
         for s in all_stmts(body):
@@ -355,7 +395,9 @@ class _Adjoints:
         made assignments (or kept in place, for an adjoint in ``in_place``)."""
         out = []
         for s in stmts:
-            if _is_zero_marker(s):
+            # the markers of the last round's body, and of the first writes it made: the
+            # only statements it added (see ``run``)
+            if id(s) in self.markers:
                 if id(s) in needed_ids:
                     t = s.targets[0].id
                     out.append(assign(t, self.zeros_like(t), s))
@@ -390,6 +432,8 @@ def _own_buffers(body, names, materialized, ops_name, zeroed_on_entry):
     accumulation, and every read makes a new array (arithmetic, a helper declared
     ``fresh`` such as a matrix product), so no other name can see the buffer. Such an
     adjoint may accumulate in place."""
+    if not materialized and not zeroed_on_entry:
+        return set()  # no adjoint is a zero made an array: none is a candidate
     writes = {n: ["zeros"] for n in zeroed_on_entry}
     for stmt in all_stmts(body):
         for n, kind in _writes(stmt, materialized):

@@ -93,13 +93,19 @@ class Graph:
     by_stmt: dict
 
 
-def build(stmts) -> Graph:
-    return _Builder().graph_of(stmts)
+def build(stmts, leave_out=None) -> Graph:
+    """The graph of ``stmts``. ``leave_out(stmt) -> bool``, asked of each simple
+    statement that does not jump: True for one that matters nothing to the analysis
+    (its fact passes through unchanged), which then has no node to solve for."""
+    return _Builder(leave_out).graph_of(stmts)
 
 
 class _Builder:
     """Reads a body into a ``Graph`` (a class, not nested functions: those would call
     each other through their closures, a reference cycle holding the graph)."""
+
+    def __init__(self, leave_out):
+        self.leave_out = leave_out
 
     def graph_of(self, stmts):
         self.graph = Graph(Node(None, 0), None, [], {})
@@ -135,6 +141,8 @@ class _Builder:
             for tail in self.block(stmt.body, [head], inner):
                 _link(tail, head)
             return [head] + inner["breaks"]
+        if self.leave_out is not None and not isinstance(stmt, _JUMPS) and self.leave_out(stmt):
+            return fringe
         node = self.add(stmt, fringe)
         if isinstance(stmt, gast.Break):
             loop["breaks"].append(node)
@@ -146,6 +154,9 @@ class _Builder:
             self.returns.append(node)
             return []
         return [node]
+
+
+_JUMPS = (gast.Break, gast.Continue, gast.Return, gast.Raise)
 
 
 def _link(a, b):

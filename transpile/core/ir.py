@@ -197,6 +197,12 @@ class Function:
         "zeros, copies, signs, record, assemble",
         "the adjoint sweep, ending in its return",
     )
+    adjoint_index: object = fact(
+        None,
+        "copies",
+        "signs",
+        "copies.Written: the def-use index of adjoint as copies left it (signs uses it up)",
+    )
     outputs: list = fact(list, "assemble", "deadcode to emit", "Output: the functions to compile")
     callees: list = fact(list, "raw", "emit", "Generated of the user functions called")
     static: frozenset = fact(
