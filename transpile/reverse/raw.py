@@ -44,8 +44,13 @@ class Emitted:
     walked: tuple = ()  # (tree, descendants(tree)) as the sweep read it (seeding reads it)
 
 
+# the origin of a statement the user's source has no place for: ``assign`` copies from
+# it only its end positions, None (one for all, not a new ``pass`` per marker)
+_NOWHERE = gast.Pass()
+
+
 def zero_marker(adj, primal):
-    return assign(adj, gast.Call(func=name(ZERO), args=[name(primal)], keywords=[]), gast.Pass())
+    return assign(adj, gast.Call(func=name(ZERO), args=[name(primal)], keywords=[]), _NOWHERE)
 
 
 def comment(text, origin=None):
@@ -92,7 +97,7 @@ def run(tree, ctx) -> Emitted:
     rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences)
     rev.definitions = composites.definitions(tree, composites.store_counts(tree, walked))
     rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed, walked)
-    rev.lambdas = any(isinstance(n, gast.Lambda) for n in walked)
+    rev.lambdas = gast.Lambda in set(map(type, walked))  # the kinds of node, found in C
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)

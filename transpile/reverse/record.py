@@ -411,7 +411,7 @@ def _with_pushes(stmts, pushes, hoisted):
     out = []
     for i, s in enumerate(stmts):
         out.extend(pushes.get(id(s), []))
-        if i and is_attempt(stmts[i - 1], s):
+        if i and s.__class__ is gast.If and is_attempt(stmts[i - 1], s):
             first = [p for b in s.orelse for p in pushes.pop(id(b), [])]
             out.extend(first)
             hoisted.update(map(id, first))
@@ -433,7 +433,8 @@ def attempts(primal):
     ]
     for block in blocks:
         for head, s in itertools.pairwise(block):
-            if is_attempt(head, s):
+            # a lowered try's block is a branch: asked of the branches only
+            if s.__class__ is gast.If and is_attempt(head, s):
                 found.append(s.orelse)
     return found
 
