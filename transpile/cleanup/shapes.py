@@ -112,18 +112,30 @@ class _History:
 
 
 class _Lookup:
+    """The shape sets of the operands just before one statement runs: what the
+    history holds before that time, which later statements do not change. A name's is
+    kept once found: the adjoint's lines of the statement ask it again (one line per
+    operand asks every operand's: ``elide_unbroadcast``)."""
+
     def __init__(self, history, time, scalars):
         self.history, self.time, self.scalars = history, time, scalars
+        self.found = {}  # name -> its shape set
 
     def __call__(self, node):
         if isinstance(node, gast.Constant):
             return frozenset() if _is_number_or_none(node.value) else None
         if isinstance(node, gast.Name):
-            if node.id in self.scalars:
-                return frozenset()
-            shape_set, gen = self.history.before(node.id, self.time)
-            return shape_set if shape_set is not None else frozenset({(node.id, gen)})
+            found = self.found.get(node.id)
+            if found is None:
+                found = self.found[node.id] = self._name_set(node.id)
+            return found
         return None
+
+    def _name_set(self, n):
+        if n in self.scalars:
+            return frozenset()
+        shape_set, gen = self.history.before(n, self.time)
+        return shape_set if shape_set is not None else frozenset({(n, gen)})
 
 
 def _is_number_or_none(v):
