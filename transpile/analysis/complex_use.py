@@ -21,12 +21,14 @@ def may_be_complex(tree, parsed, nodes=None) -> bool:
     asked = set()  # the names, attributes and chains already found not complex
     for node in descendants(tree) if nodes is None else nodes:
         cls = node.__class__
-        if cls is gast.Constant:
+        if cls is gast.Name:
+            # most names were asked already: told here, without a call
+            if node.id not in asked and _names_complex(node, parsed, rules, asked):
+                return True
+        elif cls is gast.Constant:
             if isinstance(node.value, complex):
                 return True
-        elif (cls is gast.Name or cls is gast.Attribute) and _names_complex(
-            node, parsed, rules, asked
-        ):
+        elif cls is gast.Attribute and _names_complex(node, parsed, rules, asked):
             return True
     return False
 

@@ -34,11 +34,12 @@ def stage(fn, ctx):
     return fn
 
 
-def shape_sets(tree, parsed, scalars, sequences=frozenset()):
+def shape_sets(tree, parsed, scalars, sequences=frozenset(), stored=None):
     """``id(stmt) -> function(node) -> frozenset | None``: the shape set of an operand
     just before ``stmt`` runs (None for a value the analysis cannot describe).
-    ``sequences``: the names holding lists or tuples (``kinds``)."""
-    reader = _ShapeSets(parsed, scalars, sequences)
+    ``sequences``: the names holding lists or tuples (``kinds``); ``stored``: id(branch
+    or loop) -> the names stored in it, where the caller has them (for some)."""
+    reader = _ShapeSets(parsed, scalars, sequences, stored or {})
     reader.block(tree.body)
     return reader.facts
 
@@ -47,8 +48,9 @@ class _ShapeSets:
     """The walk of ``shape_sets`` (a class, not nested functions calling each other:
     those would be a reference cycle holding every fact)."""
 
-    def __init__(self, parsed, scalars, sequences):
+    def __init__(self, parsed, scalars, sequences, stored):
         self.parsed, self.scalars, self.sequences = parsed, scalars, sequences
+        self.stored = stored  # id(branch or loop) -> the names stored in it, for some
         self.facts = {}
         self.history = _History()
 
@@ -66,7 +68,9 @@ class _ShapeSets:
 
     def compound(self, s):
         history = self.history
-        assigned = {n.id for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}
+        assigned = self.stored.get(id(s))
+        if assigned is None:
+            assigned = {n.id for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}
         # a later iteration sees new values
         shift = 0 if isinstance(s, gast.If) else 1000
         entry = {n: history.gen(n) + shift for n in assigned}
@@ -112,18 +116,30 @@ class _History:
 
 
 class _Lookup:
+    """The shape sets of the operands just before one statement runs: what the
+    history holds before that time, which later statements do not change. A name's is
+    kept once found: the adjoint's lines of the statement ask it again (one line per
+    operand asks every operand's: ``elide_unbroadcast``)."""
+
     def __init__(self, history, time, scalars):
         self.history, self.time, self.scalars = history, time, scalars
+        self.found = {}  # name -> its shape set
 
     def __call__(self, node):
         if isinstance(node, gast.Constant):
             return frozenset() if _is_number_or_none(node.value) else None
         if isinstance(node, gast.Name):
-            if node.id in self.scalars:
-                return frozenset()
-            shape_set, gen = self.history.before(node.id, self.time)
-            return shape_set if shape_set is not None else frozenset({(node.id, gen)})
+            found = self.found.get(node.id)
+            if found is None:
+                found = self.found[node.id] = self._name_set(node.id)
+            return found
         return None
+
+    def _name_set(self, n):
+        if n in self.scalars:
+            return frozenset()
+        shape_set, gen = self.history.before(n, self.time)
+        return shape_set if shape_set is not None else frozenset({(n, gen)})
 
 
 def _is_number_or_none(v):

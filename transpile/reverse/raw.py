@@ -24,7 +24,15 @@ from transpile.cleanup import shapes
 from transpile.core import printer
 from transpile.core.errors import at
 from transpile.core.ir import COMMENT, GRAD_HOOK, RESTORE, ZERO
-from transpile.core.nodes import assign, clone, const, contains_jump, descendants, name
+from transpile.core.nodes import (
+    assign,
+    clone,
+    const,
+    contains_jump,
+    descendants,
+    name,
+    walked_fields,
+)
 from transpile.core.template import expand
 from transpile.front import attribute_writes, object_args
 from transpile.reverse import callees, replay
@@ -45,8 +53,13 @@ class Emitted:
     complex_values: bool = False  # the function may compute with complex numbers (complex_use)
 
 
+# the origin of a statement the user's source has no place for: ``assign`` copies from
+# it only its end positions, None (one for all, not a new ``pass`` per marker)
+_NOWHERE = gast.Pass()
+
+
 def zero_marker(adj, primal):
-    return assign(adj, gast.Call(func=name(ZERO), args=[name(primal)], keywords=[]), gast.Pass())
+    return assign(adj, gast.Call(func=name(ZERO), args=[name(primal)], keywords=[]), _NOWHERE)
 
 
 def comment(text, origin=None):
@@ -88,12 +101,12 @@ def stage(fn, ctx):
 
 def run(tree, ctx) -> Emitted:
     rev = _Reverse(ctx)
-    walked = descendants(tree)  # the analyses below read the tree, each all of it
+    walked, stored = _walk(tree)  # the analyses below read the tree, each all of it
     rev.scalars = scalars.scalar_names(tree, ctx.parsed, walked)
-    rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences)
+    rev.shapes = shapes.shape_sets(tree, ctx.parsed, rev.scalars, ctx.sequences, stored)
     rev.definitions = composites.definitions(tree, composites.store_counts(tree, walked))
     rev.complex_values = complex_use.may_be_complex(tree, ctx.parsed, walked)
-    rev.lambdas = any(isinstance(n, gast.Lambda) for n in walked)
+    rev.lambdas = gast.Lambda in set(map(type, walked))  # the kinds of node, found in C
     body = tree.body
     ret = body[-1]
     primal, adjoint = rev.block(body[:-1], depth=0)
@@ -110,6 +123,34 @@ def run(tree, ctx) -> Emitted:
         (tree, walked),
         rev.complex_values,
     )
+
+
+_BLOCKS = (gast.If, gast.For, gast.While)
+
+
+def _walk(tree):
+    """``(nodes, stored)``: the nodes of ``descendants(tree)``, each top-level statement's
+    together (the analyses given them count and collect them, in no order), and
+    id(top-level branch or loop) -> the names stored in it, found among its nodes
+    (``shapes.shape_sets`` asks them, which would walk each block again)."""
+    if not any(isinstance(s, _BLOCKS) for s in tree.body):
+        return descendants(tree), {}  # no block: one walk of the whole, in its order
+    walked = [tree]
+    stored = {}
+    for part in walked_fields(tree.__class__):
+        child = getattr(tree, part, None)
+        for c in child if child.__class__ is list else (child,):
+            if not isinstance(c, gast.AST):
+                continue
+            nodes = descendants(c)
+            walked.extend(nodes)
+            if part == "body" and isinstance(c, _BLOCKS):
+                stored[id(c)] = {
+                    n.id
+                    for n in nodes
+                    if n.__class__ is gast.Name and isinstance(n.ctx, gast.Store)
+                }
+    return walked, stored
 
 
 class _Reverse:

@@ -37,6 +37,7 @@ from transpile.core.nodes import (
     clone,
     const,
     descendants,
+    header,
     name_nodes,
     stores,
 )
@@ -62,8 +63,9 @@ def run(fn, kept, loads, assigned) -> Recomputed:
     """Rewrite ``fn.adjoint`` in place: each restore marker of a value that the reverse
     step can compute again (the module's conditions) is dropped, and the value is
     computed at the start of that reverse body. ``kept``: the names the tape would keep
-    (``record.needed``), and those it would keep as a shape; ``loads(stmt)``: the names
-    the header of an adjoint statement reads (``record.HeaderLoads``); ``assigned``:
+    (``record.needed``), and those it would keep as a shape; ``loads``: a
+    ``record.HeaderLoads``, ``loads(stmt)`` the names the header of an adjoint statement
+    reads, ``loads.walk(node)`` the names and calls of a primal header; ``assigned``:
     ``assigned_sources`` of the primal."""
     nothing = Recomputed([], [], set())
     loop_of = _loop_of(fn.primal)
@@ -74,7 +76,7 @@ def run(fn, kept, loads, assigned) -> Recomputed:
     index, candidates = _candidates(fn, loop_of, whole, loads)
     if not candidates:
         return nothing
-    facts = _Facts(fn, whole, assigned)
+    facts = _Facts(fn, whole, assigned, loads)
     planned = {}  # id(reverse loop) -> (reverse loop, [(index in the primal body, stmt)])
     dropped, dropped_names = set(), set()
     for loop_a, marker, cut, stmt, loop_p in candidates:
@@ -170,13 +172,17 @@ class _Facts:
     """What the plans of one function share, each found once: the names it binds, what
     may share memory, what may change in place, and each loop body's writes."""
 
-    def __init__(self, fn, whole, assigned):
+    def __init__(self, fn, whole, assigned, loads):
         self.whole = whole
         self.bound = set(fn.params)
-        self.calls = {}  # id(stmt) -> changes.header_calls(stmt), for the summary and bodies
+        # id(stmt) -> changes.header_calls(stmt), for the summary and bodies: the calls
+        # of the header's walk, which ``loads`` (``record.HeaderLoads``) keeps for
+        # ``record.run``, which reads its names
+        self.calls = {}
+        walk = loads.walk
         for s in all_stmts(fn.primal):
             self.bound.update(stores(s))
-            self.calls[id(s)] = changes.header_calls(s)
+            self.calls[id(s)] = walk(header(s))[1]
         self.edges = _view_edges(fn.primal, assigned)
         self.out, self.changeable = changes.summary(
             fn.primal, fn.parsed.resolve, fn.activity.matches, self.calls

@@ -52,7 +52,9 @@ def stage(fn, ctx):
     # the names bound in the blocks of lowered try statements are recorded whole, so
     # that a block that raised can be undone
     attempted = {n for block in tried for b in block for n in stores(b)}
-    loads = HeaderLoads()  # the adjoint's statements are read by each pass below
+    # the adjoint's statements are read by each pass below, and the primal's headers by
+    # recompute (their calls) and run (the names the blocks store)
+    loads = HeaderLoads()
     wanted, shape_only = _wanted(fn, loads, attempted)
     primal, adjoint, pushed, nested = run(
         fn.primal,
@@ -64,6 +66,7 @@ def stage(fn, ctx):
         fn.namer,
         fn.kinds.dicts,
         shape_only,
+        loads,
     )
     top_reads = set()  # without a branch or loop in the primal, none needs binding first
     if nested:
@@ -104,32 +107,29 @@ def _wanted(fn, loads, attempted):
 
 class HeaderLoads:
     """The names and calls of each statement's header (all of a simple statement), found
-    once per statement however many passes ask (the shape-only reads, ``needed`` twice,
-    ``recompute``'s index, the top-level reads): ``loads(stmt)`` are the names it reads,
-    ``loads.walk(node)`` is ``names_and_calls(node)``. A node is known by its id and
-    kept, so that no id is reused while this lives; nothing may change a header after
-    it was read here."""
+    once per statement however many passes ask (of the adjoint: the shape-only reads,
+    ``needed`` twice, ``recompute``'s index, the top-level reads; of the primal:
+    ``recompute``'s calls, the names ``run`` finds stored in blocks): ``loads(stmt)``
+    are the names it reads, ``loads.walk(node)`` is ``names_and_calls(node)``. A node
+    is known by its id and kept, so that no id is reused while this lives; nothing may
+    change a header after it was read here."""
 
     def __init__(self):
-        self._found = {}  # id(node) -> (node, its names, its calls, the names it reads)
+        self._found = {}  # id(node) -> (node, its names, its calls)
         self._read = {}  # id(stmt) -> (stmt, the names its header reads): asked most
 
-    def _entry(self, node):
+    def walk(self, node):
         hit = self._found.get(id(node))
         if hit is None or hit[0] is not node:
-            names, calls = names_and_calls(node)
-            read = [n.id for n in names if isinstance(n.ctx, gast.Load)]
-            hit = self._found[id(node)] = (node, names, calls, read)
-        return hit
-
-    def walk(self, node):
-        _, names, calls, _ = self._entry(node)
-        return names, calls
+            hit = self._found[id(node)] = (node, *names_and_calls(node))
+        return hit[1], hit[2]
 
     def __call__(self, stmt):
         hit = self._read.get(id(stmt))
         if hit is None or hit[0] is not stmt:
-            hit = self._read[id(stmt)] = (stmt, self._entry(header(stmt))[3])
+            names = self.walk(header(stmt))[0]
+            read = [n.id for n in names if isinstance(n.ctx, gast.Load)]
+            hit = self._read[id(stmt)] = (stmt, read)
         return hit[1]
 
 
@@ -151,7 +151,7 @@ def prebind(primal, needed_names, params, nested=None):
     return [assign(n, const(None), gast.Pass()) for n in missing] + primal
 
 
-def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_only):
+def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_only, loads=None):
     """Turn restore markers into tape pops in the adjoint and pushes in the primal.
 
     ``needed`` is the pair ``(names, slots)`` from ``needed``; a marker whose name is not
@@ -162,9 +162,11 @@ def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_onl
 
     A key written into one of ``dicts`` (local dicts) may be new: its old value is kept
     as ``ops.MISSING`` then, and restoring it removes the key again. ``shape_only``:
-    the names recorded as their shape (``ops.shape_of``).
+    the names recorded as their shape (``ops.shape_of``). ``loads``: a ``HeaderLoads``
+    that may have walked the primal's headers already.
     """
     ops = names["ops"]
+    loads = HeaderLoads() if loads is None else loads
     restores = _Restores(markers, needed, names, namer, dicts, _in_loops(primal), shape_only)
     adjoint = restores.convert(adjoint)
     hoisted = set()  # ids of the pushes before a lowered try's block
@@ -179,7 +181,7 @@ def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_onl
             if id(s) in hoisted:
                 inner = {n.id for n in name_nodes(s) if isinstance(n, gast.Name)}
             else:
-                inner = _stored_in(s)
+                inner = _stored_in(s, loads)
                 nested |= inner
             for n in sorted((inner & pushed) - defined):
                 unset = (
@@ -195,13 +197,18 @@ def run(primal, adjoint, markers, needed, params, names, namer, dicts, shape_onl
     return out, adjoint, bool(restores.taped), nested
 
 
-def _stored_in(block):
-    """The names stored to anywhere in ``block``."""
-    return {
-        n.id
-        for n in name_nodes(block)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    }
+def _stored_in(block, loads=None):
+    """The names stored to anywhere in ``block``: those in the header of each statement
+    in it (all of a simple statement) and in each loop's target, which together are all
+    of it; ``loads``: a ``HeaderLoads`` to walk the headers through."""
+    walk = (loads or HeaderLoads()).walk
+    found = set()
+    for s in all_stmts([block]):
+        names = walk(header(s))[0]
+        if isinstance(s, gast.For):
+            names = names + name_nodes(s.target)
+        found.update(n.id for n in names if isinstance(n.ctx, gast.Store))
+    return found
 
 
 class _Restores:
@@ -404,7 +411,7 @@ def _with_pushes(stmts, pushes, hoisted):
     out = []
     for i, s in enumerate(stmts):
         out.extend(pushes.get(id(s), []))
-        if i and is_attempt(stmts[i - 1], s):
+        if i and s.__class__ is gast.If and is_attempt(stmts[i - 1], s):
             first = [p for b in s.orelse for p in pushes.pop(id(b), [])]
             out.extend(first)
             hoisted.update(map(id, first))
@@ -426,7 +433,8 @@ def attempts(primal):
     ]
     for block in blocks:
         for head, s in itertools.pairwise(block):
-            if is_attempt(head, s):
+            # a lowered try's block is a branch: asked of the branches only
+            if s.__class__ is gast.If and is_attempt(head, s):
                 found.append(s.orelse)
     return found
 
