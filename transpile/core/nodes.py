@@ -27,13 +27,27 @@ def _new(cls):
 
 def assign(target: str, value, origin):
     node = gast.Assign(targets=[name(target, _STORE)], value=value, type_comment=None)
-    return gast.copy_location(node, origin)
+    return located(node, origin)
 
 
 def call(func, args, origin, keywords=()):
-    return gast.copy_location(
-        gast.Call(func=func, args=list(args), keywords=list(keywords)), origin
-    )
+    return located(gast.Call(func=func, args=list(args), keywords=list(keywords)), origin)
+
+
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+def located(node, origin):
+    """``gast.copy_location(node, origin)`` for a statement or expression ``node``: the
+    location ``origin`` has, copied (the passes make a node per line they write, and
+    gast's checks each attribute of both classes first)."""
+    if not origin._attributes:
+        return node
+    found, into = origin.__dict__, node.__dict__
+    for attr in _LOCATION:
+        if attr in found:
+            into[attr] = found[attr]
+    return node
 
 
 def const(value):
