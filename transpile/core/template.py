@@ -254,13 +254,14 @@ def _substitute(node, values, adjoint_of, runtime_names):
 def _put(n, values, adjoint_of, runtime_names, zero):
     """``_substitute`` of one node (a function of its own, not a closure calling itself:
     that would be a reference cycle per use, holding the rule's operands)."""
-    if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id == "d":
+    cls = n.__class__
+    if cls is _SUBSCRIPT and n.value.__class__ is _NAME and n.value.id == "d":
         adj = adjoint_of(values[n.slice.id])
         if adj is None:
             zero.append(n)
             return const(0.0)
         return name_node(adj)
-    if isinstance(n, gast.Name):
+    if cls is _NAME:
         if n.id in values:
             return clone(values[n.id])
         if n.id in runtime_names:
@@ -268,19 +269,22 @@ def _put(n, values, adjoint_of, runtime_names, zero):
         return clone(n)
     if not n._fields:
         return n  # Load, Add, ...: shared, as clone shares them
-    new = n.__class__.__new__(n.__class__)
+    new = cls.__new__(cls)
     attrs = n.__dict__.copy()
-    for key in walked_fields(n.__class__):
+    for key in walked_fields(cls):
         value = attrs.get(key)
         if value.__class__ is list:
             attrs[key] = [
-                _put(v, values, adjoint_of, runtime_names, zero) if isinstance(v, gast.AST) else v
+                _put(v, values, adjoint_of, runtime_names, zero) if isinstance(v, _AST) else v
                 for v in value
             ]
-        elif isinstance(value, gast.AST):
+        elif isinstance(value, _AST):
             attrs[key] = _put(value, values, adjoint_of, runtime_names, zero)
     new.__dict__ = attrs
     return new
+
+
+_SUBSCRIPT, _NAME, _AST = gast.Subscript, gast.Name, gast.AST
 
 
 def expand_forward(template: Template, values: dict, tangent_of, zero_of, runtime_names: dict):
