@@ -10,12 +10,13 @@ temporaries left are numbered afresh in order (``_t1, _t2, ...``), and an adjoin
 temporary whose primal one is gone is called ``g1, g2, ...`` (a gradient).
 """
 
+from itertools import chain
 from typing import NamedTuple
 
 import gast
 
 from transpile.core import defuse, printer
-from transpile.core.nodes import clone, descendants, name_nodes, names_and_calls
+from transpile.core.nodes import clone, descendants, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
@@ -28,25 +29,27 @@ _COMPOUND = (gast.If, gast.For, gast.While)
 def stage(fn, ctx):
     """Inline the outputs' temporaries (keeping the one-per-line form where ``entry``
     makes shape variants from it)."""
+    walked = {}  # the statements' names and calls, from one walk over each (_Memo.walked)
     for out in fn.outputs:
         if out is fn.outputs[-1] and fn.static is not None:
-            out.anf = clone(out.body)
-        out.body = compact(out.body, fn.names, fn.namer, renumber=False)
+            out.anf = _copy_block(out.body, walked)  # the copy's walk is the index's
+        out.body = compact(out.body, fn.names, fn.namer, renumber=False, walked=walked)
     # one numbering for all: a callee's forward and adjoint functions share the saved names
-    _renumber([*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)], fn.namer)
+    everything = [*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)]
+    _renumber(everything, fn.namer, walked)
     return fn
 
 
-def compact(body, names, namer, renumber=True, also=frozenset()):
+def compact(body, names, namer, renumber=True, also=frozenset(), walked=None):
     """``body`` with its single-use temporaries (and names in ``also``) inlined, updates
     folded into the definition before them, and (with ``renumber``) the temporaries
-    left renumbered."""
+    left renumbered. ``walked``: ``_Memo.walked``, kept for a later ``_renumber``."""
     index = defuse.Index([], only=set(namer.temporaries) | set(also))
-    memo = _Memo(names)
+    memo = _Memo(names, {} if walked is None else walked)
     _index(body, index, memo)
     _inline_block(body, index, memo)
     _fold_updates(body, memo)
-    return _renumber(body, namer) if renumber else body
+    return _renumber(body, namer, memo.walked) if renumber else body
 
 
 def _index(stmts, index, memo):
@@ -58,7 +61,7 @@ def _index(stmts, index, memo):
             _index(s.body, index, memo)
             _index(s.orelse, index, memo)
         else:
-            index.add(s, memo.walk(s))
+            index.add(s, memo.names_in(s))
 
 
 def _fold_updates(stmts, memo):
@@ -197,23 +200,30 @@ class _Memo:
     statements' (``moved_into``, ``folded_into``), and is printed again when next
     measured. Entries hold their statement, so an ``id`` is never reused under them."""
 
-    def __init__(self, names):
+    def __init__(self, names, walked):
         self.names = names
         self._facts, self._length = {}, {}
-        self._walked = {}  # id -> (statement, its Name nodes, its Call nodes)
+        # id -> (simple statement, its Name nodes by depth, its Call nodes), from one
+        # walk (``_walk``, or ``_copy_block``'s), while the statement is as walked
+        self.walked = walked
 
-    def walk(self, stmt):
-        """The ``gast.Name`` nodes of ``stmt`` (``name_nodes``' list), its calls kept
-        for its facts."""
-        found, calls = names_and_calls(stmt)
-        self._walked[id(stmt)] = (stmt, found, calls)
+    def _walk(self, stmt):
+        found = self.walked.get(id(stmt))
+        if found is None or found[0] is not stmt:
+            levels, calls = [], []
+            _note(stmt, 0, levels, calls)
+            found = self.walked[id(stmt)] = (stmt, levels, calls)
         return found
+
+    def names_in(self, stmt):
+        """The ``gast.Name`` nodes of ``stmt`` in ``name_nodes``' order."""
+        return chain.from_iterable(self._walk(stmt)[1])
 
     def _of(self, stmt):
         found = self._facts.get(id(stmt))
         if found is None:
-            walked = self._walked.pop(id(stmt), None)
-            names, calls = names_and_calls(stmt) if walked is None else walked[1:]
+            _, levels, calls = self._walk(stmt)
+            names = chain.from_iterable(levels)
             found = self._facts[id(stmt)] = (stmt, _facts(names, calls, self.names))
         return found[1]
 
@@ -265,6 +275,7 @@ class _Memo:
         )
         self._facts[id(reader)] = (reader, facts)
         self._length.pop(id(reader), None)
+        self.walked.pop(id(reader), None)
 
     def folded_into(self, update, first):
         """``update`` (``a = a OP Y``, ``Y`` pure and free of ``a``) now reads the
@@ -276,6 +287,7 @@ class _Memo:
         )
         self._facts[id(update)] = (update, facts)
         self._length.pop(id(update), None)
+        self.walked.pop(id(update), None)
 
 
 class _Facts(NamedTuple):
@@ -351,14 +363,18 @@ def _replace(stmt, old, new):
                         return
 
 
-def _renumber(body, namer):
-    """Temporaries numbered in order of first appearance; orphan adjoint ones ``g``."""
+def _renumber(body, namer, walked):
+    """Temporaries numbered in order of first appearance; orphan adjoint ones ``g``.
+    The order is ``name_nodes``' (breadth first in each of ``body``'s items), found
+    from the names by depth of the statements ``walked`` has (``_Memo.walked``) and
+    a walk of the others."""
     nodes = {}  # a node may sit in two places (a shared subtree): rename it once
-    for s in body:
-        for n in name_nodes(s):
-            if isinstance(n, gast.Name):
-                nodes.setdefault(id(n), n)
-    order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in namer.temporaries))
+    for item in body:
+        for level in _levels_of(item, walked):
+            for n in level:
+                nodes[id(n)] = n
+    temporaries = namer.temporaries
+    order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in temporaries))
     new = _new_numbers(order)
     taken = {n.id for n in nodes.values()} - set(new)
     for old, wanted in list(new.items()):
@@ -368,6 +384,123 @@ def _renumber(body, namer):
         if n.id in new:
             n.id = new[n.id]
     return body
+
+
+def _levels_of(node, walked):
+    """The ``gast.Name`` nodes in ``node``, a list for each depth. Those at depth ``d``
+    of a compound statement are the ones at depth ``d - 1`` of its parts, part after
+    part: the order a breadth-first walk (``name_nodes``) meets them in."""
+    known = walked.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    if not isinstance(node, _COMPOUND):
+        levels = []
+        _note(node, 0, levels, [])
+        return levels
+    merged = [[]]
+    for field in walked_fields(node.__class__):
+        child = getattr(node, field, None)
+        for part in child if child.__class__ is list else (child,):
+            if isinstance(part, gast.AST):
+                inner = _levels_of(part, walked)
+                while len(merged) <= len(inner):
+                    merged.append([])
+                for depth, found in enumerate(inner, 1):
+                    merged[depth] += found
+    return merged
+
+
+_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
+_NAME, _CALL, _AST = gast.Name, gast.Call, gast.AST
+
+
+def _note(node, depth, levels, calls):
+    """Note the ``gast.Name`` nodes in ``node`` (at ``depth``) by depth in ``levels``,
+    and its ``gast.Call`` nodes in ``calls``: a depth's names in the order of a walk
+    depth first are those of one breadth first (``name_nodes``)."""
+    cls = node.__class__
+    if cls is _NAME:
+        while len(levels) <= depth:
+            levels.append([])
+        levels[depth].append(node)
+        if getattr(node, "annotation", None) is None:
+            return
+    elif cls is _CALL:
+        calls.append(node)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = walked_fields(cls)
+    depth += 1
+    for field in fields:
+        child = getattr(node, field, None)
+        if child.__class__ is list:
+            for c in child:
+                if isinstance(c, _AST):
+                    _note(c, depth, levels, calls)
+        elif isinstance(child, _AST):
+            _note(child, depth, levels, calls)
+
+
+def _copy_block(stmts, walked):
+    """``clone(stmts)``, walking each simple statement (``_Memo.walked``) as it is
+    copied: the copy is the one walk over the statements' nodes."""
+    copies = []
+    for s in stmts:
+        if not s._fields:  # ``pass``: shared, as ``clone`` shares it
+            copies.append(s)
+            continue
+        cls = s.__class__
+        attrs = s.__dict__.copy()
+        if isinstance(s, _COMPOUND):
+            for field in walked_fields(cls):
+                value = attrs.get(field)
+                is_block = field in ("body", "orelse")
+                attrs[field] = _copy_block(value, walked) if is_block else clone(value)
+        else:
+            levels, calls = [], []
+            _copy_fields(attrs, cls, 1, levels, calls)
+            walked[id(s)] = (s, levels, calls)
+        copy = cls.__new__(cls)
+        copy.__dict__ = attrs
+        copies.append(copy)
+    return copies
+
+
+def _copied(node, depth, levels, calls):
+    """``clone(node)`` (a node with fields), noting ``node``'s names and calls as
+    ``_note``."""
+    cls = node.__class__
+    attrs = node.__dict__.copy()
+    if cls is _NAME:
+        while len(levels) <= depth:
+            levels.append([])
+        levels[depth].append(node)
+        if attrs.get("annotation") is not None:
+            _copy_fields(attrs, cls, depth + 1, levels, calls)
+    else:
+        if cls is _CALL:
+            calls.append(node)
+        _copy_fields(attrs, cls, depth + 1, levels, calls)
+    new = cls.__new__(cls)
+    new.__dict__ = attrs
+    return new
+
+
+def _copy_fields(attrs, cls, depth, levels, calls):
+    """Copy deeply the nodes in ``attrs`` (the copied ``__dict__`` of a ``cls``), those
+    with fields; their depth is ``depth``."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = walked_fields(cls)
+    for field in fields:
+        value = attrs.get(field)
+        if value.__class__ is list:
+            attrs[field] = [
+                _copied(v, depth, levels, calls) if isinstance(v, _AST) and v._fields else v
+                for v in value
+            ]
+        elif isinstance(value, _AST) and value._fields:
+            attrs[field] = _copied(value, depth, levels, calls)
 
 
 def _new_numbers(order):
