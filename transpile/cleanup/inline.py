@@ -394,7 +394,7 @@ def _levels_of(node, walked):
     if known is not None and known[0] is node:
         return known[1]
     if not isinstance(node, _COMPOUND):
-        levels = []
+        levels = [[node] if node.__class__ is _NAME else []]
         _note(node, 0, levels, [])
         return levels
     merged = [[]]
@@ -415,17 +415,12 @@ _NAME, _CALL, _AST = gast.Name, gast.Call, gast.AST
 
 
 def _note(node, depth, levels, calls):
-    """Note the ``gast.Name`` nodes in ``node`` (at ``depth``) by depth in ``levels``,
-    and its ``gast.Call`` nodes in ``calls``: a depth's names in the order of a walk
-    depth first are those of one breadth first (``name_nodes``)."""
+    """Note the ``gast.Name`` nodes under ``node`` (at ``depth``, itself noted if a name)
+    by depth in ``levels``, and its ``gast.Call`` nodes in ``calls``: a depth's names
+    in the order of a walk depth first are those of one breadth first (``name_nodes``).
+    A name without an annotation (most of them) is noted without a call."""
     cls = node.__class__
-    if cls is _NAME:
-        while len(levels) <= depth:
-            levels.append([])
-        levels[depth].append(node)
-        if getattr(node, "annotation", None) is None:
-            return
-    elif cls is _CALL:
+    if cls is _CALL:
         calls.append(node)
     fields = _FIELDS.get(cls)
     if fields is None:
@@ -433,12 +428,15 @@ def _note(node, depth, levels, calls):
     depth += 1
     for field in fields:
         child = getattr(node, field, None)
-        if child.__class__ is list:
-            for c in child:
-                if isinstance(c, _AST):
+        for c in child if child.__class__ is list else (child,):
+            if c.__class__ is _NAME:
+                while len(levels) <= depth:
+                    levels.append([])
+                levels[depth].append(c)
+                if getattr(c, "annotation", None) is not None:
                     _note(c, depth, levels, calls)
-        elif isinstance(child, _AST):
-            _note(child, depth, levels, calls)
+            elif isinstance(c, _AST):
+                _note(c, depth, levels, calls)
 
 
 def _copy_block(stmts, walked):
@@ -466,9 +464,26 @@ def _copy_block(stmts, walked):
     return copies
 
 
+def _copy_fields(attrs, cls, depth, levels, calls):
+    """Copy deeply the nodes with fields in ``attrs`` (the copied ``__dict__`` of a node
+    of ``cls``), at ``depth``, noting the names and calls in them as ``_note``."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = walked_fields(cls)
+    for field in fields:
+        value = attrs.get(field)
+        if value.__class__ is list:
+            attrs[field] = [
+                _copied(v, depth, levels, calls) if isinstance(v, _AST) and v._fields else v
+                for v in value
+            ]
+        elif isinstance(value, _AST) and value._fields:
+            attrs[field] = _copied(value, depth, levels, calls)
+
+
 def _copied(node, depth, levels, calls):
-    """``clone(node)`` (a node with fields), noting ``node``'s names and calls as
-    ``_note``."""
+    """``clone(node)`` (a node with fields, at ``depth``), noting the names and calls
+    in it as ``_note``."""
     cls = node.__class__
     attrs = node.__dict__.copy()
     if cls is _NAME:
@@ -484,23 +499,6 @@ def _copied(node, depth, levels, calls):
     new = cls.__new__(cls)
     new.__dict__ = attrs
     return new
-
-
-def _copy_fields(attrs, cls, depth, levels, calls):
-    """Copy deeply the nodes in ``attrs`` (the copied ``__dict__`` of a ``cls``), those
-    with fields; their depth is ``depth``."""
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        fields = _FIELDS[cls] = walked_fields(cls)
-    for field in fields:
-        value = attrs.get(field)
-        if value.__class__ is list:
-            attrs[field] = [
-                _copied(v, depth, levels, calls) if isinstance(v, _AST) and v._fields else v
-                for v in value
-            ]
-        elif isinstance(value, _AST) and value._fields:
-            attrs[field] = _copied(value, depth, levels, calls)
 
 
 def _new_numbers(order):
