@@ -10,7 +10,8 @@ temporaries left are numbered afresh in order (``_t1, _t2, ...``), and an adjoin
 temporary whose primal one is gone is called ``g1, g2, ...`` (a gradient).
 """
 
-from itertools import chain
+from itertools import chain, compress, zip_longest
+from operator import attrgetter
 from typing import NamedTuple
 
 import gast
@@ -368,21 +369,19 @@ def _renumber(body, namer, walked):
     The order is ``name_nodes``' (breadth first in each of ``body``'s items), found
     from the names by depth of the statements ``walked`` has (``_Memo.walked``) and
     a walk of the others."""
-    nodes = {}  # a node may sit in two places (a shared subtree): rename it once
-    for item in body:
-        for level in _levels_of(item, walked):
-            for n in level:
-                nodes[id(n)] = n
+    found = list(chain.from_iterable(chain.from_iterable(_levels_of(s, walked) for s in body)))
+    # a node may sit in two places (a shared subtree): rename it once
+    nodes = list(dict(zip(map(id, found), found)).values())
+    ids = list(map(_ID, nodes))
     temporaries = namer.temporaries
-    order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in temporaries))
+    order = [name for name in dict.fromkeys(ids) if name in temporaries]
     new = _new_numbers(order)
-    taken = {n.id for n in nodes.values()} - set(new)
+    taken = set(ids) - set(new)
     for old, wanted in list(new.items()):
         if wanted in taken:
             new[old] = namer.fresh(wanted)
-    for n in nodes.values():
-        if n.id in new:
-            n.id = new[n.id]
+    for n in compress(nodes, map(new.__contains__, ids)):
+        n.id = new[n.id]
     return body
 
 
@@ -397,19 +396,20 @@ def _levels_of(node, walked):
         levels = [[node] if node.__class__ is _NAME else []]
         _note(node, 0, levels, [])
         return levels
-    merged = [[]]
+    parts = []  # each part's levels, in order
     for field in walked_fields(node.__class__):
         child = getattr(node, field, None)
         for part in child if child.__class__ is list else (child,):
-            if isinstance(part, gast.AST):
-                inner = _levels_of(part, walked)
-                while len(merged) <= len(inner):
-                    merged.append([])
-                for depth, found in enumerate(inner, 1):
-                    merged[depth] += found
-    return merged
+            known = walked.get(id(part))  # most parts: a statement as walked
+            if known is not None and known[0] is part:
+                parts.append(known[1])
+            elif isinstance(part, gast.AST):
+                parts.append(_levels_of(part, walked))
+    by_depth = zip_longest(*parts, fillvalue=())
+    return [[], *(list(chain.from_iterable(level)) for level in by_depth)]
 
 
+_ID = attrgetter("id")
 _FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 _NAME, _CALL, _AST = gast.Name, gast.Call, gast.AST
 
@@ -464,26 +464,9 @@ def _copy_block(stmts, walked):
     return copies
 
 
-def _copy_fields(attrs, cls, depth, levels, calls):
-    """Copy deeply the nodes with fields in ``attrs`` (the copied ``__dict__`` of a node
-    of ``cls``), at ``depth``, noting the names and calls in them as ``_note``."""
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        fields = _FIELDS[cls] = walked_fields(cls)
-    for field in fields:
-        value = attrs.get(field)
-        if value.__class__ is list:
-            attrs[field] = [
-                _copied(v, depth, levels, calls) if isinstance(v, _AST) and v._fields else v
-                for v in value
-            ]
-        elif isinstance(value, _AST) and value._fields:
-            attrs[field] = _copied(value, depth, levels, calls)
-
-
 def _copied(node, depth, levels, calls):
-    """``clone(node)`` (a node with fields, at ``depth``), noting the names and calls
-    in it as ``_note``."""
+    """``clone(node)`` (a node with fields), noting ``node``'s names and calls as
+    ``_note``."""
     cls = node.__class__
     attrs = node.__dict__.copy()
     if cls is _NAME:
@@ -499,6 +482,23 @@ def _copied(node, depth, levels, calls):
     new = cls.__new__(cls)
     new.__dict__ = attrs
     return new
+
+
+def _copy_fields(attrs, cls, depth, levels, calls):
+    """Copy deeply the nodes in ``attrs`` (the copied ``__dict__`` of a ``cls``), those
+    with fields; their depth is ``depth``."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = walked_fields(cls)
+    for field in fields:
+        value = attrs.get(field)
+        if value.__class__ is list:
+            attrs[field] = [
+                _copied(v, depth, levels, calls) if isinstance(v, _AST) and v._fields else v
+                for v in value
+            ]
+        elif isinstance(value, _AST) and value._fields:
+            attrs[field] = _copied(value, depth, levels, calls)
 
 
 def _new_numbers(order):
