@@ -69,11 +69,12 @@ def _fold_updates(stmts, memo):
     """``a = X`` followed (with nothing reading ``a`` or changing what ``X`` reads in
     between) by ``a = a + Y`` is ``a = X + Y``: one line for one value."""
     for s in stmts:
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
-                _fold_updates(inner, memo)
+        if isinstance(s, _COMPOUND):
+            _fold_updates(s.body, memo)
+            _fold_updates(s.orelse, memo)
     updated = {t for t in map(_self_update_target, stmts) if t is not None}
+    if not updated:
+        return  # nothing to fold into a definition
     i = 0
     while i < len(stmts):
         j = _update_of(stmts, i, memo, updated)
@@ -118,9 +119,7 @@ def _self_update_target(s):
 
 
 def _single_name_assignment(s):
-    return (
-        isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
-    )
+    return s.__class__ is _ASSIGN and len(s.targets) == 1 and s.targets[0].__class__ is _NAME
 
 
 def _updates(later, a, first, memo):
@@ -143,11 +142,10 @@ def _inline_block(stmts, index, memo):
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
-                _inline_block(inner, index, memo)
-        if _try_inline(stmts, i, index, memo):
+        if isinstance(s, _COMPOUND):
+            _inline_block(s.body, index, memo)
+            _inline_block(s.orelse, index, memo)
+        elif _try_inline(stmts, i, index, memo):
             del stmts[i]
             continue
         i += 1
@@ -351,8 +349,15 @@ def _pure_call(call, names):
 
 
 def _replace(stmt, old, new):
-    for parent in descendants(stmt):
-        for field in parent._fields:
+    """Put ``new`` where ``old`` (a node in ``stmt``, there once) is: a walk breadth
+    first, stopping there."""
+    todo = [stmt]
+    push = todo.append
+    for parent in todo:
+        fields = _FIELDS.get(parent.__class__)
+        if fields is None:
+            fields = _FIELDS[parent.__class__] = walked_fields(parent.__class__)
+        for field in fields:
             child = getattr(parent, field, None)
             if child is old:
                 setattr(parent, field, new)
@@ -362,6 +367,10 @@ def _replace(stmt, old, new):
                     if c is old:
                         child[k] = new
                         return
+                    if isinstance(c, _AST):
+                        push(c)
+            elif isinstance(child, _AST):
+                push(child)
 
 
 def _renumber(body, namer, walked):
@@ -411,7 +420,7 @@ def _levels_of(node, walked):
 
 _ID = attrgetter("id")
 _FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
-_NAME, _CALL, _AST = gast.Name, gast.Call, gast.AST
+_NAME, _CALL, _AST, _ASSIGN = gast.Name, gast.Call, gast.AST, gast.Assign
 
 
 def _note(node, depth, levels, calls):
