@@ -455,50 +455,42 @@ def _copy_block(stmts, walked):
     for s in stmts:
         if not s._fields:  # ``pass``: shared, as ``clone`` shares it
             copies.append(s)
-            continue
-        cls = s.__class__
-        attrs = s.__dict__.copy()
-        if isinstance(s, _COMPOUND):
+        elif isinstance(s, _COMPOUND):
+            cls = s.__class__
+            attrs = s.__dict__.copy()
             for field in walked_fields(cls):
                 value = attrs.get(field)
                 is_block = field in ("body", "orelse")
                 attrs[field] = _copy_block(value, walked) if is_block else clone(value)
+            copy = cls.__new__(cls)
+            copy.__dict__ = attrs
+            copies.append(copy)
         else:
             levels, calls = [], []
-            _copy_fields(attrs, cls, 1, levels, calls)
+            copies.append(_copied(s, 0, levels, calls))
             walked[id(s)] = (s, levels, calls)
-        copy = cls.__new__(cls)
-        copy.__dict__ = attrs
-        copies.append(copy)
     return copies
 
 
 def _copied(node, depth, levels, calls):
-    """``clone(node)`` (a node with fields), noting ``node``'s names and calls as
-    ``_note``."""
+    """``clone(node)`` (a node with fields, at ``depth``), noting ``node``'s names and
+    calls as ``_note``."""
     cls = node.__class__
+    new = cls.__new__(cls)
     attrs = node.__dict__.copy()
     if cls is _NAME:
         while len(levels) <= depth:
             levels.append([])
         levels[depth].append(node)
-        if attrs.get("annotation") is not None:
-            _copy_fields(attrs, cls, depth + 1, levels, calls)
-    else:
-        if cls is _CALL:
-            calls.append(node)
-        _copy_fields(attrs, cls, depth + 1, levels, calls)
-    new = cls.__new__(cls)
-    new.__dict__ = attrs
-    return new
-
-
-def _copy_fields(attrs, cls, depth, levels, calls):
-    """Copy deeply the nodes in ``attrs`` (the copied ``__dict__`` of a ``cls``), those
-    with fields; their depth is ``depth``."""
+        if attrs.get("annotation") is None:
+            new.__dict__ = attrs
+            return new  # most names: nothing under them to copy
+    elif cls is _CALL:
+        calls.append(node)
     fields = _FIELDS.get(cls)
     if fields is None:
         fields = _FIELDS[cls] = walked_fields(cls)
+    depth += 1
     for field in fields:
         value = attrs.get(field)
         if value.__class__ is list:
@@ -508,6 +500,8 @@ def _copy_fields(attrs, cls, depth, levels, calls):
             ]
         elif isinstance(value, _AST) and value._fields:
             attrs[field] = _copied(value, depth, levels, calls)
+    new.__dict__ = attrs
+    return new
 
 
 def _new_numbers(order):
