@@ -145,7 +145,7 @@ def _inline_block(stmts, index, memo):
         if isinstance(s, _COMPOUND):
             _inline_block(s.body, index, memo)
             _inline_block(s.orelse, index, memo)
-        elif _try_inline(stmts, i, index, memo):
+        elif s.__class__ is _ASSIGN and _try_inline(stmts, i, index, memo):
             del stmts[i]
             continue
         i += 1
@@ -298,14 +298,11 @@ class _Facts(NamedTuple):
 
 def _facts(found, calls, names):
     """The facts of a statement with the Name nodes ``found`` and the Call nodes ``calls``."""
-    mentioned, stored, loaded = set(), set(), set()
-    for n in found:
-        mentioned.add(n.id)
-        if isinstance(n.ctx, gast.Store):
-            stored.add(n.id)
-        elif isinstance(n.ctx, gast.Load):
-            loaded.add(n.id)
-    impure = [c for c in calls if not _pure_call(c, names)]
+    found = list(found)
+    mentioned = set(map(_ID, found))
+    stored = {n.id for n in found if n.ctx.__class__ is _STORE}
+    loaded = {n.id for n in found if n.ctx.__class__ is _LOAD}
+    impure = [c for c in calls if not _pure_call(c, names)] if calls else []
     return _Facts(mentioned, stored, loaded, impure)
 
 
@@ -421,6 +418,7 @@ def _levels_of(node, walked):
 _ID = attrgetter("id")
 _FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 _NAME, _CALL, _AST, _ASSIGN = gast.Name, gast.Call, gast.AST, gast.Assign
+_LOAD, _STORE = gast.Load, gast.Store
 
 
 def _note(node, depth, levels, calls):
