@@ -155,19 +155,24 @@ def _drop_strays(stmts):
     ``pass`` where other statements stand."""
     cleaned = []
     last_comment = None
+    alone = len(stmts) == 1
     for i, s in enumerate(stmts):
-        if _is_comment(s):
+        kind = s.__class__
+        if kind is gast.Expr and _is_comment(s):
             nxt = stmts[i + 1] if i + 1 < len(stmts) else None
             ends = nxt is None or _is_comment(nxt) or isinstance(nxt, gast.Return)
             if ends or s.value.value == last_comment:
                 continue
             last_comment = s.value.value
-        elif isinstance(s, (gast.If, gast.For, gast.While)):
+        elif kind in _COMPOUND_KINDS:
             last_comment = None
-        if isinstance(s, gast.Pass) and len(stmts) > 1:
+        elif kind is gast.Pass and not alone:
             continue
         cleaned.append(s)
     return cleaned
+
+
+_COMPOUND_KINDS = frozenset((gast.If, gast.For, gast.While))
 
 
 def _is_comment(s):
