@@ -10,12 +10,14 @@ temporaries left are numbered afresh in order (``_t1, _t2, ...``), and an adjoin
 temporary whose primal one is gone is called ``g1, g2, ...`` (a gradient).
 """
 
+from itertools import chain, compress, zip_longest
+from operator import attrgetter
 from typing import NamedTuple
 
 import gast
 
 from transpile.core import defuse, printer
-from transpile.core.nodes import clone, descendants, name_nodes, names_and_calls
+from transpile.core.nodes import clone, descendants, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
@@ -28,25 +30,27 @@ _COMPOUND = (gast.If, gast.For, gast.While)
 def stage(fn, ctx):
     """Inline the outputs' temporaries (keeping the one-per-line form where ``entry``
     makes shape variants from it)."""
+    walked = {}  # the statements' names and calls, from one walk over each (_Memo.walked)
     for out in fn.outputs:
         if out is fn.outputs[-1] and fn.static is not None:
-            out.anf = clone(out.body)
-        out.body = compact(out.body, fn.names, fn.namer, renumber=False)
+            out.anf = _copy_block(out.body, walked)  # the copy's walk is the index's
+        out.body = compact(out.body, fn.names, fn.namer, renumber=False, walked=walked)
     # one numbering for all: a callee's forward and adjoint functions share the saved names
-    _renumber([*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)], fn.namer)
+    everything = [*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)]
+    _renumber(everything, fn.namer, walked)
     return fn
 
 
-def compact(body, names, namer, renumber=True, also=frozenset()):
+def compact(body, names, namer, renumber=True, also=frozenset(), walked=None):
     """``body`` with its single-use temporaries (and names in ``also``) inlined, updates
     folded into the definition before them, and (with ``renumber``) the temporaries
-    left renumbered."""
+    left renumbered. ``walked``: ``_Memo.walked``, kept for a later ``_renumber``."""
     index = defuse.Index([], only=set(namer.temporaries) | set(also))
-    memo = _Memo(names)
+    memo = _Memo(names, {} if walked is None else walked)
     _index(body, index, memo)
     _inline_block(body, index, memo)
     _fold_updates(body, memo)
-    return _renumber(body, namer) if renumber else body
+    return _renumber(body, namer, memo.walked) if renumber else body
 
 
 def _index(stmts, index, memo):
@@ -58,18 +62,19 @@ def _index(stmts, index, memo):
             _index(s.body, index, memo)
             _index(s.orelse, index, memo)
         else:
-            index.add(s, memo.walk(s))
+            index.add(s, memo.names_in(s))
 
 
 def _fold_updates(stmts, memo):
     """``a = X`` followed (with nothing reading ``a`` or changing what ``X`` reads in
     between) by ``a = a + Y`` is ``a = X + Y``: one line for one value."""
     for s in stmts:
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
-                _fold_updates(inner, memo)
+        if isinstance(s, _COMPOUND):
+            _fold_updates(s.body, memo)
+            _fold_updates(s.orelse, memo)
     updated = {t for t in map(_self_update_target, stmts) if t is not None}
+    if not updated:
+        return  # nothing to fold into a definition
     i = 0
     while i < len(stmts):
         j = _update_of(stmts, i, memo, updated)
@@ -114,9 +119,7 @@ def _self_update_target(s):
 
 
 def _single_name_assignment(s):
-    return (
-        isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
-    )
+    return s.__class__ is _ASSIGN and len(s.targets) == 1 and s.targets[0].__class__ is _NAME
 
 
 def _updates(later, a, first, memo):
@@ -139,11 +142,10 @@ def _inline_block(stmts, index, memo):
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if inner and isinstance(s, (gast.If, gast.For, gast.While)):
-                _inline_block(inner, index, memo)
-        if _try_inline(stmts, i, index, memo):
+        if isinstance(s, _COMPOUND):
+            _inline_block(s.body, index, memo)
+            _inline_block(s.orelse, index, memo)
+        elif s.__class__ is _ASSIGN and _try_inline(stmts, i, index, memo):
             del stmts[i]
             continue
         i += 1
@@ -197,23 +199,30 @@ class _Memo:
     statements' (``moved_into``, ``folded_into``), and is printed again when next
     measured. Entries hold their statement, so an ``id`` is never reused under them."""
 
-    def __init__(self, names):
+    def __init__(self, names, walked):
         self.names = names
         self._facts, self._length = {}, {}
-        self._walked = {}  # id -> (statement, its Name nodes, its Call nodes)
+        # id -> (simple statement, its Name nodes by depth, its Call nodes), from one
+        # walk (``_walk``, or ``_copy_block``'s), while the statement is as walked
+        self.walked = walked
 
-    def walk(self, stmt):
-        """The ``gast.Name`` nodes of ``stmt`` (``name_nodes``' list), its calls kept
-        for its facts."""
-        found, calls = names_and_calls(stmt)
-        self._walked[id(stmt)] = (stmt, found, calls)
+    def _walk(self, stmt):
+        found = self.walked.get(id(stmt))
+        if found is None or found[0] is not stmt:
+            levels, calls = [], []
+            _note(stmt, 0, levels, calls)
+            found = self.walked[id(stmt)] = (stmt, levels, calls)
         return found
+
+    def names_in(self, stmt):
+        """The ``gast.Name`` nodes of ``stmt`` in ``name_nodes``' order."""
+        return chain.from_iterable(self._walk(stmt)[1])
 
     def _of(self, stmt):
         found = self._facts.get(id(stmt))
         if found is None:
-            walked = self._walked.pop(id(stmt), None)
-            names, calls = names_and_calls(stmt) if walked is None else walked[1:]
+            _, levels, calls = self._walk(stmt)
+            names = chain.from_iterable(levels)
             found = self._facts[id(stmt)] = (stmt, _facts(names, calls, self.names))
         return found[1]
 
@@ -265,6 +274,7 @@ class _Memo:
         )
         self._facts[id(reader)] = (reader, facts)
         self._length.pop(id(reader), None)
+        self.walked.pop(id(reader), None)
 
     def folded_into(self, update, first):
         """``update`` (``a = a OP Y``, ``Y`` pure and free of ``a``) now reads the
@@ -276,6 +286,7 @@ class _Memo:
         )
         self._facts[id(update)] = (update, facts)
         self._length.pop(id(update), None)
+        self.walked.pop(id(update), None)
 
 
 class _Facts(NamedTuple):
@@ -287,14 +298,11 @@ class _Facts(NamedTuple):
 
 def _facts(found, calls, names):
     """The facts of a statement with the Name nodes ``found`` and the Call nodes ``calls``."""
-    mentioned, stored, loaded = set(), set(), set()
-    for n in found:
-        mentioned.add(n.id)
-        if isinstance(n.ctx, gast.Store):
-            stored.add(n.id)
-        elif isinstance(n.ctx, gast.Load):
-            loaded.add(n.id)
-    impure = [c for c in calls if not _pure_call(c, names)]
+    found = list(found)
+    mentioned = set(map(_ID, found))
+    stored = {n.id for n in found if n.ctx.__class__ is _STORE}
+    loaded = {n.id for n in found if n.ctx.__class__ is _LOAD}
+    impure = [c for c in calls if not _pure_call(c, names)] if calls else []
     return _Facts(mentioned, stored, loaded, impure)
 
 
@@ -338,8 +346,15 @@ def _pure_call(call, names):
 
 
 def _replace(stmt, old, new):
-    for parent in descendants(stmt):
-        for field in parent._fields:
+    """Put ``new`` where ``old`` (a node in ``stmt``, there once) is: a walk breadth
+    first, stopping there."""
+    todo = [stmt]
+    push = todo.append
+    for parent in todo:
+        fields = _FIELDS.get(parent.__class__)
+        if fields is None:
+            fields = _FIELDS[parent.__class__] = walked_fields(parent.__class__)
+        for field in fields:
             child = getattr(parent, field, None)
             if child is old:
                 setattr(parent, field, new)
@@ -349,25 +364,142 @@ def _replace(stmt, old, new):
                     if c is old:
                         child[k] = new
                         return
+                    if isinstance(c, _AST):
+                        push(c)
+            elif isinstance(child, _AST):
+                push(child)
 
 
-def _renumber(body, namer):
-    """Temporaries numbered in order of first appearance; orphan adjoint ones ``g``."""
-    nodes = {}  # a node may sit in two places (a shared subtree): rename it once
-    for s in body:
-        for n in name_nodes(s):
-            if isinstance(n, gast.Name):
-                nodes.setdefault(id(n), n)
-    order = list(dict.fromkeys(n.id for n in nodes.values() if n.id in namer.temporaries))
+def _renumber(body, namer, walked):
+    """Temporaries numbered in order of first appearance; orphan adjoint ones ``g``.
+    The order is ``name_nodes``' (breadth first in each of ``body``'s items), found
+    from the names by depth of the statements ``walked`` has (``_Memo.walked``) and
+    a walk of the others."""
+    found = list(chain.from_iterable(chain.from_iterable(_levels_of(s, walked) for s in body)))
+    # a node may sit in two places (a shared subtree): rename it once
+    nodes = list(dict(zip(map(id, found), found)).values())
+    ids = list(map(_ID, nodes))
+    temporaries = namer.temporaries
+    order = [name for name in dict.fromkeys(ids) if name in temporaries]
     new = _new_numbers(order)
-    taken = {n.id for n in nodes.values()} - set(new)
+    taken = set(ids) - set(new)
     for old, wanted in list(new.items()):
         if wanted in taken:
             new[old] = namer.fresh(wanted)
-    for n in nodes.values():
-        if n.id in new:
-            n.id = new[n.id]
+    for n in compress(nodes, map(new.__contains__, ids)):
+        n.id = new[n.id]
     return body
+
+
+def _levels_of(node, walked):
+    """The ``gast.Name`` nodes in ``node``, a list for each depth. Those at depth ``d``
+    of a compound statement are the ones at depth ``d - 1`` of its parts, part after
+    part: the order a breadth-first walk (``name_nodes``) meets them in."""
+    known = walked.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    if not isinstance(node, _COMPOUND):
+        levels = [[node] if node.__class__ is _NAME else []]
+        _note(node, 0, levels, [])
+        return levels
+    parts = []  # each part's levels, in order
+    for field in walked_fields(node.__class__):
+        child = getattr(node, field, None)
+        for part in child if child.__class__ is list else (child,):
+            known = walked.get(id(part))  # most parts: a statement as walked
+            if known is not None and known[0] is part:
+                parts.append(known[1])
+            elif isinstance(part, gast.AST):
+                parts.append(_levels_of(part, walked))
+    by_depth = zip_longest(*parts, fillvalue=())
+    return [[], *(list(chain.from_iterable(level)) for level in by_depth)]
+
+
+_ID = attrgetter("id")
+_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
+_NAME, _CALL, _AST, _ASSIGN = gast.Name, gast.Call, gast.AST, gast.Assign
+_LOAD, _STORE = gast.Load, gast.Store
+
+
+def _note(node, depth, levels, calls):
+    """Note the ``gast.Name`` nodes under ``node`` (at ``depth``, itself noted if a name)
+    by depth in ``levels``, and its ``gast.Call`` nodes in ``calls``: a depth's names
+    in the order of a walk depth first are those of one breadth first (``name_nodes``).
+    A name without an annotation (most of them) is noted without a call."""
+    cls = node.__class__
+    if cls is _CALL:
+        calls.append(node)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = walked_fields(cls)
+    depth += 1
+    for field in fields:
+        child = getattr(node, field, None)
+        for c in child if child.__class__ is list else (child,):
+            if c.__class__ is _NAME:
+                while len(levels) <= depth:
+                    levels.append([])
+                levels[depth].append(c)
+                if getattr(c, "annotation", None) is not None:
+                    _note(c, depth, levels, calls)
+            elif isinstance(c, _AST):
+                _note(c, depth, levels, calls)
+
+
+def _copy_block(stmts, walked):
+    """``clone(stmts)``, walking each simple statement (``_Memo.walked``) as it is
+    copied: the copy is the one walk over the statements' nodes."""
+    copies = []
+    for s in stmts:
+        if not s._fields:  # ``pass``: shared, as ``clone`` shares it
+            copies.append(s)
+        elif isinstance(s, _COMPOUND):
+            cls = s.__class__
+            attrs = s.__dict__.copy()
+            for field in walked_fields(cls):
+                value = attrs.get(field)
+                is_block = field in ("body", "orelse")
+                attrs[field] = _copy_block(value, walked) if is_block else clone(value)
+            copy = cls.__new__(cls)
+            copy.__dict__ = attrs
+            copies.append(copy)
+        else:
+            levels, calls = [], []
+            copies.append(_copied(s, 0, levels, calls))
+            walked[id(s)] = (s, levels, calls)
+    return copies
+
+
+def _copied(node, depth, levels, calls):
+    """``clone(node)`` (a node with fields, at ``depth``), noting ``node``'s names and
+    calls as ``_note``."""
+    cls = node.__class__
+    new = cls.__new__(cls)
+    attrs = node.__dict__.copy()
+    if cls is _NAME:
+        while len(levels) <= depth:
+            levels.append([])
+        levels[depth].append(node)
+        if attrs.get("annotation") is None:
+            new.__dict__ = attrs
+            return new  # most names: nothing under them to copy
+    elif cls is _CALL:
+        calls.append(node)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = walked_fields(cls)
+    depth += 1
+    for field in fields:
+        value = attrs.get(field)
+        if value.__class__ is list:
+            attrs[field] = [
+                _copied(v, depth, levels, calls) if isinstance(v, _AST) and v._fields else v
+                for v in value
+            ]
+        elif isinstance(value, _AST) and value._fields:
+            attrs[field] = _copied(value, depth, levels, calls)
+    new.__dict__ = attrs
+    return new
 
 
 def _new_numbers(order):

@@ -15,7 +15,7 @@ import gast
 from transpile.analysis import views
 from transpile.cleanup.zeros import in_place_base
 from transpile.core.ir import COMMENT
-from transpile.core.nodes import all_stmts, const, transform
+from transpile.core.nodes import all_stmts, const, walked_fields
 from transpile_runtime import ops
 
 
@@ -76,7 +76,48 @@ def _number(v):
 
 def fold_constants_in(stmt):
     """Fold the constants of one statement (in place); returns it."""
-    return transform(stmt, _FOLD)
+    return _rewrite(stmt, _FOLD)
+
+
+_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
+_NAME, _CONSTANT, _AST = gast.Name, gast.Constant, gast.AST
+
+
+def _rewrite(node, visit):
+    """``transform(node, visit)`` (``visit`` rewriting neither names nor constants)
+    without a call for a constant or a name without an annotation, which hold no
+    node to rewrite: a third of the nodes or more."""
+    cls = node.__class__
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = walked_fields(cls)
+    for field in fields:
+        child = getattr(node, field, None)
+        if child.__class__ is list:
+            if child:
+                _rewrite_all(child, visit)
+            continue
+        kind = child.__class__
+        if kind is _NAME and getattr(child, "annotation", None) is None or kind is _CONSTANT:
+            continue
+        if isinstance(child, _AST) and child._fields:
+            new = _rewrite(child, visit)
+            if new is not child:
+                setattr(node, field, new)
+    rewrite = visit.get(cls)
+    return node if rewrite is None else rewrite(node)
+
+
+def _rewrite_all(nodes, visit):
+    """``_rewrite`` each node of the list ``nodes`` in place."""
+    for k, c in enumerate(nodes):
+        kind = c.__class__
+        if kind is _NAME and getattr(c, "annotation", None) is None or kind is _CONSTANT:
+            continue
+        if isinstance(c, _AST) and c._fields:
+            new = _rewrite(c, visit)
+            if new is not c:
+                nodes[k] = new
 
 
 def tidy(stmts):
@@ -114,19 +155,24 @@ def _drop_strays(stmts):
     ``pass`` where other statements stand."""
     cleaned = []
     last_comment = None
+    alone = len(stmts) == 1
     for i, s in enumerate(stmts):
-        if _is_comment(s):
+        kind = s.__class__
+        if kind is gast.Expr and _is_comment(s):
             nxt = stmts[i + 1] if i + 1 < len(stmts) else None
             ends = nxt is None or _is_comment(nxt) or isinstance(nxt, gast.Return)
             if ends or s.value.value == last_comment:
                 continue
             last_comment = s.value.value
-        elif isinstance(s, (gast.If, gast.For, gast.While)):
+        elif kind in _COMPOUND_KINDS:
             last_comment = None
-        if isinstance(s, gast.Pass) and len(stmts) > 1:
+        elif kind is gast.Pass and not alone:
             continue
         cleaned.append(s)
     return cleaned
+
+
+_COMPOUND_KINDS = frozenset((gast.If, gast.For, gast.While))
 
 
 def _is_comment(s):
@@ -152,15 +198,26 @@ def fold_and_drop_defaults(body, ops_name):
     visit = dict(_FOLD)
     visit[gast.Call] = functools.partial(_drop_defaults, ops_name=ops_name)
     writes = _writes_in_place(body)
-    return [s if writes and _folds_to_alias(s) else transform(s, visit) for s in body]
+    return [s if writes and _folds_to_alias(s) else _rewrite(s, visit) for s in body]
 
 
 def _writes_in_place(body):
     """Whether any statement of ``body`` writes into an array in place."""
     return any(
-        isinstance(s, gast.AugAssign) or views.written_by(s) or in_place_base(s)
+        isinstance(s, gast.AugAssign)
+        or _may_write_in_place(s)
+        and (views.written_by(s) or in_place_base(s))
         for s in all_stmts(body)
     )
+
+
+def _may_write_in_place(s):
+    """Whether ``s`` has one of the only forms ``written_by`` and ``in_place_base`` may
+    find a write in (into a subscript, by a call): most statements have neither,
+    and need no more question."""
+    if isinstance(s, gast.Assign):
+        return isinstance(s.targets[0], gast.Subscript) or isinstance(s.value, gast.Call)
+    return isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
 
 
 def _folds_to_alias(s):
