@@ -29,7 +29,7 @@ from transpile.core import stack_room
 from transpile.core.errors import TranspileError, UndefinedName
 from transpile.core.ir import MISSING
 from transpile.core.nodes import descendants, function_def, name_nodes
-from transpile.front import lambda_source, varargs
+from transpile.front import gast_tree, lambda_source, varargs
 from transpile_runtime import instances
 
 
@@ -235,7 +235,7 @@ def _read(func, lines, first):
     they compile to the code that runs."""
     source = textwrap.dedent("".join(lines))
     try:
-        module = gast.parse(source)
+        module = gast_tree.parse(source)
     except SyntaxError as exc:
         raise _changed_error(func, f"its source no longer parses ({exc.msg})") from None
     tree = module.body[0] if module.body else None
