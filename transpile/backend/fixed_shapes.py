@@ -257,8 +257,8 @@ class _Eligibility:
 
     def static_deps(self, node):
         """The parameters a shape-like value depends on, or None if it is data."""
-        method = getattr(self, "_deps_" + type(node).__name__, None)
-        return None if method is None else method(node)
+        method = _DEPS_BY_TYPE.get(type(node))
+        return None if method is None else method(self, node)
 
     def _deps_of(self, nodes):
         """The parameters all of ``nodes`` depend on, or None if one of them is data."""
@@ -299,10 +299,17 @@ class _Eligibility:
             return None if node.keywords else self._deps_of(node.args)
         return frozenset() if _declared_shape(f) is Shape.STATIC_RESULT else None
 
-    def require_static(self, node, why=_INDEX_WHY):
+    def require_static(self, node, callee=None):
+        """``node`` must be static: an index, or (``callee`` given) a shape, axis or
+        size argument of a call of ``callee``, named in the refusal (only when
+        refused: printing the callee of every call costs more than the check)."""
         deps = self.static_deps(node)
         if deps is None:
-            raise _Ineligible(why)
+            if callee is None:
+                raise _Ineligible(_INDEX_WHY)
+            raise _Ineligible(
+                f"{_named(callee)}: a shape, axis or size argument that the signature does not fix"
+            )
         self.static_params |= deps
 
     def data(self, node):
@@ -345,13 +352,12 @@ class _Eligibility:
             if isinstance(a, gast.Starred):
                 raise _Ineligible(f"{_named(f)}(*...): a starred argument")
             self.data(a)
-        why = f"{_named(f)}: a shape, axis or size argument that the signature does not fix"
         for a in static:
-            self.require_static(a, why)
+            self.require_static(a, f)
         for k in node.keywords:
             if k.arg is None:
                 raise _Ineligible(f"{_named(f)}(**...): keywords unpacked")
-            self.require_static(k.value, why)
+            self.require_static(k.value, f)
 
     def split(self, node):
         """A call's arguments as (data, static), by its callee's declared shape."""
@@ -367,3 +373,18 @@ class _Eligibility:
                 why = "its result's shape is not declared to follow from its arguments' shapes"
             raise _Ineligible(f"{_named(node.func)}: {why}")
         return split(list(node.args))
+
+
+# the node types a shape-like value may be made of -> how ``static_deps`` reads them
+_DEPS_BY_TYPE = {
+    gast.Constant: _Eligibility._deps_Constant,
+    gast.Name: _Eligibility._deps_Name,
+    gast.Attribute: _Eligibility._deps_Attribute,
+    gast.Tuple: _Eligibility._deps_Tuple,
+    gast.List: _Eligibility._deps_List,
+    gast.Slice: _Eligibility._deps_Slice,
+    gast.UnaryOp: _Eligibility._deps_UnaryOp,
+    gast.BinOp: _Eligibility._deps_BinOp,
+    gast.Subscript: _Eligibility._deps_Subscript,
+    gast.Call: _Eligibility._deps_Call,
+}

@@ -220,12 +220,12 @@ def _is_plain(arg):
     return isinstance(arg, (gast.Name, gast.Constant))
 
 
-def used_as_values(tree, is_map, is_inlined=lambda call: False):
-    """The names ``tree`` reads other than as a called function (or the function
-    ``map`` applies, or an argument of a helper inlined at the call, ``is_inlined``): a
-    local function among them cannot be inlined."""
+def used_as_values(nodes, is_map, is_inlined=lambda call: False):
+    """The names ``nodes`` (a tree's ``descendants``) read other than as a called
+    function (or the function ``map`` applies, or an argument of a helper inlined at the
+    call, ``is_inlined``): a local function among them cannot be inlined."""
     found = set()
-    for n in descendants(tree):
+    for n in nodes:
         if isinstance(n, gast.Call) and is_inlined(n):
             values = []
         elif isinstance(n, gast.Call):

@@ -106,7 +106,7 @@ class _Normalizer:
         self.bindings = _binding_counts(walked, parsed.tree)
         self.defined = _functions_defined(walked, parsed.tree)
         self.helpers = set()  # the helpers being inlined, by id (function_args)
-        self.values = desugar.used_as_values(parsed.tree, self._is_map, self._to_inline)
+        self.values = desugar.used_as_values(walked, self._is_map, self._to_inline)
         self.caught = {  # the names of lowered try statements (``exceptions``)
             n.targets[0].id for n in walked if isinstance(n, gast.Assign) and calls_marker(n, TRY)
         }

@@ -89,6 +89,9 @@ class _Rewrite(gast.NodeTransformer):
         return node
 
     def visit(self, node):
+        cls = node.__class__
+        if cls in _LEAVES or cls is gast.Name and node.annotation is None:
+            return node  # nothing under it: generic_visit would only walk it
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
             made = self.instances_called(node)
             if made:  # LeastSquares()(p, d): the object made first, bound to a name
@@ -435,6 +438,15 @@ class _Rewrite(gast.NodeTransformer):
                 "keep the new value in a local variable and return it; a counter "
                 "(a field holding ints) or one that holds no number can be written",
             )
+
+
+# the nodes nothing in the rewrite changes and that hold no node it may change:
+# contexts, operators, constants (the most of a function's nodes, with its names)
+_LEAVES = frozenset(
+    cls
+    for cls in vars(gast).values()
+    if isinstance(cls, type) and issubclass(cls, gast.AST) and not cls._fields
+) | {gast.Constant}
 
 
 def _class_attribute(parsed, bind, node, lay):
