@@ -235,9 +235,8 @@ class _Eligibility:
         deps = self.static_deps(s.iter)
         if deps is None or s.orelse or not isinstance(s.target, gast.Name):
             raise _Ineligible(_STATEMENT_WHY[gast.For])
-        for n in name_nodes(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                self.static.pop(n.id, None)
+        for stored in {n.id for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}:
+            self.static.pop(stored, None)
         self.static[s.target.id] = deps
         self.static_params |= deps  # the trip count is part of the signature
         for stmt in s.body:

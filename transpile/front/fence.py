@@ -84,7 +84,8 @@ def run(parsed, helper=False, called=True) -> frozenset:
             "in a differentiated function",
             "use plain positional parameters (with defaults if needed)",
         )
-    yields = generators.own_yields(tree)
+    nodes = descendants(tree)  # walked once, for the yields and the in-place updates
+    yields = generators.own_yields(tree, nodes)
     if yields and not called:
         raise at(
             parsed,
@@ -95,7 +96,7 @@ def run(parsed, helper=False, called=True) -> frozenset:
     allowed = generators.check(parsed, yields) if yields else set()
     for stmt in tree.body:
         _check(parsed, stmt, allowed)
-    return inplace.check(parsed, helper)
+    return inplace.check(parsed, helper, nodes)
 
 
 def _check(parsed, root, allowed=frozenset()):

@@ -75,7 +75,7 @@ class _Converter(Ast3ToGAst):
         if target is None:  # not a node of gast's: dropped, as gast drops it
             return _dropped
         fields, attributes, visit, ast_type = cls._fields, cls._attributes, self.visit, ast.AST
-        if not fields and not attributes:  # a context or an operator: a new one per node, as gast makes them
+        if not fields and not attributes:  # a context or an operator: a new one per node
             return lambda node: target()
 
         def generic(node):

@@ -197,15 +197,17 @@ _CONTAINER_BUILTINS = frozenset(
 )
 
 
-def check(parsed, is_helper: bool) -> frozenset:
+def check(parsed, is_helper: bool, nodes=None) -> frozenset:
     """Raise TranspileError for an augmented assignment whose in-place update is seen;
     return the user functions called whose updates of their parameters were followed
     here (a call updating the function's own array, read no more afterwards).
 
     ``parsed.tree`` is the user's ``FunctionDef`` before normalization. With
-    ``is_helper``, an update of an array the caller passed in is refused too.
+    ``is_helper``, an update of an array the caller passed in is refused too. ``nodes``:
+    the ``descendants`` of ``parsed.tree``, where the caller has them.
     """
-    nodes = descendants(parsed.tree)
+    if nodes is None:
+        nodes = descendants(parsed.tree)
     if not any(isinstance(node, gast.AugAssign) for node in nodes) and not _calls_updating(
         parsed, nodes
     ):
