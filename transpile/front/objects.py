@@ -72,7 +72,11 @@ def stage(fn, ctx):
 class _Rewrite(gast.NodeTransformer):
     def __init__(self, fn, layouts):
         self.fn, self.parsed = fn, fn.parsed
-        stored = _stored(fn.parsed.tree)
+        # the names assigned, once per assignment, in the function as it is now: no
+        # rewrite binds a name before ``store_counts`` is first asked (the loops it
+        # unrolls and the objects it binds to names ask it first)
+        self._assigned = list(_stored_names(fn.parsed.tree))
+        stored = set(self._assigned)
         self.layouts = {p: lay for p, lay in layouts.items() if p not in stored}
         self.bound = {}  # (id(object), wrapped) -> the name it is bound to
         self.locals = {}  # a name bound once to an element of a list of objects -> Layout
@@ -81,7 +85,7 @@ class _Rewrite(gast.NodeTransformer):
     def store_counts(self):
         """How often each name is assigned in the function (counted once, on demand)."""
         if self._store_counts is None:
-            self._store_counts = _store_counts(self.parsed.tree)
+            self._store_counts = collections.Counter(self._assigned)
         return self._store_counts
 
     def visit_FunctionDef(self, node):
@@ -539,10 +543,6 @@ def _stored_attribute(stmt, params):
 
 def _listed(visited):
     return visited if isinstance(visited, list) else [visited]
-
-
-def _store_counts(tree):
-    return collections.Counter(_stored_names(tree))
 
 
 def _stored_names(tree):

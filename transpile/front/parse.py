@@ -18,6 +18,7 @@ import dis
 import inspect
 import linecache
 import math
+import operator
 import os
 import textwrap
 import types
@@ -225,9 +226,10 @@ def _indent(line):
 
 
 def _last_line(code):
-    ends = [end for _, end, _, _ in code.co_positions() if end is not None]
+    # the end line of each instruction (None where it has none; 0 changes no maximum)
+    ends = [max(filter(None, map(operator.itemgetter(1), code.co_positions())), default=0)]
     ends += [_last_line(c) for c in code.co_consts if inspect.iscode(c)]
-    return max(ends, default=0)
+    return max(ends)
 
 
 def _read(func, lines, first):
