@@ -46,9 +46,10 @@ _SPLITS = {
 }
 
 
-def _attribute_shape(attr):
-    """The declared ``Shape`` of an attribute (``x.T``, ``x.shape``); VARIES if undeclared."""
-    declaration = registry().attribute_declaration(attr)
+def _attribute_shape(rules, attr):
+    """The declared ``Shape`` of an attribute (``x.T``, ``x.shape``) in the registry
+    ``rules``; VARIES if undeclared."""
+    declaration = rules.attribute_declaration(attr)
     return Shape.VARIES if declaration is None else declaration.shape
 
 
@@ -67,10 +68,10 @@ def _list_method(node):
     )
 
 
-def _declared_shape(obj):
-    """The declared ``Shape`` of a callable's result; a ufunc without a declaration is
-    elementwise; anything else undeclared is VARIES."""
-    declaration = registry().declaration(obj)
+def _declared_shape(rules, obj):
+    """The declared ``Shape`` of a callable's result in the registry ``rules``; a ufunc
+    without a declaration is elementwise; anything else undeclared is VARIES."""
+    declaration = rules.declaration(obj)
     if declaration is not None:
         return declaration.shape
     return Shape.ELEMENTWISE if isinstance(obj, np.ufunc) else Shape.VARIES
@@ -176,6 +177,7 @@ class _Eligibility:
         self.tape = tape_name
         self.static = {}  # name -> parameters it depends on, for names holding shapes
         self.static_params = set()
+        self.rules = registry()  # looked up once: each lookup checks the modules imported
 
     def statement(self, s):
         try:
@@ -273,7 +275,9 @@ class _Eligibility:
         return frozenset([node.id]) if node.id in self.params else None
 
     def _deps_Attribute(self, node):
-        return frozenset() if _attribute_shape(node.attr) is Shape.STATIC_RESULT else None
+        return (
+            frozenset() if _attribute_shape(self.rules, node.attr) is Shape.STATIC_RESULT else None
+        )
 
     def _deps_Tuple(self, node):
         return self._deps_of(node.elts)
@@ -296,7 +300,7 @@ class _Eligibility:
         f = self.resolve(node.func)
         if f is range or f is reversed:  # the iterations of a loop: static bounds
             return None if node.keywords else self._deps_of(node.args)
-        return frozenset() if _declared_shape(f) is Shape.STATIC_RESULT else None
+        return frozenset() if _declared_shape(self.rules, f) is Shape.STATIC_RESULT else None
 
     def require_static(self, node, callee=None):
         """``node`` must be static: an index, or (``callee`` given) a shape, axis or
@@ -329,7 +333,7 @@ class _Eligibility:
         elif isinstance(node, gast.Attribute) and getattr(node.value, "id", None) == self.ops:
             return  # ops.UNSET: a loop temporary before the first iteration
         elif isinstance(node, gast.Attribute):
-            if _attribute_shape(node.attr) is Shape.VARIES:
+            if _attribute_shape(self.rules, node.attr) is Shape.VARIES:
                 raise _Ineligible(f".{node.attr}: its shape is not declared to follow from shapes")
             self.data(node.value)
         elif isinstance(node, gast.Subscript):
@@ -363,10 +367,10 @@ class _Eligibility:
         obj = self.resolve(node.func)
         if obj is np.where and len(node.args) != 3:  # it lists indices: data-dependent shape
             raise _Ineligible("np.where(condition): its result's shape depends on values")
-        shape = _declared_shape(obj)
+        shape = _declared_shape(self.rules, obj)
         split = _SPLITS.get(shape)
         if split is None:
-            if shape is Shape.VARIES and registry().declaration(obj) is not None:
+            if shape is Shape.VARIES and self.rules.declaration(obj) is not None:
                 why = "its result's shape depends on values"
             else:
                 why = "its result's shape is not declared to follow from its arguments' shapes"
