@@ -56,6 +56,7 @@ from transpile.core.nodes import (
     descendants,
     name,
     name_nodes,
+    names_and_calls,
 )
 from transpile.front import bound_functions, object_args, parse, unroll_globals
 from transpile_runtime import instances, stop_gradient
@@ -75,7 +76,12 @@ class _Rewrite(gast.NodeTransformer):
         # the names assigned, once per assignment, in the function as it is now: no
         # rewrite binds a name before ``store_counts`` is first asked (the loops it
         # unrolls and the objects it binds to names ask it first)
-        self._assigned = list(_stored_names(fn.parsed.tree))
+        names, calls = names_and_calls(fn.parsed.tree)
+        self._assigned = [n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Del))]
+        # whether a call calls what a call returns (``Cls(a)(x)``, ``Cls(a).m(x)``):
+        # without one, no statement has an instance to bind (``instances_called``);
+        # the rewrite makes such calls only inside statements it has looked at
+        self._calls_results = any(_calls_a_result(c) for c in calls)
         stored = set(self._assigned)
         self.layouts = {p: lay for p, lay in layouts.items() if p not in stored}
         self.bound = {}  # (id(object), wrapped) -> the name it is bound to
@@ -146,6 +152,8 @@ class _Rewrite(gast.NodeTransformer):
         (``Cls`` a class of the user's, made of names and constants), which then calls
         ``obj``; none where there is no such call."""
         made = []
+        if not self._calls_results:
+            return made
         for n in descendants(stmt):
             if not isinstance(n, gast.Call):
                 continue
@@ -545,10 +553,12 @@ def _listed(visited):
     return visited if isinstance(visited, list) else [visited]
 
 
-def _stored_names(tree):
-    for n in name_nodes(tree):
-        if isinstance(n.ctx, (gast.Store, gast.Del)):
-            yield n.id
+def _calls_a_result(call):
+    """Whether ``call`` calls the result of a call, or a method of it."""
+    func = call.func
+    return isinstance(func, gast.Call) or (
+        isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call)
+    )
 
 
 def _element(lay, index):
