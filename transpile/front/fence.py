@@ -128,9 +128,21 @@ def _check(parsed, root, allowed=frozenset()):
 
 
 def _refused(node) -> bool:
-    if isinstance(node, gast.stmt):
-        return type(node) not in ACCEPTED_STATEMENTS
-    return isinstance(node, gast.expr) and type(node) not in ACCEPTED_EXPRESSIONS
+    refused = _REFUSED_TYPES.get(node.__class__)
+    if refused is None:
+        refused = _REFUSED_TYPES[node.__class__] = _refused_type(node.__class__)
+    return refused
+
+
+_REFUSED_TYPES = {}  # node class -> _refused_type's answer, found on first sight
+
+
+def _refused_type(kind) -> bool:
+    """Whether nodes of class ``kind`` are refused: a statement or an expression of a
+    type the front end does not lower."""
+    if issubclass(kind, gast.stmt):
+        return kind not in ACCEPTED_STATEMENTS
+    return issubclass(kind, gast.expr) and kind not in ACCEPTED_EXPRESSIONS
 
 
 def grad_hook(parsed, node):
