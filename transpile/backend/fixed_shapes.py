@@ -188,6 +188,9 @@ class _Eligibility:
             raise
 
     def _statement(self, s):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:  # the most, asked first
+            self.assignment(s)
+            return
         if isinstance(s, gast.For):
             self.loop(s)
             return
@@ -202,8 +205,10 @@ class _Eligibility:
             self.target(s.target)
             self.data(s.value)
             return
-        if not isinstance(s, gast.Assign) or len(s.targets) != 1:
-            raise _Ineligible(_STATEMENT_WHY.get(type(s), f"a {type(s).__name__} statement"))
+        raise _Ineligible(_STATEMENT_WHY.get(type(s), f"a {type(s).__name__} statement"))
+
+    def assignment(self, s):
+        """``target = value``: the target holds a shape-like value or data from here."""
         deps = self.static_deps(s.value)
         if deps is None:
             self.data(s.value)

@@ -226,20 +226,21 @@ def used_as_values(nodes, is_map, is_inlined=lambda call: False):
     call, ``is_inlined``): a local function among them cannot be inlined."""
     found = set()
     for n in nodes:
-        if isinstance(n, gast.Call) and is_inlined(n):
-            values = []
-        elif isinstance(n, gast.Call):
+        kind = n.__class__
+        if kind is gast.Call:
+            if is_inlined(n):
+                continue
             values = n.args[1:] + [k.value for k in n.keywords]
             values += n.args[:1] if not is_map(n) else []
-        elif isinstance(n, (gast.Return, gast.Assign)):
+        elif kind is gast.Return or kind is gast.Assign:
             values = [n.value]
-        elif isinstance(n, gast.Dict):
+        elif kind is gast.Dict:
             values = n.values
-        elif isinstance(n, (gast.Tuple, gast.List)):
+        elif kind is gast.Tuple or kind is gast.List:
             values = n.elts
         else:
             continue
-        found |= {v.id for v in values if isinstance(v, gast.Name)}
+        found.update(v.id for v in values if isinstance(v, gast.Name))
     return found
 
 

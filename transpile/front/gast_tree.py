@@ -76,7 +76,7 @@ class _Converter(Ast3ToGAst):
             return _dropped
         fields, attributes, visit, ast_type = cls._fields, cls._attributes, self.visit, ast.AST
         if not fields and not attributes:  # a context or an operator: a new one per node
-            return lambda node: target()
+            return lambda node: _new(target)
 
         def generic(node):
             values = {}
