@@ -57,6 +57,7 @@ from transpile.core.nodes import (
     name,
     name_nodes,
     names_and_calls,
+    walked_fields,
 )
 from transpile.front import bound_functions, object_args, parse, unroll_globals
 from transpile_runtime import instances, stop_gradient
@@ -107,6 +108,31 @@ class _Rewrite(gast.NodeTransformer):
             if made:  # LeastSquares()(p, d): the object made first, bound to a name
                 return [self.visit(s) for s in made] + _listed(self.visit(node))
         return super().visit(node)
+
+    def generic_visit(self, node):
+        """``NodeTransformer.generic_visit`` over the fields that may hold a node to
+        change (``walked_fields``: a context, an operator, an identifier holds none)."""
+        for field in walked_fields(node.__class__):
+            old = getattr(node, field, None)
+            if isinstance(old, list):
+                new = []
+                for value in old:
+                    if isinstance(value, gast.AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        if not isinstance(value, gast.AST):
+                            new.extend(value)
+                            continue
+                    new.append(value)
+                old[:] = new
+            elif isinstance(old, gast.AST):
+                value = self.visit(old)
+                if value is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, value)
+        return node
 
     def local_displays(self):
         """Name -> the list or tuple display of names it is bound to, where bound once."""
