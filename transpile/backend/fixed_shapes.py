@@ -46,9 +46,10 @@ _SPLITS = {
 }
 
 
-def _attribute_shape(attr):
-    """The declared ``Shape`` of an attribute (``x.T``, ``x.shape``); VARIES if undeclared."""
-    declaration = registry().attribute_declaration(attr)
+def _attribute_shape(rules, attr):
+    """The declared ``Shape`` of an attribute (``x.T``, ``x.shape``) in the registry
+    ``rules``; VARIES if undeclared."""
+    declaration = rules.attribute_declaration(attr)
     return Shape.VARIES if declaration is None else declaration.shape
 
 
@@ -67,10 +68,10 @@ def _list_method(node):
     )
 
 
-def _declared_shape(obj):
-    """The declared ``Shape`` of a callable's result; a ufunc without a declaration is
-    elementwise; anything else undeclared is VARIES."""
-    declaration = registry().declaration(obj)
+def _declared_shape(rules, obj):
+    """The declared ``Shape`` of a callable's result in the registry ``rules``; a ufunc
+    without a declaration is elementwise; anything else undeclared is VARIES."""
+    declaration = rules.declaration(obj)
     if declaration is not None:
         return declaration.shape
     return Shape.ELEMENTWISE if isinstance(obj, np.ufunc) else Shape.VARIES
@@ -176,6 +177,7 @@ class _Eligibility:
         self.tape = tape_name
         self.static = {}  # name -> parameters it depends on, for names holding shapes
         self.static_params = set()
+        self.rules = registry()  # looked up once: each lookup checks the modules imported
 
     def statement(self, s):
         try:
@@ -186,6 +188,9 @@ class _Eligibility:
             raise
 
     def _statement(self, s):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:  # the most, asked first
+            self.assignment(s)
+            return
         if isinstance(s, gast.For):
             self.loop(s)
             return
@@ -200,8 +205,10 @@ class _Eligibility:
             self.target(s.target)
             self.data(s.value)
             return
-        if not isinstance(s, gast.Assign) or len(s.targets) != 1:
-            raise _Ineligible(_STATEMENT_WHY.get(type(s), f"a {type(s).__name__} statement"))
+        raise _Ineligible(_STATEMENT_WHY.get(type(s), f"a {type(s).__name__} statement"))
+
+    def assignment(self, s):
+        """``target = value``: the target holds a shape-like value or data from here."""
         deps = self.static_deps(s.value)
         if deps is None:
             self.data(s.value)
@@ -235,9 +242,8 @@ class _Eligibility:
         deps = self.static_deps(s.iter)
         if deps is None or s.orelse or not isinstance(s.target, gast.Name):
             raise _Ineligible(_STATEMENT_WHY[gast.For])
-        for n in name_nodes(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                self.static.pop(n.id, None)
+        for stored in {n.id for n in name_nodes(s) if isinstance(n.ctx, gast.Store)}:
+            self.static.pop(stored, None)
         self.static[s.target.id] = deps
         self.static_params |= deps  # the trip count is part of the signature
         for stmt in s.body:
@@ -257,8 +263,8 @@ class _Eligibility:
 
     def static_deps(self, node):
         """The parameters a shape-like value depends on, or None if it is data."""
-        method = getattr(self, "_deps_" + type(node).__name__, None)
-        return None if method is None else method(node)
+        method = _DEPS_BY_TYPE.get(type(node))
+        return None if method is None else method(self, node)
 
     def _deps_of(self, nodes):
         """The parameters all of ``nodes`` depend on, or None if one of them is data."""
@@ -274,7 +280,9 @@ class _Eligibility:
         return frozenset([node.id]) if node.id in self.params else None
 
     def _deps_Attribute(self, node):
-        return frozenset() if _attribute_shape(node.attr) is Shape.STATIC_RESULT else None
+        return (
+            frozenset() if _attribute_shape(self.rules, node.attr) is Shape.STATIC_RESULT else None
+        )
 
     def _deps_Tuple(self, node):
         return self._deps_of(node.elts)
@@ -297,12 +305,19 @@ class _Eligibility:
         f = self.resolve(node.func)
         if f is range or f is reversed:  # the iterations of a loop: static bounds
             return None if node.keywords else self._deps_of(node.args)
-        return frozenset() if _declared_shape(f) is Shape.STATIC_RESULT else None
+        return frozenset() if _declared_shape(self.rules, f) is Shape.STATIC_RESULT else None
 
-    def require_static(self, node, why=_INDEX_WHY):
+    def require_static(self, node, callee=None):
+        """``node`` must be static: an index, or (``callee`` given) a shape, axis or
+        size argument of a call of ``callee``, named in the refusal (only when
+        refused: printing the callee of every call costs more than the check)."""
         deps = self.static_deps(node)
         if deps is None:
-            raise _Ineligible(why)
+            if callee is None:
+                raise _Ineligible(_INDEX_WHY)
+            raise _Ineligible(
+                f"{_named(callee)}: a shape, axis or size argument that the signature does not fix"
+            )
         self.static_params |= deps
 
     def data(self, node):
@@ -323,7 +338,7 @@ class _Eligibility:
         elif isinstance(node, gast.Attribute) and getattr(node.value, "id", None) == self.ops:
             return  # ops.UNSET: a loop temporary before the first iteration
         elif isinstance(node, gast.Attribute):
-            if _attribute_shape(node.attr) is Shape.VARIES:
+            if _attribute_shape(self.rules, node.attr) is Shape.VARIES:
                 raise _Ineligible(f".{node.attr}: its shape is not declared to follow from shapes")
             self.data(node.value)
         elif isinstance(node, gast.Subscript):
@@ -345,25 +360,39 @@ class _Eligibility:
             if isinstance(a, gast.Starred):
                 raise _Ineligible(f"{_named(f)}(*...): a starred argument")
             self.data(a)
-        why = f"{_named(f)}: a shape, axis or size argument that the signature does not fix"
         for a in static:
-            self.require_static(a, why)
+            self.require_static(a, f)
         for k in node.keywords:
             if k.arg is None:
                 raise _Ineligible(f"{_named(f)}(**...): keywords unpacked")
-            self.require_static(k.value, why)
+            self.require_static(k.value, f)
 
     def split(self, node):
         """A call's arguments as (data, static), by its callee's declared shape."""
         obj = self.resolve(node.func)
         if obj is np.where and len(node.args) != 3:  # it lists indices: data-dependent shape
             raise _Ineligible("np.where(condition): its result's shape depends on values")
-        shape = _declared_shape(obj)
+        shape = _declared_shape(self.rules, obj)
         split = _SPLITS.get(shape)
         if split is None:
-            if shape is Shape.VARIES and registry().declaration(obj) is not None:
+            if shape is Shape.VARIES and self.rules.declaration(obj) is not None:
                 why = "its result's shape depends on values"
             else:
                 why = "its result's shape is not declared to follow from its arguments' shapes"
             raise _Ineligible(f"{_named(node.func)}: {why}")
         return split(list(node.args))
+
+
+# the node types a shape-like value may be made of -> how ``static_deps`` reads them
+_DEPS_BY_TYPE = {
+    gast.Constant: _Eligibility._deps_Constant,
+    gast.Name: _Eligibility._deps_Name,
+    gast.Attribute: _Eligibility._deps_Attribute,
+    gast.Tuple: _Eligibility._deps_Tuple,
+    gast.List: _Eligibility._deps_List,
+    gast.Slice: _Eligibility._deps_Slice,
+    gast.UnaryOp: _Eligibility._deps_UnaryOp,
+    gast.BinOp: _Eligibility._deps_BinOp,
+    gast.Subscript: _Eligibility._deps_Subscript,
+    gast.Call: _Eligibility._deps_Call,
+}

@@ -220,26 +220,27 @@ def _is_plain(arg):
     return isinstance(arg, (gast.Name, gast.Constant))
 
 
-def used_as_values(tree, is_map, is_inlined=lambda call: False):
-    """The names ``tree`` reads other than as a called function (or the function
-    ``map`` applies, or an argument of a helper inlined at the call, ``is_inlined``): a
-    local function among them cannot be inlined."""
+def used_as_values(nodes, is_map, is_inlined=lambda call: False):
+    """The names ``nodes`` (a tree's ``descendants``) read other than as a called
+    function (or the function ``map`` applies, or an argument of a helper inlined at the
+    call, ``is_inlined``): a local function among them cannot be inlined."""
     found = set()
-    for n in descendants(tree):
-        if isinstance(n, gast.Call) and is_inlined(n):
-            values = []
-        elif isinstance(n, gast.Call):
+    for n in nodes:
+        kind = n.__class__
+        if kind is gast.Call:
+            if is_inlined(n):
+                continue
             values = n.args[1:] + [k.value for k in n.keywords]
             values += n.args[:1] if not is_map(n) else []
-        elif isinstance(n, (gast.Return, gast.Assign)):
+        elif kind is gast.Return or kind is gast.Assign:
             values = [n.value]
-        elif isinstance(n, gast.Dict):
+        elif kind is gast.Dict:
             values = n.values
-        elif isinstance(n, (gast.Tuple, gast.List)):
+        elif kind is gast.Tuple or kind is gast.List:
             values = n.elts
         else:
             continue
-        found |= {v.id for v in values if isinstance(v, gast.Name)}
+        found.update(v.id for v in values if isinstance(v, gast.Name))
     return found
 
 

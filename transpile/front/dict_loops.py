@@ -44,13 +44,14 @@ def bindings(walked) -> dict:
     ``nodes.descendants`` order (breadth first: an assignment before its targets)."""
     found, assigned = {}, set()
     for n in walked:
-        if isinstance(n, gast.Assign):
+        kind = n.__class__
+        if kind is gast.Assign:
             for t in n.targets:
                 if isinstance(t, gast.Name):
                     found.setdefault(t.id, []).append(n.value)
                     assigned.add(id(t))
         elif (
-            isinstance(n, gast.Name)
+            kind is gast.Name
             and isinstance(n.ctx, (gast.Store, gast.Param))
             and id(n) not in assigned
         ):

@@ -84,7 +84,8 @@ def run(parsed, helper=False, called=True) -> frozenset:
             "in a differentiated function",
             "use plain positional parameters (with defaults if needed)",
         )
-    yields = generators.own_yields(tree)
+    nodes = descendants(tree)  # walked once, for the yields and the in-place updates
+    yields = generators.own_yields(tree, nodes)
     if yields and not called:
         raise at(
             parsed,
@@ -95,7 +96,7 @@ def run(parsed, helper=False, called=True) -> frozenset:
     allowed = generators.check(parsed, yields) if yields else set()
     for stmt in tree.body:
         _check(parsed, stmt, allowed)
-    return inplace.check(parsed, helper)
+    return inplace.check(parsed, helper, nodes)
 
 
 def _check(parsed, root, allowed=frozenset()):
@@ -127,9 +128,21 @@ def _check(parsed, root, allowed=frozenset()):
 
 
 def _refused(node) -> bool:
-    if isinstance(node, gast.stmt):
-        return type(node) not in ACCEPTED_STATEMENTS
-    return isinstance(node, gast.expr) and type(node) not in ACCEPTED_EXPRESSIONS
+    refused = _REFUSED_TYPES.get(node.__class__)
+    if refused is None:
+        refused = _REFUSED_TYPES[node.__class__] = _refused_type(node.__class__)
+    return refused
+
+
+_REFUSED_TYPES = {}  # node class -> _refused_type's answer, found on first sight
+
+
+def _refused_type(kind) -> bool:
+    """Whether nodes of class ``kind`` are refused: a statement or an expression of a
+    type the front end does not lower."""
+    if issubclass(kind, gast.stmt):
+        return kind not in ACCEPTED_STATEMENTS
+    return issubclass(kind, gast.expr) and kind not in ACCEPTED_EXPRESSIONS
 
 
 def grad_hook(parsed, node):

@@ -38,9 +38,12 @@ def stage(fn, ctx):
     return fn
 
 
-def own_yields(tree):
-    """The ``yield`` nodes of the function ``tree`` itself (not of functions in it)."""
-    if not any(n.__class__ in _YIELDS for n in descendants(tree)):
+def own_yields(tree, nodes=None):
+    """The ``yield`` nodes of the function ``tree`` itself (not of functions in it);
+    ``nodes``: its ``descendants``, where the caller has them."""
+    if nodes is None:
+        nodes = descendants(tree)
+    if not any(n.__class__ in _YIELDS for n in nodes):
         return []  # the usual case, without the slower walk that skips functions in it
     found, todo = [], list(tree.body)
     while todo:

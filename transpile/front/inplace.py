@@ -51,7 +51,7 @@ import numpy as np
 from transpile.core import printer
 from transpile.core.errors import at
 from transpile.core.ir import MISSING
-from transpile.core.nodes import descendants
+from transpile.core.nodes import descendants, walked_fields
 from transpile.front import parse
 from transpile.rules import registry
 from transpile.rules.declare import Memory, memory
@@ -197,15 +197,17 @@ _CONTAINER_BUILTINS = frozenset(
 )
 
 
-def check(parsed, is_helper: bool) -> frozenset:
+def check(parsed, is_helper: bool, nodes=None) -> frozenset:
     """Raise TranspileError for an augmented assignment whose in-place update is seen;
     return the user functions called whose updates of their parameters were followed
     here (a call updating the function's own array, read no more afterwards).
 
     ``parsed.tree`` is the user's ``FunctionDef`` before normalization. With
-    ``is_helper``, an update of an array the caller passed in is refused too.
+    ``is_helper``, an update of an array the caller passed in is refused too. ``nodes``:
+    the ``descendants`` of ``parsed.tree``, where the caller has them.
     """
-    nodes = descendants(parsed.tree)
+    if nodes is None:
+        nodes = descendants(parsed.tree)
     if not any(isinstance(node, gast.AugAssign) for node in nodes) and not _calls_updating(
         parsed, nodes
     ):
@@ -360,6 +362,22 @@ def _stores_on_return(callee):
     return stores
 
 
+def _statements_in(body):
+    """The statements of ``body`` and of every block nested in them (a loop's, a nested
+    def's, an except clause's): ``descendants``' statements, without walking the
+    expressions, which hold none."""
+    found, todo = [], list(body)
+    for node in todo:  # a queue: the loop reads what it appends
+        if isinstance(node, gast.stmt):
+            found.append(node)
+        for field in walked_fields(node.__class__):
+            child = getattr(node, field, None)
+            for c in child if child.__class__ is list else (child,):
+                if isinstance(c, gast.AST) and not isinstance(c, gast.expr):
+                    todo.append(c)
+    return found
+
+
 def _own_nodes(stmt):
     """Ids of the nodes a statement evaluates itself (not those of its nested blocks)."""
     if isinstance(stmt, (gast.If, gast.While)):
@@ -404,11 +422,12 @@ class _Analysis:
         self.param_updates = {}  # parameter -> (update, name) changing its array in place
         self.followed = set()  # user functions whose updates of their parameters were followed
         self.made_in_loop = {}  # id(statement in a loop) -> ids of the nodes it evaluates
-        for node in descendants(self.tree):
+        self.rules = registry()  # looked up once: each lookup checks the modules imported
+        self.allocated = set()  # the keys of the expressions ``alloc`` made an object for
+        for node in _statements_in(self.tree.body):
             if isinstance(node, (gast.For, gast.While)):
-                for inner in descendants(gast.Module(body=node.body, type_ignores=[])):
-                    if isinstance(inner, gast.stmt):
-                        self.made_in_loop[id(inner)] = _own_nodes(inner)
+                for inner in _statements_in(node.body):
+                    self.made_in_loop[id(inner)] = _own_nodes(inner)
                 if isinstance(node, gast.While):
                     self.made_in_loop.setdefault(id(node), set()).update(
                         id(n) for n in descendants(node.test)
@@ -435,6 +454,7 @@ class _Analysis:
         ``container``: certainly a list, tuple, dict or set, never an array."""
         key = id(node)
         obj = ("site", key)
+        self.allocated.add(key)
         if holds or container:
             self.holders.add(key)
         if container:
@@ -481,8 +501,10 @@ class _Analysis:
 
     def age(self, st, keys):
         """Before a statement in a loop runs again, the objects its expressions made in
-        earlier iterations become ``("old", key)``: distinct from the ones it makes now."""
-        for key in keys:
+        earlier iterations become ``("old", key)``: distinct from the ones it makes now
+        (only those of the expressions that made one, ``allocated``: the others' keys
+        name no object; which key goes first changes nothing)."""
+        for key in keys & self.allocated:
             new, old = ("site", key), ("old", key)
             if new in st.held:
                 self.hold(st, old, st.held.get(old, EMPTY) | st.held.pop(new))
@@ -938,7 +960,7 @@ class _Analysis:
     def expr_Attribute(self, e, st):
         if self.resolve(e) is not MISSING:
             return self.free(e, st)
-        declared = registry().attribute_declaration(e.attr)
+        declared = self.rules.attribute_declaration(e.attr)
         if declared is not None and memory(declared) in (Memory.NEW, Memory.FRESH):
             self.shallow(e.value, st)  # x.shape, x.dtype: a new value
             return EMPTY
@@ -1143,7 +1165,7 @@ class _Analysis:
     def library_call(self, e, obj, args, keywords, st):
         if getattr(obj, "__name__", "") in _NUMPY_SCALAR:
             return EMPTY
-        declared = registry().declaration(obj)
+        declared = self.rules.declaration(obj)
         reduces = isinstance(obj, np.ufunc) or (declared is not None and declared.reduces)
         if reduces and not any(args) and not any(keywords.values()):
             return EMPTY  # of Python numbers: a numpy scalar, which cannot change in place
@@ -1163,7 +1185,7 @@ class _Analysis:
         if attr in _STORE_METHODS:
             self.store_into(base, self.everything(every, st), st)
             return EMPTY
-        declared = registry().method_declaration(attr)
+        declared = self.rules.method_declaration(attr)
         if declared is not None:
             if memory(declared, e.keywords) in (Memory.FRESH, Memory.NEW):
                 return self.new_value(e, attr, base, st)

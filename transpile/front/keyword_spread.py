@@ -50,14 +50,16 @@ def mutated(walked, body=()) -> set:
     in_order = {id(s.value.func) for s in body if popped(s) is not None}
     found = set()
     for n in walked:
-        if id(n) in in_order:
-            continue
+        kind = n.__class__
         if (
-            isinstance(n, gast.Subscript)
+            kind is gast.Subscript
             and isinstance(n.ctx, (gast.Store, gast.Del))
             and isinstance(n.value, gast.Name)
         ) or (
-            isinstance(n, gast.Attribute) and n.attr in _MUTATORS and isinstance(n.value, gast.Name)
+            kind is gast.Attribute
+            and n.attr in _MUTATORS
+            and isinstance(n.value, gast.Name)
+            and id(n) not in in_order
         ):
             found.add(n.value.id)
     return found

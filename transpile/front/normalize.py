@@ -73,27 +73,26 @@ def run(parsed, namer, ops_name="ops"):
     return rename.run(tree, namer)
 
 
-def _binding_counts(walked, tree):
-    """name -> how many times it is bound (as a target, a parameter or a def)."""
-    counts = {}
+def _binding_facts(walked, tree):
+    """In one pass over ``walked`` (the nodes of ``tree``): name -> how many times it is
+    bound (as a target, a parameter or a def); the names of the functions made in the
+    function (its defs and lambdas bound); the names of lowered try statements."""
+    counts, defined, caught = {}, set(), set()
     for n in walked:
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)):
-            counts[n.id] = counts.get(n.id, 0) + 1
-        elif isinstance(n, gast.FunctionDef) and n is not tree:
-            counts[n.name] = counts.get(n.name, 0) + 1
-    return counts
-
-
-def _functions_defined(walked, tree):
-    """The names of the functions made in the function: its defs and lambdas bound."""
-    defs = {n.name for n in walked if isinstance(n, gast.FunctionDef) and n is not tree}
-    return defs | {
-        t.id
-        for n in walked
-        if isinstance(n, gast.Assign) and isinstance(n.value, gast.Lambda)
-        for t in n.targets
-        if isinstance(t, gast.Name)
-    }
+        kind = n.__class__
+        if kind is gast.Name:
+            if isinstance(n.ctx, (gast.Store, gast.Param)):
+                counts[n.id] = counts.get(n.id, 0) + 1
+        elif kind is gast.FunctionDef:
+            if n is not tree:
+                counts[n.name] = counts.get(n.name, 0) + 1
+                defined.add(n.name)
+        elif kind is gast.Assign:
+            if isinstance(n.value, gast.Lambda):
+                defined.update(t.id for t in n.targets if isinstance(t, gast.Name))
+            if calls_marker(n, TRY):  # (``exceptions``)
+                caught.add(n.targets[0].id)
+    return counts, defined, caught
 
 
 class _Normalizer:
@@ -103,13 +102,10 @@ class _Normalizer:
         self.ops_name = ops_name
         walked = descendants(parsed.tree)
         self.bound_to = dict_loops.bindings(walked)  # name -> the values assigned to it
-        self.bindings = _binding_counts(walked, parsed.tree)
-        self.defined = _functions_defined(walked, parsed.tree)
+        # the names of lowered try statements: ``caught``
+        self.bindings, self.defined, self.caught = _binding_facts(walked, parsed.tree)
         self.helpers = set()  # the helpers being inlined, by id (function_args)
-        self.values = desugar.used_as_values(parsed.tree, self._is_map, self._to_inline)
-        self.caught = {  # the names of lowered try statements (``exceptions``)
-            n.targets[0].id for n in walked if isinstance(n, gast.Assign) and calls_marker(n, TRY)
-        }
+        self.values = desugar.used_as_values(walked, self._is_map, self._to_inline)
         self.locals = {}  # name -> desugar.Local, for the functions defined in the body
         self.partials = {}  # name -> (function, stored arguments, keywords) of a partial
         self.tuple_lengths = {}  # a name bound once to a tuple display -> its length
@@ -1050,8 +1046,19 @@ def _index_with(element, index):
     return gast.Subscript(value=element.value, slice=index, ctx=gast.Load())
 
 
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
 def _loc(new, old):
-    return gast.copy_location(new, old)
+    """``gast.copy_location(new, old)``; where both have the four location attributes
+    (expressions, statements), without its checks of which attributes each has."""
+    if new._attributes != _LOCATION or old._attributes != _LOCATION:
+        return gast.copy_location(new, old)
+    for attr in _LOCATION:
+        value = getattr(old, attr, _LOCATION)  # (a class holds end_lineno: None)
+        if value is not _LOCATION:
+            setattr(new, attr, value)
+    return new
 
 
 def _is_name_chain(node):

@@ -56,6 +56,8 @@ from transpile.core.nodes import (
     descendants,
     name,
     name_nodes,
+    names_and_calls,
+    walked_fields,
 )
 from transpile.front import bound_functions, object_args, parse, unroll_globals
 from transpile_runtime import instances, stop_gradient
@@ -72,7 +74,16 @@ def stage(fn, ctx):
 class _Rewrite(gast.NodeTransformer):
     def __init__(self, fn, layouts):
         self.fn, self.parsed = fn, fn.parsed
-        stored = _stored(fn.parsed.tree)
+        # the names assigned, once per assignment, in the function as it is now: no
+        # rewrite binds a name before ``store_counts`` is first asked (the loops it
+        # unrolls and the objects it binds to names ask it first)
+        names, calls = names_and_calls(fn.parsed.tree)
+        self._assigned = [n.id for n in names if isinstance(n.ctx, (gast.Store, gast.Del))]
+        # whether a call calls what a call returns (``Cls(a)(x)``, ``Cls(a).m(x)``):
+        # without one, no statement has an instance to bind (``instances_called``);
+        # the rewrite makes such calls only inside statements it has looked at
+        self._calls_results = any(_calls_a_result(c) for c in calls)
+        stored = set(self._assigned)
         self.layouts = {p: lay for p, lay in layouts.items() if p not in stored}
         self.bound = {}  # (id(object), wrapped) -> the name it is bound to
         self.locals = {}  # a name bound once to an element of a list of objects -> Layout
@@ -81,7 +92,7 @@ class _Rewrite(gast.NodeTransformer):
     def store_counts(self):
         """How often each name is assigned in the function (counted once, on demand)."""
         if self._store_counts is None:
-            self._store_counts = _store_counts(self.parsed.tree)
+            self._store_counts = collections.Counter(self._assigned)
         return self._store_counts
 
     def visit_FunctionDef(self, node):
@@ -89,11 +100,39 @@ class _Rewrite(gast.NodeTransformer):
         return node
 
     def visit(self, node):
+        cls = node.__class__
+        if cls in _LEAVES or cls is gast.Name and node.annotation is None:
+            return node  # nothing under it: generic_visit would only walk it
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
             made = self.instances_called(node)
             if made:  # LeastSquares()(p, d): the object made first, bound to a name
                 return [self.visit(s) for s in made] + _listed(self.visit(node))
         return super().visit(node)
+
+    def generic_visit(self, node):
+        """``NodeTransformer.generic_visit`` over the fields that may hold a node to
+        change (``walked_fields``: a context, an operator, an identifier holds none)."""
+        for field in walked_fields(node.__class__):
+            old = getattr(node, field, None)
+            if isinstance(old, list):
+                new = []
+                for value in old:
+                    if isinstance(value, gast.AST):
+                        value = self.visit(value)
+                        if value is None:
+                            continue
+                        if not isinstance(value, gast.AST):
+                            new.extend(value)
+                            continue
+                    new.append(value)
+                old[:] = new
+            elif isinstance(old, gast.AST):
+                value = self.visit(old)
+                if value is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, value)
+        return node
 
     def local_displays(self):
         """Name -> the list or tuple display of names it is bound to, where bound once."""
@@ -139,6 +178,8 @@ class _Rewrite(gast.NodeTransformer):
         (``Cls`` a class of the user's, made of names and constants), which then calls
         ``obj``; none where there is no such call."""
         made = []
+        if not self._calls_results:
+            return made
         for n in descendants(stmt):
             if not isinstance(n, gast.Call):
                 continue
@@ -437,6 +478,15 @@ class _Rewrite(gast.NodeTransformer):
             )
 
 
+# the nodes nothing in the rewrite changes and that hold no node it may change:
+# contexts, operators, constants (the most of a function's nodes, with its names)
+_LEAVES = frozenset(
+    cls
+    for cls in vars(gast).values()
+    if isinstance(cls, type) and issubclass(cls, gast.AST) and not cls._fields
+) | {gast.Constant}
+
+
 def _class_attribute(parsed, bind, node, lay):
     if not hasattr(lay.cls, node.attr):
         raise at(
@@ -529,14 +579,12 @@ def _listed(visited):
     return visited if isinstance(visited, list) else [visited]
 
 
-def _store_counts(tree):
-    return collections.Counter(_stored_names(tree))
-
-
-def _stored_names(tree):
-    for n in name_nodes(tree):
-        if isinstance(n.ctx, (gast.Store, gast.Del)):
-            yield n.id
+def _calls_a_result(call):
+    """Whether ``call`` calls the result of a call, or a method of it."""
+    func = call.func
+    return isinstance(func, gast.Call) or (
+        isinstance(func, gast.Attribute) and isinstance(func.value, gast.Call)
+    )
 
 
 def _element(lay, index):

@@ -18,6 +18,7 @@ import dis
 import inspect
 import linecache
 import math
+import operator
 import os
 import textwrap
 import types
@@ -29,7 +30,7 @@ from transpile.core import stack_room
 from transpile.core.errors import TranspileError, UndefinedName
 from transpile.core.ir import MISSING
 from transpile.core.nodes import descendants, function_def, name_nodes
-from transpile.front import lambda_source, varargs
+from transpile.front import gast_tree, lambda_source, varargs
 from transpile_runtime import instances
 
 
@@ -225,9 +226,10 @@ def _indent(line):
 
 
 def _last_line(code):
-    ends = [end for _, end, _, _ in code.co_positions() if end is not None]
+    # the end line of each instruction (None where it has none; 0 changes no maximum)
+    ends = [max(filter(None, map(operator.itemgetter(1), code.co_positions())), default=0)]
     ends += [_last_line(c) for c in code.co_consts if inspect.iscode(c)]
-    return max(ends, default=0)
+    return max(ends)
 
 
 def _read(func, lines, first):
@@ -235,7 +237,7 @@ def _read(func, lines, first):
     they compile to the code that runs."""
     source = textwrap.dedent("".join(lines))
     try:
-        module = gast.parse(source)
+        module = gast_tree.parse(source)
     except SyntaxError as exc:
         raise _changed_error(func, f"its source no longer parses ({exc.msg})") from None
     tree = module.body[0] if module.body else None

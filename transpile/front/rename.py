@@ -30,14 +30,14 @@ def run(tree, namer):
             out.append(stmt)
             continue
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            names = name_nodes(stmt)
+            names, reads = _names_in(stmt)
             for node in names:
                 if node.id in env:
                     node.id = env[node.id]
             for node in names:
                 if isinstance(node.ctx, gast.Store):
                     env.setdefault(node.id, node.id)
-            _split_self_reads(stmt, namer)
+            _split_self_reads(stmt, namer, reads)
             out.append(stmt)
             continue
         _substitute_loads(stmt, env)
@@ -52,7 +52,38 @@ def _substitute_loads(node, env):
             n.id = env[n.id]
 
 
-def _split_self_reads(compound, namer):
+def _names_in(compound):
+    """The names in the ``if``/``for``/``while`` statement ``compound`` (those of
+    ``name_nodes``, in another order: each is renamed on its own), gathered statement
+    by statement; and id(assignment to a name in its blocks) -> the names its value
+    reads, which ``_split_self_reads`` then needs no walk of its own for."""
+    names, reads, todo = [], {}, [compound]
+    for s in todo:  # a queue: the loop reads what it appends
+        if isinstance(s, (gast.If, gast.For, gast.While)):
+            for head in (s.target, s.iter) if isinstance(s, gast.For) else (s.test,):
+                names.extend(name_nodes(head))
+            todo.extend(s.body)
+            todo.extend(s.orelse)
+            continue
+        found = name_nodes(s)
+        names.extend(found)
+        if _assigns_a_name(s, found):  # its names: its target's, then its value's
+            reads[id(s)] = found[1:]
+    return names, reads
+
+
+def _assigns_a_name(s, found):
+    """Whether ``s`` is ``name = value``, ``found`` its names with the name first."""
+    return (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and bool(found)
+        and found[0] is s.targets[0]
+        and found[0].annotation is None
+    )
+
+
+def _split_self_reads(compound, namer, reads):
     for field in ("body", "orelse"):
         block = getattr(compound, field, None)
         if not block:
@@ -60,12 +91,12 @@ def _split_self_reads(compound, namer):
         new = []
         for s in block:
             if isinstance(s, (gast.If, gast.For, gast.While)):
-                _split_self_reads(s, namer)
+                _split_self_reads(s, namer, reads)
             elif (
                 isinstance(s, gast.Assign)
                 and isinstance(s.targets[0], gast.Name)
                 and not is_atom(s.value)
-                and any(n.id == s.targets[0].id for n in name_nodes(s.value))
+                and _reads(s, s.targets[0].id, reads)
             ):
                 t = namer.temp()
                 target = s.targets[0].id
@@ -75,3 +106,11 @@ def _split_self_reads(compound, namer):
                 continue
             new.append(s)
         setattr(compound, field, new)
+
+
+def _reads(assignment, target, reads):
+    """Whether the value of ``assignment`` reads the name ``target``."""
+    found = reads.get(id(assignment))
+    if found is None:
+        found = name_nodes(assignment.value)
+    return any(n.id == target for n in found)
