@@ -7,7 +7,7 @@ import pathlib
 import gast
 import pytest
 
-from transpile.front import gast_tree
+from transpile.core import gast_tree
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "transpile").rglob("*.py")) + sorted((ROOT / "tests").glob("*_funcs.py"))

@@ -38,10 +38,11 @@ _LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
 def located(node, origin):
-    """``gast.copy_location(node, origin)`` for a statement or expression ``node``: the
-    location ``origin`` has, copied (the passes make a node per line they write, and
-    gast's checks each attribute of both classes first)."""
-    if not origin._attributes:
+    """``gast.copy_location(node, origin)``: the location ``origin`` has, copied where
+    both are nodes with a location (statements, expressions), without gast's check of
+    each attribute of both classes (the passes make a node per line they write). A
+    gast class has all four location attributes or none."""
+    if not origin._attributes or not node._attributes:
         return node
     found, into = origin.__dict__, node.__dict__
     for attr in _LOCATION:

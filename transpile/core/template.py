@@ -33,6 +33,7 @@ from typing import Any
 
 import gast
 
+from transpile.core import gast_tree
 from transpile.core.nodes import clone, const, walked_fields
 from transpile.core.nodes import name as name_node
 from transpile_runtime import ops
@@ -83,9 +84,9 @@ class Template:
     def statements(self) -> tuple:
         """Every statement of the template (gast)."""
         try:
-            tree = gast.parse(textwrap.dedent(_lines_of(self.func))).body[0]
+            tree = gast_tree.parse(textwrap.dedent(_lines_of(self.func))).body[0]
         except SyntaxError:  # the lines a code object spans missed a part of it
-            tree = gast.parse(textwrap.dedent(inspect.getsource(self.func))).body[0]
+            tree = gast_tree.parse(textwrap.dedent(inspect.getsource(self.func))).body[0]
         return tuple(tree.body)
 
     @functools.cached_property

@@ -49,6 +49,7 @@ from transpile.core.nodes import (
     contains_jump,
     descendants,
     is_atom,
+    located,
     name,
 )
 from transpile.front import desugar, dict_loops, fence, function_args, keyword_spread, lower, rename
@@ -302,7 +303,7 @@ class _Normalizer:
             item = gast.Subscript(value=name(row.id), slice=const(k), ctx=gast.Load())
             column = gast.ListComp(elt=item, generators=[gen])
             columns.append(gast.Call(func=name("tuple"), args=[column], keywords=[]))
-        return _loc(gast.Tuple(elts=columns, ctx=gast.Load()), value)
+        return located(gast.Tuple(elts=columns, ctx=gast.Load()), value)
 
     def _transposed(self, node):
         """``zip(*rows)`` read as a value (``pairs = zip(*rows)``, ``list(zip(*rows))``,
@@ -336,7 +337,7 @@ class _Normalizer:
         )
         count = gast.Call(func=name("range"), args=[shortest], keywords=[])
         gen = gast.comprehension(target=name(j, gast.Store()), iter=count, ifs=[], is_async=0)
-        return _loc(gast.ListComp(elt=column, generators=[gen]), node)
+        return located(gast.ListComp(elt=column, generators=[gen]), node)
 
     def _gather_starred(self, target, value, origin):
         """``a, *rest = x, y, z`` as ``a, rest = x, [y, z]``: ``target`` with its starred
@@ -352,7 +353,7 @@ class _Normalizer:
         middle = value.elts[k : len(value.elts) - after]
         value.elts = [
             *value.elts[:k],
-            _loc(gast.List(elts=middle, ctx=gast.Load()), origin),
+            located(gast.List(elts=middle, ctx=gast.Load()), origin),
             *value.elts[len(value.elts) - after :],
         ]
         elts = list(target.elts)
@@ -369,9 +370,9 @@ class _Normalizer:
         """The empty list or dict display ``value`` itself where it is bound to the name
         ``target`` (a list the function makes, as ``out = []`` is); else its atom."""
         if isinstance(target, gast.Name) and isinstance(value, gast.List) and not value.elts:
-            return _loc(gast.List(elts=[], ctx=gast.Load()), value)
+            return located(gast.List(elts=[], ctx=gast.Load()), value)
         if isinstance(target, gast.Name) and isinstance(value, gast.Dict) and not value.keys:
-            return _loc(gast.Dict(keys=[], values=[]), value)
+            return located(gast.Dict(keys=[], values=[]), value)
         return self.atom(value, pre)
 
     def _copy_if_name(self, v, pre, origin):
@@ -419,7 +420,7 @@ class _Normalizer:
             pre = []
             owner = self.atom(target.value, pre)
             write = call(name("setattr"), [owner, const(target.attr), value_atom], origin)
-            return pre + [_loc(gast.Expr(value=write), origin)]
+            return pre + [located(gast.Expr(value=write), origin)]
         raise at(self.parsed, origin, f"cannot assign to {type(target).__name__}")
 
     def stmt_If(self, s):
@@ -668,15 +669,15 @@ class _Normalizer:
 
     def expr_BinOp(self, node, pre):
         left, right = self.atom(node.left, pre), self.atom(node.right, pre)
-        return _loc(gast.BinOp(left=left, op=node.op, right=right), node)
+        return located(gast.BinOp(left=left, op=node.op, right=right), node)
 
     def expr_UnaryOp(self, node, pre):
-        return _loc(gast.UnaryOp(op=node.op, operand=self.atom(node.operand, pre)), node)
+        return located(gast.UnaryOp(op=node.op, operand=self.atom(node.operand, pre)), node)
 
     def expr_Compare(self, node, pre):
         left = self.atom(node.left, pre)
         if len(node.ops) == 1:
-            return _loc(
+            return located(
                 gast.Compare(
                     left=left, ops=node.ops, comparators=[self.atom(node.comparators[0], pre)]
                 ),
@@ -709,37 +710,37 @@ class _Normalizer:
         d = base
         keys = gast.Call(func=self._ops("keys"), args=[name(d.id)], keywords=[])
         if kind == "keys":
-            return _loc(keys, node)
+            return located(keys, node)
         key = desugar.unused_name("key", d)
         item = gast.Subscript(value=name(d.id), slice=name(key), ctx=gast.Load())
         if kind == "items":
             item = gast.Tuple(elts=[name(key), item], ctx=gast.Load())
         gen = gast.comprehension(target=name(key, gast.Store()), iter=keys, ifs=[], is_async=0)
-        return _loc(gast.ListComp(elt=item, generators=[gen]), node)
+        return located(gast.ListComp(elt=item, generators=[gen]), node)
 
     def expr_Attribute(self, node, pre):
         chain = self.parsed.resolve(node)
         if chain is not MISSING and _is_name_chain(node):
             return node  # a module attribute such as np.pi or np.newaxis
-        return _loc(
+        return located(
             gast.Attribute(value=self.atom(node.value, pre), attr=node.attr, ctx=gast.Load()),
             node,
         )
 
     def expr_Subscript(self, node, pre):
         value, index = self.atom(node.value, pre), self.index(node.slice, pre)
-        return _loc(gast.Subscript(value=value, slice=index, ctx=gast.Load()), node)
+        return located(gast.Subscript(value=value, slice=index, ctx=gast.Load()), node)
 
     def expr_Tuple(self, node, pre):
         cls = type(node)
-        return _loc(cls(elts=[self.atom(e, pre) for e in node.elts], ctx=gast.Load()), node)
+        return located(cls(elts=[self.atom(e, pre) for e in node.elts], ctx=gast.Load()), node)
 
     expr_List = expr_Tuple
 
     def expr_Dict(self, node, pre):
         if any(k is None for k in node.keys):
             raise at(self.parsed, node, "dict unpacking (**) is not supported")
-        return _loc(
+        return located(
             gast.Dict(
                 keys=[self.atom(k, pre) for k in node.keys],
                 values=[self.atom(v, pre) for v in node.values],
@@ -759,7 +760,7 @@ class _Normalizer:
         body, orelse = [], []
         body.append(assign(t, self.expr(node.body, body, top=True), node))
         orelse.append(assign(t, self.expr(node.orelse, orelse, top=True), node))
-        pre.append(_loc(gast.If(test=test, body=body, orelse=orelse), node))
+        pre.append(located(gast.If(test=test, body=body, orelse=orelse), node))
         return name(t)
 
     def expr_Slice(self, node, pre):
@@ -812,7 +813,7 @@ class _Normalizer:
             gast.keyword(arg=k.arg, value=first(k.value)) if k.arg is not None else k
             for k in node.keywords
         ]
-        return _loc(gast.Call(func=node.func, args=args, keywords=keywords), node)
+        return located(gast.Call(func=node.func, args=args, keywords=keywords), node)
 
     def _to_inline(self, node):
         """A call of a helper passed a function made here (``function_args``)."""
@@ -869,7 +870,7 @@ class _Normalizer:
             args=[clone(a) for a in args] + list(node.args),
             keywords=[clone(k) for k in keywords] + list(node.keywords),
         )
-        return _loc(merged, node)
+        return located(merged, node)
 
     def _spread_known_tuples(self, node):
         """``f(*args)`` where ``args`` is a tuple of known length here (a display bound
@@ -891,7 +892,7 @@ class _Normalizer:
                 ]
             else:
                 args.append(a)
-        return _loc(gast.Call(func=node.func, args=args, keywords=node.keywords), node)
+        return located(gast.Call(func=node.func, args=args, keywords=node.keywords), node)
 
     def desugared_call(self, node, pre):
         """The value of a call of a local function, a lambda, a partial or ``map``, else
@@ -945,7 +946,7 @@ class _Normalizer:
             # dict(a=x, b=y) is the display {"a": x, "b": y}
             keys = [const(kw.arg) for kw in node.keywords]
             values = [self.atom(kw.value, pre) for kw in node.keywords]
-            return _loc(gast.Dict(keys=keys, values=values), node)
+            return located(gast.Dict(keys=keys, values=values), node)
         if isinstance(func, gast.Name) or (
             _is_name_chain(func) and self.parsed.resolve(func) is not MISSING
         ):
@@ -957,7 +958,7 @@ class _Normalizer:
         else:
             new_func = self.atom(func, pre)
         args = [
-            _loc(gast.Starred(value=self.atom(a.value, pre), ctx=gast.Load()), a)
+            located(gast.Starred(value=self.atom(a.value, pre), ctx=gast.Load()), a)
             if isinstance(a, gast.Starred)
             else self.atom(a, pre)
             for a in node.args
@@ -965,7 +966,7 @@ class _Normalizer:
         keywords = [  # (each **d is one keyword per key by now: keyword_spread)
             gast.keyword(arg=kw.arg, value=self.atom(kw.value, pre)) for kw in node.keywords
         ]
-        return _loc(gast.Call(func=new_func, args=args, keywords=keywords), node)
+        return located(gast.Call(func=new_func, args=args, keywords=keywords), node)
 
     def index(self, node, pre):
         if isinstance(node, gast.Slice):
@@ -1044,21 +1045,6 @@ def _stored_in(chain, partial):
 def _index_with(element, index):
     """``element`` (``seq[i]`` from ``_elements``) reading ``seq[index]`` instead."""
     return gast.Subscript(value=element.value, slice=index, ctx=gast.Load())
-
-
-_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
-
-
-def _loc(new, old):
-    """``gast.copy_location(new, old)``; where both have the four location attributes
-    (expressions, statements), without its checks of which attributes each has."""
-    if new._attributes != _LOCATION or old._attributes != _LOCATION:
-        return gast.copy_location(new, old)
-    for attr in _LOCATION:
-        value = getattr(old, attr, _LOCATION)  # (a class holds end_lineno: None)
-        if value is not _LOCATION:
-            setattr(new, attr, value)
-    return new
 
 
 def _is_name_chain(node):

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 
 import gast
 
-from transpile.core import stack_room
+from transpile.core import gast_tree, stack_room
 from transpile.core.errors import TranspileError, UndefinedName
 from transpile.core.ir import MISSING
 from transpile.core.nodes import descendants, function_def, name_nodes
-from transpile.front import gast_tree, lambda_source, varargs
+from transpile.front import lambda_source, varargs
 from transpile_runtime import instances
 
 
