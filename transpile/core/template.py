@@ -123,8 +123,28 @@ class Template:
             return runtime_names
         return {**runtime_names, **{n: bind(n, obj) for n, obj in bound.items()}}
 
+    @functools.cached_property
+    def _plain(self):
+        """``(names, defaults by name)`` where every parameter is a plain positional
+        one (most templates), for ``bind`` to map positions without ``Signature.bind``;
+        else None."""
+        params = self.signature.parameters.values()
+        if any(p.kind != p.POSITIONAL_OR_KEYWORD for p in params):
+            return None
+        defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        return tuple(p.name for p in params), defaults
+
     def bind(self, result, args, keywords):
         """Map parameter names to operand nodes; raises TypeError when they do not fit."""
+        plain = self._plain
+        if plain is not None and not keywords:
+            names, defaults = plain
+            given = len(args) + 1
+            if given <= len(names) and all(n in defaults for n in names[given:]):
+                values = dict(zip(names, (result, *args)))
+                for n in names[given:]:
+                    values[n] = const(defaults[n])
+                return values
         params = self.signature.parameters
         keywords = {
             (f"_{k}" if k not in params and f"_{k}" in params else k): v
