@@ -134,17 +134,26 @@ class Template:
         defaults = {p.name: p.default for p in params if p.default is not p.empty}
         return tuple(p.name for p in params), defaults
 
+    def _bound_by_position(self, result, args):
+        """``bind`` without keywords, where every parameter is a plain positional one
+        and ``args`` fit; else None (``Signature.bind`` decides)."""
+        plain = self._plain
+        if plain is None:
+            return None
+        names, defaults = plain
+        given = len(args) + 1
+        if given > len(names) or not all(n in defaults for n in names[given:]):
+            return None
+        values = dict(zip(names, (result, *args)))
+        for n in names[given:]:
+            values[n] = const(defaults[n])
+        return values
+
     def bind(self, result, args, keywords):
         """Map parameter names to operand nodes; raises TypeError when they do not fit."""
-        plain = self._plain
-        if plain is not None and not keywords:
-            names, defaults = plain
-            given = len(args) + 1
-            if given <= len(names) and all(n in defaults for n in names[given:]):
-                values = dict(zip(names, (result, *args)))
-                for n in names[given:]:
-                    values[n] = const(defaults[n])
-                return values
+        values = self._bound_by_position(result, args) if not keywords else None
+        if values is not None:
+            return values
         params = self.signature.parameters
         keywords = {
             (f"_{k}" if k not in params and f"_{k}" in params else k): v

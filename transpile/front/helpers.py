@@ -49,7 +49,16 @@ import gast
 from transpile.core import assumptions
 from transpile.core.errors import TranspileError
 from transpile.core.ir import MISSING
-from transpile.core.nodes import assign, clone, const, descendants, name, name_nodes, transform
+from transpile.core.nodes import (
+    assign,
+    clone,
+    const,
+    descendants,
+    name,
+    name_nodes,
+    names_and_calls,
+    transform,
+)
 from transpile.front import bound_functions, fence, higher, parse
 from transpile.front.naming import Namer
 from transpile.rules import registry, user_rules
@@ -297,6 +306,8 @@ class _Inliner:
         field = _EXPRESSION_FIELD.get(type(stmt))
         if field is None or getattr(stmt, field, None) is None:
             return [stmt]
+        if not any(map(self._may_inline, names_and_calls(getattr(stmt, field))[1])):
+            return [stmt]  # (most lines: the rewrite below would leave them as they are)
         prelude = []
         value = self._expression(getattr(stmt, field), stmt, prelude, stack)
         setattr(stmt, field, value)
@@ -355,6 +366,14 @@ class _Inliner:
         except TypeError:
             return None  # the callee pair reports the mismatch at the call
         return helper
+
+    def _may_inline(self, call) -> bool:
+        """Whether ``call`` may be of a helper, asked without reading any function's
+        source: what ``_candidate`` asks first (a plain call of a plain function)."""
+        if not self._plain_call(call):
+            return False
+        obj = self.parsed.resolve(call.func)
+        return obj is not MISSING and _plain_function(obj)
 
     def _plain_call(self, call) -> bool:
         """A call of a global's by name, with no ``*args`` or ``**kwargs`` spread."""
