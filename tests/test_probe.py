@@ -16,6 +16,7 @@ import pytest
 
 from transpile import grad, source
 from transpile.backend import probe
+from transpile.core.nodes import all_stmts, loads_and_stores
 
 
 def looped(x, w):
@@ -101,14 +102,18 @@ def test_variant_made_from_the_probe_matches_finite_differences(func, make):
 
 
 def test_the_statements_known_to_hold_no_site_are_reported_as_when_all_are_walked():
+    """... and each loop's names, as number_sites gathered them, are those of a walk of
+    the loop (the forward and the reverse loop of ``looped``)."""
     g = grad(looped, wrt=0)
     entry = g.__transpile_dispatch__.current()
     ops_name, params = entry.spec.names["ops"], entry.params
     walked = probe.probe_body(entry.body, ops_name, "_p", "_s", params)[0]
-    skipped = probe.probe_body(entry.body, ops_name, "_p", "_s", params, entry.holding_sites)[0]
+    skipped = probe.probe_body(entry.body, ops_name, "_p", "_s", params, entry.sites)[0]
     dump = [gast.dump(gast.Module(body=b, type_ignores=[])) for b in (walked, skipped)]
     assert dump[0] == dump[1]
     assert "_p" in dump[0]  # the probe reports helper calls here
+    loops = [s for s in all_stmts(entry.body) if isinstance(s, gast.For)]
+    assert loops and all(entry.sites.loop_names[id(s)] == loads_and_stores(s) for s in loops)
 
 
 def test_threads_racing_the_first_call_each_get_the_gradient_and_keep_known_intact():

@@ -180,9 +180,9 @@ class Dispatcher:
         self.static = [self.params.index(p) for p in spec.static or () if p in self.params]
         # the one-operation-per-line body, made for this entry alone (``inline``'s copy)
         self.body = spec.fdef.body if self.specializable else None
-        self.holding_sites = None  # the ids of the body's statements that hold a site
+        self.sites = None  # probe.Sites: which statements hold a site, each loop's names
         if self.specializable:
-            self.holding_sites = probe.number_sites(self.body, spec.names["ops"])
+            self.sites = probe.number_sites(self.body, spec.names["ops"])
         self.variants = {}  # signature -> (function, source)
         self.pending = {}  # signature -> what its first call observed, until it comes back
         self.routes = {}  # signature -> compiled route
@@ -544,7 +544,7 @@ class Dispatcher:
             probe_name,
             seen_name,
             self.params,
-            self.holding_sites,
+            self.sites,
         )
         fdef = function_def(self.fname, clone(self.spec.fdef.args), body)
         bound = dict(self.spec.bound, **{probe_name: None, seen_name: None})  # (``first_call``)

@@ -8,11 +8,13 @@ iteration saw). ``meta`` reduces a value
 to what the rewrite needs: kind, shape, dtype and type.
 """
 
+from dataclasses import dataclass
+
 import gast
 import numpy as np
 
 from transpile.core.ir import Annotation, annotate, annotation
-from transpile.core.nodes import const, header, name, name_nodes, names_and_calls
+from transpile.core.nodes import const, header, loads_and_stores, name, names_and_calls
 from transpile.rules.declare import helper_of
 
 
@@ -75,28 +77,60 @@ def _shape_seen(m, recorded):
     return m[2] if recorded and m[0] == "tuple" else None
 
 
-def number_sites(body, ops_name):
-    """Tag each call of a specialized helper with a site number; returns the ids of the
-    statements (at any depth) that hold one, which alone the probe copies to report."""
-    holding = set()
-    _number_sites(body, ops_name, holding, 0)
-    return holding
+@dataclass
+class Sites:
+    """What ``number_sites`` read off a body as it numbered its helper calls."""
+
+    holding: set  # the ids of the statements (at any depth) that hold a site
+    loop_names: dict  # id of each ``for`` (at any depth) -> its ``loads_and_stores``
 
 
-def _number_sites(body, ops_name, holding, count):
-    """``number_sites`` of ``body``, numbering from ``count``; returns the next number."""
+def number_sites(body, ops_name) -> Sites:
+    """Tag each call of a specialized helper with a site number; returns the statements
+    that hold one, which alone the probe copies to report, and the names each loop reads
+    and binds, which the probe asks of every loop (one walk of the body for both)."""
+    sites = Sites(set(), {})
+    _number_sites(body, ops_name, sites, 0)
+    return sites
+
+
+def _number_sites(body, ops_name, sites, count):
+    """``number_sites`` of ``body``, numbering from ``count``: ``(the next number, the
+    names body reads, the names it binds)``."""
+    loads, stores = set(), set()
     for stmt in body:
         start = count
-        for node in names_and_calls(header(stmt))[1]:
+        names, calls = names_and_calls(header(stmt))
+        for node in calls:
             if helper_name(node, ops_name):
                 annotate(node, Annotation.SITE, count)
                 count += 1
+        _add_names(names, loads, stores)
         if isinstance(stmt, (gast.For, gast.If, gast.While)):
-            count = _number_sites(stmt.body, ops_name, holding, count)
-            count = _number_sites(stmt.orelse, ops_name, holding, count)
+            inner_loads, inner_stores = set(), set()
+            if isinstance(stmt, gast.For):
+                _add_names(names_and_calls(stmt.target)[0], inner_loads, inner_stores)
+                _add_names(names, inner_loads, inner_stores)
+            for block in (stmt.body, stmt.orelse):
+                count, block_loads, block_stores = _number_sites(block, ops_name, sites, count)
+                inner_loads |= block_loads
+                inner_stores |= block_stores
+            if isinstance(stmt, gast.For):
+                sites.loop_names[id(stmt)] = (inner_loads, inner_stores)
+            loads |= inner_loads
+            stores |= inner_stores
         if count > start:
-            holding.add(id(stmt))
-    return count
+            sites.holding.add(id(stmt))
+    return count, loads, stores
+
+
+def _add_names(names, loads, stores):
+    for n in names:
+        ctx = n.ctx.__class__
+        if ctx is gast.Load:
+            loads.add(n.id)
+        elif ctx is gast.Store:
+            stores.add(n.id)
 
 
 def helper_name(node, ops_name):
@@ -111,7 +145,7 @@ def helper_name(node, ops_name):
     return f.attr if declared is not None and declared.specialized else None
 
 
-def probe_body(body, ops_name, probe_name, seen_name, params=(), holding=None):
+def probe_body(body, ops_name, probe_name, seen_name, params=(), sites=None):
     """``(body with every helper call and every assignment reported, keys)``.
 
     ``probe_name(site, helper, *args)`` records the arguments of a helper call and
@@ -123,24 +157,25 @@ def probe_body(body, ops_name, probe_name, seen_name, params=(), holding=None):
     Statements without a helper call or an assignment are shared with ``body``, not
     copied: the probe is only printed. (An int ``k`` and the report inside the
     assignment: Python compiles a long probe in half the time it takes for a
-    statement of its own with a tuple of positions.) ``holding``: the ids of the
-    statements that hold a helper call (``number_sites``), where known; the others
-    are not walked for one.
+    statement of its own with a tuple of positions.) ``sites``: what
+    ``number_sites`` found, where known: the statements that hold no helper call
+    are not walked for one, and a loop's names are not gathered again.
 
     Returns ``(body, keys, known)``: ``known`` holds the metas of what the body does
     not report because the probe knows them before it runs (a constant bound at the
     top, ahead of any block), for the observations to start from. A loop reports its
     carried names in one call, ``seen(k, (a, b, ...))`` with ``keys[k]`` the list of
     their positions: Python compiles one tuple faster than a statement per name."""
-    reporter = _Reporter(probe_name, seen_name, holding)
+    reporter = _Reporter(probe_name, seen_name, sites)
     groups = reporter.groups(body, set(params))
     return _free_when_dead(groups), reporter.keys, reporter.known
 
 
 class _Reporter:
-    def __init__(self, probe_name, seen_name, holding):
+    def __init__(self, probe_name, seen_name, sites):
         self.probe_name, self.seen_name = probe_name, seen_name
-        self.holding = holding
+        self.holding = None if sites is None else sites.holding
+        self.loop_names = {} if sites is None else sites.loop_names
         self.keys = []  # k -> the position of the statement ``seen(k, ...)`` reports
         self.known = {}  # position -> the meta of a constant the body does not report
 
@@ -152,8 +187,8 @@ class _Reporter:
         groups, bound = [], set(bound)
         straight = True  # no block yet: every statement runs once the probe returns
         for i, stmt in enumerate(body):
-            names = name_nodes(stmt)
-            reads = {n.id for n in names if n.ctx.__class__ is gast.Load}
+            names = self.names_of(stmt)
+            reads = set(names[0])
             binds = set()
             straight = straight and stmt.__class__ in _SIMPLE
             if isinstance(stmt, gast.For):
@@ -165,13 +200,18 @@ class _Reporter:
             else:
                 reported = self.statement(stmt, i)
                 if not isinstance(stmt, (gast.If, gast.While)):
-                    binds = {n.id for n in names if n.ctx.__class__ is gast.Store}
+                    binds = names[1]
             target = single_target(stmt)
             if target is not None:
                 reads.add(target)
                 bound.add(target)
             groups.append((reported, reads, binds))
         return groups
+
+    def names_of(self, stmt):
+        """``loads_and_stores(stmt)``, as ``number_sites`` found it for a loop."""
+        found = self.loop_names.get(id(stmt))
+        return loads_and_stores(stmt) if found is None else found
 
     def body(self, body, path, bound, targets):
         """The statements of a loop's ``body`` reported, each under the tuple of
@@ -182,7 +222,7 @@ class _Reporter:
         for i, stmt in enumerate(body):
             key = (*path, i)
             if isinstance(stmt, gast.For):
-                reported, inner = self.loop(stmt, name_nodes(stmt), key, bound)
+                reported, inner = self.loop(stmt, self.names_of(stmt), key, bound)
                 out += reported
                 targets |= inner
             else:
@@ -196,9 +236,8 @@ class _Reporter:
     def loop(self, loop, names, key, bound):
         """``[loop]`` reported (its body reports, first, each name the loop binds and
         reads that is bound before it), and the names its body reports as targets;
-        ``names``: ``name_nodes(loop)``."""
-        stored = {n.id for n in names if n.ctx.__class__ is gast.Store}
-        loaded = {n.id for n in names if n.ctx.__class__ is gast.Load}
+        ``names``: ``loads_and_stores(loop)``."""
+        loaded, stored = names
         carried = sorted(stored & bound & loaded)
         starts = []
         if carried:

@@ -263,6 +263,37 @@ def name_nodes(node):
     return found
 
 
+def loads_and_stores(node):
+    """``({ids read}, {ids bound})``: the names in ``node`` (itself included) in a
+    ``Load`` and in a ``Store`` context, as ``name_nodes`` finds them, gathered as they
+    are met (a loop's probe asks this of the whole loop)."""
+    loads, stores, todo = set(), set(), [node]
+    push, walked, ast_type, name_type = todo.append, _WALKED, _AST, gast.Name
+    load, store = gast.Load, gast.Store
+    for n in todo:
+        cls = n.__class__
+        if cls is name_type:
+            ctx = n.ctx.__class__
+            if ctx is load:
+                loads.add(n.id)
+            elif ctx is store:
+                stores.add(n.id)
+            if n.annotation is None:
+                continue
+        fields = walked.get(cls)
+        if fields is None:
+            fields = _walked_fields(cls)
+        for field in fields:
+            child = getattr(n, field, None)
+            if child.__class__ is list:
+                for c in child:
+                    if isinstance(c, ast_type):
+                        push(c)
+            elif isinstance(child, ast_type):
+                push(child)
+    return loads, stores
+
+
 def names_and_calls(node):
     """The ``gast.Name`` and the ``gast.Call`` nodes in ``node``, in ``descendants``'
     order: ``name_nodes``' loop, keeping the calls too."""
