@@ -21,7 +21,10 @@ from transpile.rules.declare import helper_of
 def meta(value):
     """What the specializer needs to know about a value: ``(kind, shape, dtype, type)``;
     for Python ints the third entry is the value itself."""
-    by_type = _META_OF_TYPE.get(value.__class__)
+    cls = value.__class__
+    if cls is np.ndarray:  # most values, at once
+        return ("array", value.shape, value.dtype, cls)
+    by_type = _META_OF_TYPE.get(cls)
     if by_type is not None:  # most values a loop's scalar lines see: one lookup
         return by_type
     if type(value) in (int, bool):
