@@ -22,7 +22,13 @@ _new = ast.AST.__new__
 
 def parse(source):
     """The gast ``Module`` of ``source``, as ``gast.parse(source)`` returns it."""
-    return _Converter().visit(ast.parse(source))
+    converter = _Converter()
+    try:
+        return converter.visit(ast.parse(source))
+    finally:
+        # its table holds its own bound methods, and functions closing over them: a
+        # reference cycle per parse (the compiler leaves none: gcpause)
+        converter._visitors.clear()
 
 
 class _Converter(Ast3ToGAst):
