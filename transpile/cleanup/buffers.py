@@ -30,18 +30,19 @@ def propagate(stmts, index, names=None):
     for k, s in enumerate(stmts):
         if s is None:
             continue  # dropped: a copy straight back
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = propagate(s.body, index, names)
+            out.append(s)
+            continue
+        if not _is_copy(s):
+            out.append(s)
+            continue
         back = _copy_back(stmts, k)
         if back is not None:
             index.forget(stmts[back])
             stmts[back] = None
-        if isinstance(s, (gast.For, gast.While)):
-            s.body = propagate(s.body, index, names)
-        elif (
-            _is_copy(s)
-            and (names is None or (s.targets[0].id in names and s.value.id in names))
-            and _copy_is_alias(s, index)
-        ):
-            a, b = s.targets[0].id, s.value.id
+        a, b = s.targets[0].id, s.value.id
+        if (names is None or (a in names and b in names)) and _copy_is_alias(s, index):
             index.forget(s)
             index.rename(a, b)
             continue
@@ -53,8 +54,6 @@ def _copy_back(stmts, k):
     """The position of ``b = a`` after the copy ``stmts[k]``, ``a = b``, with only
     comments and restore markers between them (which write neither), or None."""
     s = stmts[k]
-    if not _is_copy(s):
-        return None
     for j in range(k + 1, len(stmts)):
         after = stmts[j]
         if _is_copy(after):
