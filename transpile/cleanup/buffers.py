@@ -7,7 +7,7 @@ import numpy as np
 
 from transpile.core import defuse
 from transpile.core.ir import RESTORE, Annotation, annotation
-from transpile.core.nodes import descendants, name, name_nodes
+from transpile.core.nodes import descendants, name, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
 
@@ -207,15 +207,39 @@ def written_through(body, ops_name):
     and returns none (``ops.winner(d, 0.1)``), and one reads its ``shape_args`` only for
     their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written."""
     found = set()
-    for s in body:
-        for n in descendants(s):
-            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+    # ``descendants`` of every statement, looked at as they are walked: the body's
+    # nodes are many and these kinds few (gast's classes have no subclasses)
+    todo = list(body)
+    push, fields_of, ast_type = todo.append, _FIELDS, gast.AST
+    for n in todo:
+        cls = n.__class__
+        if cls is _NAME:
+            if getattr(n, "annotation", None) is None:
+                continue  # nothing under it
+        elif cls is _AUG_ASSIGN:
+            if isinstance(n.target, gast.Name):
                 found.add(n.target.id)
-            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+        elif cls is _SUBSCRIPT:
+            if isinstance(n.ctx, gast.Store):
                 found |= {m.id for m in name_nodes(n.value)}
-            elif isinstance(n, gast.Call):
-                found |= _written_by_call(n, ops_name)
+        elif cls is _CALL:
+            found |= _written_by_call(n, ops_name)
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = fields_of[cls] = walked_fields(cls)
+        for field in fields:
+            child = getattr(n, field, None)
+            if child.__class__ is list:
+                for c in child:
+                    if isinstance(c, ast_type):
+                        push(c)
+            elif isinstance(child, ast_type):
+                push(child)
     return found
+
+
+_NAME, _AUG_ASSIGN, _SUBSCRIPT, _CALL = gast.Name, gast.AugAssign, gast.Subscript, gast.Call
+_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 
 
 def _written_by_call(call, ops_name):
