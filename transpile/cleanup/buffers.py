@@ -207,23 +207,35 @@ def written_through(body, ops_name):
     and returns none (``ops.winner(d, 0.1)``), and one reads its ``shape_args`` only for
     their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written."""
     found = set()
-    # ``descendants`` of every statement, looked at as they are walked: the body's
-    # nodes are many and these kinds few (gast's classes have no subclasses)
+
+    def augmented(n):
+        if isinstance(n.target, gast.Name):
+            found.add(n.target.id)
+
+    def item(n):
+        if isinstance(n.ctx, gast.Store):
+            found.update(m.id for m in name_nodes(n.value))
+
+    def called(n):
+        found.update(_written_by_call(n, ops_name))
+
+    _visit(body, {gast.AugAssign: augmented, gast.Subscript: item, gast.Call: called})
+    return found
+
+
+def _visit(body, visit):
+    """``visit[type(n)](n)`` for every node ``n`` of ``body`` that has one, as the walk
+    meets it (``descendants``' walk, without listing the many nodes of other kinds;
+    gast's classes have no subclasses)."""
     todo = list(body)
-    push, fields_of, ast_type = todo.append, _FIELDS, gast.AST
+    push, fields_of, ast_type, name_type = todo.append, _FIELDS, gast.AST, gast.Name
     for n in todo:
         cls = n.__class__
-        if cls is _NAME:
-            if getattr(n, "annotation", None) is None:
-                continue  # nothing under it
-        elif cls is _AUG_ASSIGN:
-            if isinstance(n.target, gast.Name):
-                found.add(n.target.id)
-        elif cls is _SUBSCRIPT:
-            if isinstance(n.ctx, gast.Store):
-                found |= {m.id for m in name_nodes(n.value)}
-        elif cls is _CALL:
-            found |= _written_by_call(n, ops_name)
+        if cls is name_type and getattr(n, "annotation", None) is None:
+            continue  # nothing under it
+        seen = visit.get(cls)
+        if seen is not None:
+            seen(n)
         fields = fields_of.get(cls)
         if fields is None:
             fields = fields_of[cls] = walked_fields(cls)
@@ -235,10 +247,8 @@ def written_through(body, ops_name):
                         push(c)
             elif isinstance(child, ast_type):
                 push(child)
-    return found
 
 
-_NAME, _AUG_ASSIGN, _SUBSCRIPT, _CALL = gast.Name, gast.AugAssign, gast.Subscript, gast.Call
 _FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 
 
