@@ -126,6 +126,7 @@ class Specializer:
         # the loops whose body the probe ran (a tuple key starts with their path)
         self.seen_loops = {k[:n] for k in seen if isinstance(k, tuple) for n in range(1, len(k))}
         self.facts = {}
+        self.names_of_loops = {}  # a loop's path -> the names it holds, those it binds
         self.written = set()  # names whose arrays the body writes into
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
@@ -190,12 +191,10 @@ class Specializer:
         at the start of every iteration, and leaves every name it binds whole; after the
         loop they are as an iteration leaves them (a name's facts must hold on every
         iteration at once)."""
-        names = name_nodes(s)
-        read = {n.id for n in names}
-        unfinished = {n for n in read if self.fact(n).deferred or self.fact(n).borrowed}
+        named, bound = self.loop_names(s, path)
+        unfinished = {n for n in named if self.fact(n).deferred or self.fact(n).borrowed}
         if unfinished:
             raise _NeedConcrete(unfinished)
-        bound = {n.id for n in names if isinstance(n.ctx, gast.Store)}
         for n in bound:  # each iteration starts from what the probe saw there on all
             self.facts[n] = _observed(self.seen.get((*path, n)))
         s.body, after = self.iteration(s.body, path, bound)
@@ -203,6 +202,17 @@ class Specializer:
         for n in bound:
             self.facts[n] = after[n] if ran else Facts()
         return s
+
+    def loop_names(self, s, path):
+        """The names loop ``s`` (at ``path``) holds, and those it binds. A loop is
+        rewritten again once what it reads is made whole (``rewritten``), from a fresh
+        copy of the same statements: its names are walked only the first time."""
+        names = self.names_of_loops.get(path)
+        if names is None:
+            nodes = name_nodes(s)
+            bound = {n.id for n in nodes if isinstance(n.ctx, gast.Store)}
+            names = self.names_of_loops[path] = ({n.id for n in nodes}, bound)
+        return names
 
     def iteration(self, body, path, bound):
         """The loop's ``body`` rewritten from the facts now known, each name it binds left
