@@ -29,6 +29,7 @@ observations (``probe``). Anything it cannot prove leaves that line or that
 signature generic, never a guess.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -60,9 +61,17 @@ def _broadcast(*shapes):
     if any(s is None for s in shapes):
         return None
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        return _broadcast_shapes(shapes)
     except ValueError:
         raise Unspecializable("shapes do not broadcast") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _broadcast_shapes(shapes):
+    """``np.broadcast_shapes`` (a tuple of Python ints, whatever ints it is given),
+    remembered: most lines of a body broadcast the same few shapes, and numpy's answer
+    costs some arrays each time."""
+    return tuple(np.broadcast_shapes(*shapes))
 
 
 class Val(NamedTuple):
