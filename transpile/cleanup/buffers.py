@@ -7,7 +7,7 @@ import numpy as np
 
 from transpile.core import defuse
 from transpile.core.ir import RESTORE, Annotation, annotation
-from transpile.core.nodes import descendants, name, name_nodes, walked_fields
+from transpile.core.nodes import name, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
 
@@ -119,33 +119,41 @@ def reuse_buffers(body, np_name, min_size=None):
     has the result's shape and dtype: numpy does this itself for the temporaries of
     a nested expression, which one-operation-per-line code names and so keeps."""
     min_size = REUSE_SIZE if min_size is None else min_size
-    loads, stores = _name_uses(body)
-    made = {}  # name -> its array annotation, for arrays this body made fresh
+    # only a large result is written into a buffer, and only one of its own shape: a
+    # large array too, so the other lines matter only for what they read and write
+    large = {}  # position -> the array annotation of a large array assigned there
     for i, s in enumerate(body):
         info = annotation(s, Annotation.ARRAY)
-        if info is None or not isinstance(s, gast.Assign):
-            continue
+        if info is not None and isinstance(s, gast.Assign) and math.prod(info[0]) >= min_size:
+            large[i] = info
+    if len(large) < 2:
+        return body  # a buffer and a result to write into it are two
+    loads, stores = _name_uses(body, {body[i].targets[0].id for i in large})
+    made = {}  # name -> its array annotation, for large arrays this body made fresh
+    for i, info in large.items():
+        s = body[i]
         target = s.targets[0].id
         value = s.value
-        if math.prod(info[0]) >= min_size:
-            buffer = _spent_operand(value, np_name, info, made, loads, i)
-            if buffer is not None:
-                s.value = _with_out(value, buffer, np_name)
+        buffer = _spent_operand(value, np_name, info, made, loads, i)
+        if buffer is not None:
+            s.value = _with_out(value, buffer, np_name)
         fresh = isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_ufunc_call(value, np_name)
         if fresh and stores.get(target) == 1:
             made[target] = info
     return body
 
 
-def _name_uses(body):
-    """``(loads, stores)``: name -> the positions of the statements reading it, and
-    name -> how many times it is written."""
+def _name_uses(body, names):
+    """``(loads, stores)`` of ``names``: name -> the positions of the statements reading
+    it, and name -> how many times it is written."""
     loads, stores = {}, {}
     for i, s in enumerate(body):
-        for n in descendants(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+        for n in name_nodes(s):
+            if n.id not in names:
+                continue
+            if isinstance(n.ctx, gast.Load):
                 loads.setdefault(n.id, set()).add(i)
-            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            elif isinstance(n.ctx, gast.Store):
                 stores[n.id] = stores.get(n.id, 0) + 1
     return loads, stores
 
