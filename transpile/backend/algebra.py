@@ -95,6 +95,8 @@ def held_calls(body, np_name, ops_name, index=None):
     hand-written gradient keeps for the same reason: one pass over it saved.
     ``index``: a def-use index of ``body`` whose writes are up to date, else one is
     built; the rewrite changes reads only."""
+    if not any(_may_hold(s, np_name) for s in body):
+        return body  # no line binds a name to a ufunc's value: none to read it from
     index = defuse.Index(body) if index is None else index
     written = buffers.written_through(body, ops_name)
     held = {}  # the printed call -> the name holding its value
@@ -122,19 +124,35 @@ def held_calls(body, np_name, ops_name, index=None):
 _AFTER_ALL = math.inf  # a position after every statement of the body
 
 
-def _call_key(node, np_name, index, position):
-    """The printed ``np.f(...)`` for a call, at ``position`` (in ``index``' program
-    order), of a numpy ufunc on numbers and names bound never or once before it (so
-    they hold there what they hold at any later statement), else None."""
+def _may_hold(s, np_name):
+    """Whether ``s`` binds one name to a call of a numpy ufunc (without keywords), the
+    only lines ``held_calls`` takes values from. Reading held values changes only the
+    calls inside a line's call, never the call itself or its target."""
+    return (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and _is_ufunc_call(s.value, np_name)
+    )
+
+
+def _is_ufunc_call(node, np_name):
     f = getattr(node, "func", None)
-    if not (
+    return (
         isinstance(node, gast.Call)
         and not node.keywords
         and isinstance(f, gast.Attribute)
         and isinstance(f.value, gast.Name)
         and f.value.id == np_name
         and isinstance(getattr(np, f.attr, None), np.ufunc)
-    ):
+    )
+
+
+def _call_key(node, np_name, index, position):
+    """The printed ``np.f(...)`` for a call, at ``position`` (in ``index``' program
+    order), of a numpy ufunc on numbers and names bound never or once before it (so
+    they hold there what they hold at any later statement), else None."""
+    if not _is_ufunc_call(node, np_name):
         return None
     for a in node.args:
         if isinstance(a, gast.Name):
