@@ -136,6 +136,7 @@ class Specializer:
         self.seen_loops = {k[:n] for k in seen if isinstance(k, tuple) for n in range(1, len(k))}
         self.facts = {}
         self.names_of_loops = {}  # a loop's path -> the names it holds, those it binds
+        self.loop_nodes = {}  # a loop's path -> its Name nodes, where already walked
         self.written = set()  # names whose arrays the body writes into
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
@@ -152,8 +153,10 @@ class Specializer:
         """``body`` rewritten; ``path``: None for the function's own statements, whose
         positions key the probe's observations of their targets, or the positions that
         lead to a loop's body, whose statements are keyed by them and their own."""
-        if path is None:
-            self.written = buffers.written_through(body, self.ops)
+        if path is None:  # one walk for what is written and the names of its loops
+            loops = {}
+            self.written = buffers.written_through(body, self.ops, loops)
+            self.loop_nodes = {(k,): nodes for k, nodes in loops.items()}
         out = []
         for i, stmt in enumerate(body):
             try:
@@ -215,10 +218,11 @@ class Specializer:
     def loop_names(self, s, path):
         """The names loop ``s`` (at ``path``) holds, and those it binds. A loop is
         rewritten again once what it reads is made whole (``rewritten``), from a fresh
-        copy of the same statements: its names are walked only the first time."""
+        copy of the same statements: its names are found only the first time, a loop
+        of the function's own body's where ``run`` found them."""
         names = self.names_of_loops.get(path)
         if names is None:
-            nodes = name_nodes(s)
+            nodes = self.loop_nodes.pop(path, None) or name_nodes(s)
             bound = {n.id for n in nodes if isinstance(n.ctx, gast.Store)}
             names = self.names_of_loops[path] = ({n.id for n in nodes}, bound)
         return names

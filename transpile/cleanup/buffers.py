@@ -206,14 +206,17 @@ def _with_out(node, buffer, np_name):
     return gast.Call(func=ufunc, args=args, keywords=out)
 
 
-def written_through(body, ops_name):
+def written_through(body, ops_name, loop_names=None):
     """The names whose arrays ``body`` may write into: targets of an item assignment or
     an augmented assignment, ``out=`` arguments, and names given to a runtime helper
     that may write into them or hand them back (``ops.add_at(buffer, index, g)``
     writes into ``buffer``; what ``ops.unbroadcast(g, x)`` returns may be ``g``, and a
     write into it one into ``g``). A helper declared ``fresh`` writes into no argument
     and returns none (``ops.winner(d, 0.1)``), and one reads its ``shape_args`` only for
-    their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written."""
+    their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written.
+    With ``loop_names`` (a dict), the same walk also puts there, for each ``for`` loop
+    of ``body``, its position -> its ``gast.Name`` nodes (``name_nodes``' list, in
+    another order): the specializer asks both of the same body."""
     found = set()
 
     def augmented(n):
@@ -227,7 +230,15 @@ def written_through(body, ops_name):
     def called(n):
         found.update(_written_by_call(n, ops_name))
 
-    _visit(body, {gast.AugAssign: augmented, gast.Subscript: item, gast.Call: called})
+    visit = {gast.AugAssign: augmented, gast.Subscript: item, gast.Call: called}
+    if loop_names is None:
+        _visit(body, visit)
+        return found
+    _visit([s for s in body if not isinstance(s, gast.For)], visit)
+    for k, s in enumerate(body):
+        if isinstance(s, gast.For):
+            names = loop_names[k] = []
+            _visit([s], {**visit, gast.Name: names.append})
     return found
 
 
@@ -237,13 +248,18 @@ def _visit(body, visit):
     gast's classes have no subclasses)."""
     todo = list(body)
     push, fields_of, ast_type, name_type = todo.append, _FIELDS, gast.AST, gast.Name
+    name_seen = visit.get(name_type)
     for n in todo:
         cls = n.__class__
-        if cls is name_type and getattr(n, "annotation", None) is None:
-            continue  # nothing under it
-        seen = visit.get(cls)
-        if seen is not None:
-            seen(n)
+        if cls is name_type:
+            if name_seen is not None:
+                name_seen(n)
+            if getattr(n, "annotation", None) is None:
+                continue  # nothing under it
+        else:
+            seen = visit.get(cls)
+            if seen is not None:
+                seen(n)
         fields = fields_of.get(cls)
         if fields is None:
             fields = fields_of[cls] = walked_fields(cls)
