@@ -288,8 +288,12 @@ class Specializer:
     def other(self, i, s):
         """Any other statement: what it reads is made whole; what it binds is known only
         as far as the probe saw it."""
-        self.require_concrete(s)
-        read = {n.id for n in name_nodes(s)}
+        nodes = descendants(s)  # one walk for the three questions below
+        deferred = self.deferred_among(nodes)
+        if deferred:
+            raise _NeedConcrete(deferred)
+        names = [n for n in nodes if isinstance(n, gast.Name)]
+        read = {n.id for n in names}
         if isinstance(s, gast.Return):  # scalars leave with the generic code's type
             untyped = {
                 n for n in read if self.fact(n).numpy_scalar and not self.fact(n).numpy_typed
@@ -299,8 +303,8 @@ class Specializer:
         borrowed = {n for n in read if self.fact(n).borrowed}
         if borrowed:  # what leaves or is written through must be our own array
             raise _NeedConcrete(borrowed)
-        for node in descendants(s):  # names this statement binds lose what we knew
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+        for node in names:  # names this statement binds lose what we knew
+            if isinstance(node.ctx, gast.Store):
                 m = self.seen.get(i) if single_target(s) == node.id else None
                 self.facts[node.id] = _observed(m)
         return s
@@ -345,8 +349,12 @@ class Specializer:
         return False
 
     def deferred_names(self, node):
+        return self.deferred_among(descendants(node))
+
+    def deferred_among(self, nodes):
+        """The deferred names that ``nodes`` (all of an expression's) read or stood for."""
         names = set()
-        for n in descendants(node):
+        for n in nodes:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 names.add(n.id)
             elif has_annotation(n, Annotation.NAME):
