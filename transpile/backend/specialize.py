@@ -288,12 +288,21 @@ class Specializer:
     def other(self, i, s):
         """Any other statement: what it reads is made whole; what it binds is known only
         as far as the probe saw it."""
-        nodes = descendants(s)  # one walk for the three questions below
+        nodes = descendants(s)  # one walk for what it reads, stands for and binds
         deferred = self.deferred_among(nodes)
         if deferred:
             raise _NeedConcrete(deferred)
         names = [n for n in nodes if isinstance(n, gast.Name)]
-        read = {n.id for n in names}
+        self.require_own(s, {n.id for n in names})
+        for node in names:  # names this statement binds lose what we knew
+            if isinstance(node.ctx, gast.Store):
+                m = self.seen.get(i) if single_target(s) == node.id else None
+                self.facts[node.id] = _observed(m)
+        return s
+
+    def require_own(self, s, read):
+        """What statement ``s`` reads (the names ``read``) holds values of its own type
+        and array before it leaves or is written through."""
         if isinstance(s, gast.Return):  # scalars leave with the generic code's type
             untyped = {
                 n for n in read if self.fact(n).numpy_scalar and not self.fact(n).numpy_typed
@@ -303,11 +312,6 @@ class Specializer:
         borrowed = {n for n in read if self.fact(n).borrowed}
         if borrowed:  # what leaves or is written through must be our own array
             raise _NeedConcrete(borrowed)
-        for node in names:  # names this statement binds lose what we knew
-            if isinstance(node.ctx, gast.Store):
-                m = self.seen.get(i) if single_target(s) == node.id else None
-                self.facts[node.id] = _observed(m)
-        return s
 
     def same_type(self, node, t):
         """``node`` as the type the generic code produced for ``t``: a Python number that
