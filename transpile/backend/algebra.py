@@ -14,18 +14,23 @@ calls ``np.sin(x)`` and ``np.cos(x)`` again), where a hand-written gradient read
 names it has.
 """
 
+import math
+
 import gast
 import numpy as np
 
 from transpile.cleanup import buffers
 from transpile.core import defuse, printer
-from transpile.core.nodes import name_nodes, transform
+from transpile.core.nodes import transform
 
 
-def complements(body):
+def complements(body, index=None):
     """``t = a * (1 - p) - (1 - a) * p`` (factors in either order, ``1 - a`` written
-    there or bound once to a name) as ``t = a - p``, for names ``a`` and ``p``."""
-    index = defuse.Index(body)
+    there or bound once to a name) as ``t = a - p``, for names ``a`` and ``p``.
+    ``index``: a def-use index of ``body`` whose writes are up to date (the one copy
+    propagation kept), else one is built. The rewrite changes reads only: the writes
+    stay up to date for ``held_calls``."""
+    index = defuse.Index(body) if index is None else index
     for s in body:
         if isinstance(s, gast.Assign) and isinstance(s.value, gast.BinOp):
             pair = _complement_pair(s.value, index)
@@ -82,53 +87,77 @@ def _load(name):
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
 
 
-def held_calls(body, np_name, ops_name):
+def held_calls(body, np_name, ops_name, index=None):
     """``np.f(a, b)`` (a ufunc of names bound at most once and numbers) read from ``t``
     where a statement before binds ``t = np.f(a, b)``, ``t`` is bound only there and
     nothing writes into it. Top-level statements only; the same ufunc of the same
     values is the same value, bit for bit. ``t`` may then live longer, as the array a
-    hand-written gradient keeps for the same reason: one pass over it saved."""
-    stores = {}  # name -> the positions of the statements binding it
+    hand-written gradient keeps for the same reason: one pass over it saved.
+    ``index``: a def-use index of ``body`` whose writes are up to date, else one is
+    built; the rewrite changes reads only."""
+    if not any(_may_hold(s, np_name) for s in body):
+        return body  # no line binds a name to a ufunc's value: none to read it from
+    index = defuse.Index(body) if index is None else index
     written = buffers.written_through(body, ops_name)
-    for i, s in enumerate(body):
-        for n in name_nodes(s):
-            if isinstance(n.ctx, gast.Store):
-                stores.setdefault(n.id, []).append(i)
     held = {}  # the printed call -> the name holding its value
 
     def read_held(node):
-        found = held.get(_call_key(node, np_name, stores, len(body)))
+        found = held.get(_call_key(node, np_name, index, _AFTER_ALL))
         return node if found is None else _load(found)
 
-    for i, s in enumerate(body):
+    for s in body:
         if held and isinstance(s, gast.Assign):
             s.value = transform(s.value, {gast.Call: read_held})
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
             t = s.targets[0]
-            key = _call_key(s.value, np_name, stores, i)
-            if isinstance(t, gast.Name) and key and len(stores[t.id]) == 1 and t.id not in written:
+            key = _call_key(s.value, np_name, index, index.position[id(s)])
+            if (
+                isinstance(t, gast.Name)
+                and key
+                and index.write_count(t.id) == 1
+                and t.id not in written
+            ):
                 held.setdefault(key, t.id)
     return body
 
 
-def _call_key(node, np_name, stores, position):
-    """The printed ``np.f(...)`` for a call, at ``position``, of a numpy ufunc on numbers
-    and names bound never or once before it (so they hold there what they hold at any
-    later statement), else None."""
+_AFTER_ALL = math.inf  # a position after every statement of the body
+
+
+def _may_hold(s, np_name):
+    """Whether ``s`` binds one name to a call of a numpy ufunc (without keywords), the
+    only lines ``held_calls`` takes values from. Reading held values changes only the
+    calls inside a line's call, never the call itself or its target."""
+    return (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and _is_ufunc_call(s.value, np_name)
+    )
+
+
+def _is_ufunc_call(node, np_name):
     f = getattr(node, "func", None)
-    if not (
+    return (
         isinstance(node, gast.Call)
         and not node.keywords
         and isinstance(f, gast.Attribute)
         and isinstance(f.value, gast.Name)
         and f.value.id == np_name
         and isinstance(getattr(np, f.attr, None), np.ufunc)
-    ):
+    )
+
+
+def _call_key(node, np_name, index, position):
+    """The printed ``np.f(...)`` for a call, at ``position`` (in ``index``' program
+    order), of a numpy ufunc on numbers and names bound never or once before it (so
+    they hold there what they hold at any later statement), else None."""
+    if not _is_ufunc_call(node, np_name):
         return None
     for a in node.args:
         if isinstance(a, gast.Name):
-            bound = stores.get(a.id, [])
-            if len(bound) > 1 or bound and bound[0] >= position:
+            bound = index.writes.get(a.id, ())
+            if len(bound) > 1 or bound and index.position[id(bound[0][1])] >= position:
                 return None
         elif not (isinstance(a, gast.Constant) and type(a.value) in (int, float)):
             return None

@@ -29,6 +29,7 @@ observations (``probe``). Anything it cannot prove leaves that line or that
 signature generic, never a guess.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -60,9 +61,17 @@ def _broadcast(*shapes):
     if any(s is None for s in shapes):
         return None
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        return _broadcast_shapes(shapes)
     except ValueError:
         raise Unspecializable("shapes do not broadcast") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _broadcast_shapes(shapes):
+    """``np.broadcast_shapes`` (a tuple of Python ints, whatever ints it is given),
+    remembered: most lines of a body broadcast the same few shapes, and numpy's answer
+    costs some arrays each time."""
+    return tuple(np.broadcast_shapes(*shapes))
 
 
 class Val(NamedTuple):
@@ -126,6 +135,8 @@ class Specializer:
         # the loops whose body the probe ran (a tuple key starts with their path)
         self.seen_loops = {k[:n] for k in seen if isinstance(k, tuple) for n in range(1, len(k))}
         self.facts = {}
+        self.names_of_loops = {}  # a loop's path -> the names it holds, those it binds
+        self.loop_nodes = {}  # a loop's path -> its Name nodes, where already walked
         self.written = set()  # names whose arrays the body writes into
         self.ref = None  # a parameter whose array module builds materialized arrays
         for p, m in param_metas.items():
@@ -142,8 +153,10 @@ class Specializer:
         """``body`` rewritten; ``path``: None for the function's own statements, whose
         positions key the probe's observations of their targets, or the positions that
         lead to a loop's body, whose statements are keyed by them and their own."""
-        if path is None:
-            self.written = buffers.written_through(body, self.ops)
+        if path is None:  # one walk for what is written and the names of its loops
+            loops = {}
+            self.written = buffers.written_through(body, self.ops, loops)
+            self.loop_nodes = {(k,): nodes for k, nodes in loops.items()}
         out = []
         for i, stmt in enumerate(body):
             try:
@@ -190,12 +203,10 @@ class Specializer:
         at the start of every iteration, and leaves every name it binds whole; after the
         loop they are as an iteration leaves them (a name's facts must hold on every
         iteration at once)."""
-        names = name_nodes(s)
-        read = {n.id for n in names}
-        unfinished = {n for n in read if self.fact(n).deferred or self.fact(n).borrowed}
+        named, bound = self.loop_names(s, path)
+        unfinished = {n for n in named if self.fact(n).deferred or self.fact(n).borrowed}
         if unfinished:
             raise _NeedConcrete(unfinished)
-        bound = {n.id for n in names if isinstance(n.ctx, gast.Store)}
         for n in bound:  # each iteration starts from what the probe saw there on all
             self.facts[n] = _observed(self.seen.get((*path, n)))
         s.body, after = self.iteration(s.body, path, bound)
@@ -203,6 +214,18 @@ class Specializer:
         for n in bound:
             self.facts[n] = after[n] if ran else Facts()
         return s
+
+    def loop_names(self, s, path):
+        """The names loop ``s`` (at ``path``) holds, and those it binds. A loop is
+        rewritten again once what it reads is made whole (``rewritten``), from a fresh
+        copy of the same statements: its names are found only the first time, a loop
+        of the function's own body's where ``run`` found them."""
+        names = self.names_of_loops.get(path)
+        if names is None:
+            nodes = self.loop_nodes.pop(path, None) or name_nodes(s)
+            bound = {n.id for n in nodes if isinstance(n.ctx, gast.Store)}
+            names = self.names_of_loops[path] = ({n.id for n in nodes}, bound)
+        return names
 
     def iteration(self, body, path, bound):
         """The loop's ``body`` rewritten from the facts now known, each name it binds left
@@ -265,8 +288,21 @@ class Specializer:
     def other(self, i, s):
         """Any other statement: what it reads is made whole; what it binds is known only
         as far as the probe saw it."""
-        self.require_concrete(s)
-        read = {n.id for n in name_nodes(s)}
+        nodes = descendants(s)  # one walk for what it reads, stands for and binds
+        deferred = self.deferred_among(nodes)
+        if deferred:
+            raise _NeedConcrete(deferred)
+        names = [n for n in nodes if isinstance(n, gast.Name)]
+        self.require_own(s, {n.id for n in names})
+        for node in names:  # names this statement binds lose what we knew
+            if isinstance(node.ctx, gast.Store):
+                m = self.seen.get(i) if single_target(s) == node.id else None
+                self.facts[node.id] = _observed(m)
+        return s
+
+    def require_own(self, s, read):
+        """What statement ``s`` reads (the names ``read``) holds values of its own type
+        and array before it leaves or is written through."""
         if isinstance(s, gast.Return):  # scalars leave with the generic code's type
             untyped = {
                 n for n in read if self.fact(n).numpy_scalar and not self.fact(n).numpy_typed
@@ -276,11 +312,6 @@ class Specializer:
         borrowed = {n for n in read if self.fact(n).borrowed}
         if borrowed:  # what leaves or is written through must be our own array
             raise _NeedConcrete(borrowed)
-        for node in descendants(s):  # names this statement binds lose what we knew
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                m = self.seen.get(i) if single_target(s) == node.id else None
-                self.facts[node.id] = _observed(m)
-        return s
 
     def same_type(self, node, t):
         """``node`` as the type the generic code produced for ``t``: a Python number that
@@ -322,8 +353,12 @@ class Specializer:
         return False
 
     def deferred_names(self, node):
+        return self.deferred_among(descendants(node))
+
+    def deferred_among(self, nodes):
+        """The deferred names that ``nodes`` (all of an expression's) read or stood for."""
         names = set()
-        for n in descendants(node):
+        for n in nodes:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 names.add(n.id)
             elif has_annotation(n, Annotation.NAME):

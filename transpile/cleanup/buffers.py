@@ -7,7 +7,7 @@ import numpy as np
 
 from transpile.core import defuse
 from transpile.core.ir import RESTORE, Annotation, annotation
-from transpile.core.nodes import descendants, name, name_nodes
+from transpile.core.nodes import name, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
 
@@ -30,18 +30,19 @@ def propagate(stmts, index, names=None):
     for k, s in enumerate(stmts):
         if s is None:
             continue  # dropped: a copy straight back
+        if isinstance(s, (gast.For, gast.While)):
+            s.body = propagate(s.body, index, names)
+            out.append(s)
+            continue
+        if not _is_copy(s):
+            out.append(s)
+            continue
         back = _copy_back(stmts, k)
         if back is not None:
             index.forget(stmts[back])
             stmts[back] = None
-        if isinstance(s, (gast.For, gast.While)):
-            s.body = propagate(s.body, index, names)
-        elif (
-            _is_copy(s)
-            and (names is None or (s.targets[0].id in names and s.value.id in names))
-            and _copy_is_alias(s, index)
-        ):
-            a, b = s.targets[0].id, s.value.id
+        a, b = s.targets[0].id, s.value.id
+        if (names is None or (a in names and b in names)) and _copy_is_alias(s, index):
             index.forget(s)
             index.rename(a, b)
             continue
@@ -53,8 +54,6 @@ def _copy_back(stmts, k):
     """The position of ``b = a`` after the copy ``stmts[k]``, ``a = b``, with only
     comments and restore markers between them (which write neither), or None."""
     s = stmts[k]
-    if not _is_copy(s):
-        return None
     for j in range(k + 1, len(stmts)):
         after = stmts[j]
         if _is_copy(after):
@@ -120,33 +119,41 @@ def reuse_buffers(body, np_name, min_size=None):
     has the result's shape and dtype: numpy does this itself for the temporaries of
     a nested expression, which one-operation-per-line code names and so keeps."""
     min_size = REUSE_SIZE if min_size is None else min_size
-    loads, stores = _name_uses(body)
-    made = {}  # name -> its array annotation, for arrays this body made fresh
+    # only a large result is written into a buffer, and only one of its own shape: a
+    # large array too, so the other lines matter only for what they read and write
+    large = {}  # position -> the array annotation of a large array assigned there
     for i, s in enumerate(body):
         info = annotation(s, Annotation.ARRAY)
-        if info is None or not isinstance(s, gast.Assign):
-            continue
+        if info is not None and isinstance(s, gast.Assign) and math.prod(info[0]) >= min_size:
+            large[i] = info
+    if len(large) < 2:
+        return body  # a buffer and a result to write into it are two
+    loads, stores = _name_uses(body, {body[i].targets[0].id for i in large})
+    made = {}  # name -> its array annotation, for large arrays this body made fresh
+    for i, info in large.items():
+        s = body[i]
         target = s.targets[0].id
         value = s.value
-        if math.prod(info[0]) >= min_size:
-            buffer = _spent_operand(value, np_name, info, made, loads, i)
-            if buffer is not None:
-                s.value = _with_out(value, buffer, np_name)
+        buffer = _spent_operand(value, np_name, info, made, loads, i)
+        if buffer is not None:
+            s.value = _with_out(value, buffer, np_name)
         fresh = isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_ufunc_call(value, np_name)
         if fresh and stores.get(target) == 1:
             made[target] = info
     return body
 
 
-def _name_uses(body):
-    """``(loads, stores)``: name -> the positions of the statements reading it, and
-    name -> how many times it is written."""
+def _name_uses(body, names):
+    """``(loads, stores)`` of ``names``: name -> the positions of the statements reading
+    it, and name -> how many times it is written."""
     loads, stores = {}, {}
     for i, s in enumerate(body):
-        for n in descendants(s):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+        for n in name_nodes(s):
+            if n.id not in names:
+                continue
+            if isinstance(n.ctx, gast.Load):
                 loads.setdefault(n.id, set()).add(i)
-            elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            elif isinstance(n.ctx, gast.Store):
                 stores[n.id] = stores.get(n.id, 0) + 1
     return loads, stores
 
@@ -199,24 +206,74 @@ def _with_out(node, buffer, np_name):
     return gast.Call(func=ufunc, args=args, keywords=out)
 
 
-def written_through(body, ops_name):
+def written_through(body, ops_name, loop_names=None):
     """The names whose arrays ``body`` may write into: targets of an item assignment or
     an augmented assignment, ``out=`` arguments, and names given to a runtime helper
     that may write into them or hand them back (``ops.add_at(buffer, index, g)``
     writes into ``buffer``; what ``ops.unbroadcast(g, x)`` returns may be ``g``, and a
     write into it one into ``g``). A helper declared ``fresh`` writes into no argument
     and returns none (``ops.winner(d, 0.1)``), and one reads its ``shape_args`` only for
-    their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written."""
+    their shape (``x`` in ``ops.unreduce(1.0, x)``): those names are not written.
+    With ``loop_names`` (a dict), the same walk also puts there, for each ``for`` loop
+    of ``body``, its position -> its ``gast.Name`` nodes (``name_nodes``' list, in
+    another order): the specializer asks both of the same body."""
     found = set()
-    for s in body:
-        for n in descendants(s):
-            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-                found.add(n.target.id)
-            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
-                found |= {m.id for m in name_nodes(n.value)}
-            elif isinstance(n, gast.Call):
-                found |= _written_by_call(n, ops_name)
+
+    def augmented(n):
+        if isinstance(n.target, gast.Name):
+            found.add(n.target.id)
+
+    def item(n):
+        if isinstance(n.ctx, gast.Store):
+            found.update(m.id for m in name_nodes(n.value))
+
+    def called(n):
+        found.update(_written_by_call(n, ops_name))
+
+    visit = {gast.AugAssign: augmented, gast.Subscript: item, gast.Call: called}
+    if loop_names is None:
+        _visit(body, visit)
+        return found
+    _visit([s for s in body if not isinstance(s, gast.For)], visit)
+    for k, s in enumerate(body):
+        if isinstance(s, gast.For):
+            names = loop_names[k] = []
+            _visit([s], {**visit, gast.Name: names.append})
     return found
+
+
+def _visit(body, visit):
+    """``visit[type(n)](n)`` for every node ``n`` of ``body`` that has one, as the walk
+    meets it (``descendants``' walk, without listing the many nodes of other kinds;
+    gast's classes have no subclasses)."""
+    todo = list(body)
+    push, fields_of, ast_type, name_type = todo.append, _FIELDS, gast.AST, gast.Name
+    name_seen = visit.get(name_type)
+    for n in todo:
+        cls = n.__class__
+        if cls is name_type:
+            if name_seen is not None:
+                name_seen(n)
+            if getattr(n, "annotation", None) is None:
+                continue  # nothing under it
+        else:
+            seen = visit.get(cls)
+            if seen is not None:
+                seen(n)
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = fields_of[cls] = walked_fields(cls)
+        for field in fields:
+            child = getattr(n, field, None)
+            if child.__class__ is list:
+                for c in child:
+                    if isinstance(c, ast_type):
+                        push(c)
+            elif isinstance(child, ast_type):
+                push(child)
+
+
+_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 
 
 def _written_by_call(call, ops_name):

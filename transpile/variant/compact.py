@@ -6,7 +6,7 @@ facts the stages kept on nodes are dropped before printing."""
 import gast
 
 from transpile.cleanup import inline
-from transpile.core.ir import strip_annotations
+from transpile.core.ir import Annotation, strip_annotations
 from transpile.core.nodes import descendants
 
 
@@ -17,8 +17,12 @@ def stage(variant, ctx):
     variant.body = inline.compact(variant.body, spec.names, spec.namer, also=adjoints)
     for stmt in variant.body:
         for node in descendants(stmt):
-            strip_annotations(node)
+            if not _FACTS.isdisjoint(node.__dict__):  # few nodes carry one
+                strip_annotations(node)
     return variant
+
+
+_FACTS = frozenset(key.attribute for key in Annotation)  # the attributes facts are kept in
 
 
 def _fused_targets(body, fused):
