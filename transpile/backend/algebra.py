@@ -21,7 +21,7 @@ import numpy as np
 
 from transpile.cleanup import buffers
 from transpile.core import defuse, printer
-from transpile.core.nodes import transform
+from transpile.core.nodes import all_stmts, transform
 
 
 def complements(body, index=None):
@@ -98,7 +98,7 @@ def held_calls(body, np_name, ops_name, index=None):
     if not any(_may_hold(s, np_name) for s in body):
         return body  # no line binds a name to a ufunc's value: none to read it from
     index = defuse.Index(body) if index is None else index
-    written = buffers.written_through(body, ops_name)
+    written = _aliases_written(body, buffers.written_through(body, ops_name))
     held = {}  # the printed call -> the name holding its value
 
     def read_held(node):
@@ -107,7 +107,9 @@ def held_calls(body, np_name, ops_name, index=None):
 
     for s in body:
         if held and isinstance(s, gast.Assign):
-            s.value = transform(s.value, {gast.Call: read_held})
+            value = transform(s.value, {gast.Call: read_held})
+            if value.__class__ is not gast.Name or _unwritten_name(s, written):
+                s.value = value  # (a call inside another reads the held array only)
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
             t = s.targets[0]
             key = _call_key(s.value, np_name, index, index.position[id(s)])
@@ -122,6 +124,34 @@ def held_calls(body, np_name, ops_name, index=None):
 
 
 _AFTER_ALL = math.inf  # a position after every statement of the body
+
+
+def _unwritten_name(s, written):
+    """Whether ``s`` binds one name that nothing writes into: ``u = t`` makes ``u`` the
+    held array itself, and a write into ``u`` (``u[0] = 0``) would change ``t``."""
+    target = s.targets[0] if len(s.targets) == 1 else None
+    return target.__class__ is gast.Name and target.id not in written
+
+
+def _aliases_written(body, written):
+    """``written`` and every name copied into a name of it (``w = u``, then ``w`` written
+    into: so is ``u``), at any depth of ``body``."""
+    copies = [
+        (s.targets[0].id, s.value.id)
+        for s in all_stmts(body)
+        if isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Name)
+    ]
+    written, grew = set(written), True
+    while grew:
+        grew = False
+        for into, source in copies:
+            if into in written and source not in written:
+                written.add(source)
+                grew = True
+    return written
 
 
 def _may_hold(s, np_name):
