@@ -12,7 +12,10 @@ when the collector comes back: its first pass, at the next few hundred allocatio
 would walk every one of them (a tenth of a second after a 1,000-statement loop). They
 are long-lived, so they are moved to the oldest generation at once (``gc.freeze``
 then ``gc.unfreeze``, which move lists without walking them), unless the program has
-frozen objects of its own, which ``unfreeze`` would release.
+frozen objects of its own, which ``unfreeze`` would release. What else was young then
+moves with them: cyclic garbage the program made just before (in another thread, or
+since the collector's last pass) is freed by the next full pass instead of the next
+young one.
 """
 
 import contextlib
