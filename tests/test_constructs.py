@@ -288,3 +288,33 @@ def test_insert_grad_of_is_inert_in_a_plain_call():
     C.SEEN.clear()
     assert C.doubled_gradient(x) == np.sum(np.sin(x) ** 2)
     assert C.SEEN == [0.0]
+
+
+def rebinds_a_parameter_then_branches(y, s):
+    if np.sum(y) > -100.0:
+        s = y
+        if np.sum(y) > 0.0:
+            t = np.tanh(2.0)
+        else:
+            t = s + 1.0
+        return np.sum(t)
+    return s
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug (found by the slow test_random_programs_with_control_flow_exhaustive, "
+    "and on the code of 97fbdcf too): seeding's s_in = s makes every zero of ds shaped "
+    "like the argument s, and the zero ds starts the sweep with must be shaped like the "
+    "value s holds at the end (y here); where the branch that writes ds is not taken, "
+    "dy = ds returns the float 0.0 for an array y. Shaping that zero like s instead "
+    "would break a rebinding whose adjoint is skipped (s unused after it), which then "
+    "returns it as s's gradient; the fix is a reset of ds at every rebinding of a kept "
+    "parameter, in raw",
+)
+def test_a_parameter_rebound_to_an_array_gives_that_array_a_zero_of_its_shape():
+    y, s = np.array([1.0, 2.0, -0.5]), 0.3
+    dy, ds = grad(rebinds_a_parameter_then_branches, wrt=(0, 1))(y, s)
+    want = fd.numeric_grad(rebinds_a_parameter_then_branches, (y, s), (0, 1))
+    assert np.shape(dy) == (3,)
+    fd.assert_close((dy, ds), want)
