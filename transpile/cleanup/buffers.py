@@ -7,7 +7,7 @@ import numpy as np
 
 from transpile.core import defuse
 from transpile.core.ir import RESTORE, Annotation, annotation
-from transpile.core.nodes import name, name_nodes, walked_fields
+from transpile.core.nodes import WALKED_FIELDS, name, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
 
@@ -247,7 +247,7 @@ def _visit(body, visit):
     meets it (``descendants``' walk, without listing the many nodes of other kinds;
     gast's classes have no subclasses)."""
     todo = list(body)
-    push, fields_of, ast_type, name_type = todo.append, _FIELDS, gast.AST, gast.Name
+    push, fields_of, ast_type, name_type = todo.append, WALKED_FIELDS, gast.AST, gast.Name
     name_seen = visit.get(name_type)
     for n in todo:
         cls = n.__class__
@@ -262,7 +262,7 @@ def _visit(body, visit):
                 seen(n)
         fields = fields_of.get(cls)
         if fields is None:
-            fields = fields_of[cls] = walked_fields(cls)
+            fields = walked_fields(cls)
         for field in fields:
             child = getattr(n, field, None)
             if child.__class__ is list:
@@ -271,9 +271,6 @@ def _visit(body, visit):
                         push(c)
             elif isinstance(child, ast_type):
                 push(child)
-
-
-_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 
 
 def _written_by_call(call, ops_name):

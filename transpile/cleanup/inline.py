@@ -17,7 +17,7 @@ from typing import NamedTuple
 import gast
 
 from transpile.core import defuse, printer
-from transpile.core.nodes import clone, descendants, name_nodes, walked_fields
+from transpile.core.nodes import WALKED_FIELDS, clone, descendants, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
 _MAX_LINE = 92  # characters of the statement after inlining, indentation excluded
@@ -351,9 +351,9 @@ def _replace(stmt, old, new):
     todo = [stmt]
     push = todo.append
     for parent in todo:
-        fields = _FIELDS.get(parent.__class__)
+        fields = WALKED_FIELDS.get(parent.__class__)
         if fields is None:
-            fields = _FIELDS[parent.__class__] = walked_fields(parent.__class__)
+            fields = walked_fields(parent.__class__)
         for field in fields:
             child = getattr(parent, field, None)
             if child is old:
@@ -416,7 +416,6 @@ def _levels_of(node, walked):
 
 
 _ID = attrgetter("id")
-_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 _NAME, _CALL, _AST, _ASSIGN = gast.Name, gast.Call, gast.AST, gast.Assign
 _LOAD, _STORE = gast.Load, gast.Store
 
@@ -429,9 +428,9 @@ def _note(node, depth, levels, calls):
     cls = node.__class__
     if cls is _CALL:
         calls.append(node)
-    fields = _FIELDS.get(cls)
+    fields = WALKED_FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = walked_fields(cls)
+        fields = walked_fields(cls)
     depth += 1
     for field in fields:
         child = getattr(node, field, None)
@@ -485,9 +484,9 @@ def _copied(node, depth, levels, calls):
             return new  # most names: nothing under them to copy
     elif cls is _CALL:
         calls.append(node)
-    fields = _FIELDS.get(cls)
+    fields = WALKED_FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = walked_fields(cls)
+        fields = walked_fields(cls)
     depth += 1
     for field in fields:
         value = attrs.get(field)

@@ -15,7 +15,7 @@ import gast
 from transpile.analysis import views
 from transpile.cleanup.zeros import in_place_base
 from transpile.core.ir import COMMENT
-from transpile.core.nodes import all_stmts, const, walked_fields
+from transpile.core.nodes import WALKED_FIELDS, all_stmts, const, walked_fields
 from transpile_runtime import ops
 
 
@@ -79,7 +79,6 @@ def fold_constants_in(stmt):
     return _rewrite(stmt, _FOLD)
 
 
-_FIELDS = {}  # node class -> the fields that may hold nodes (``walked_fields``)
 _NAME, _CONSTANT, _AST = gast.Name, gast.Constant, gast.AST
 
 
@@ -88,9 +87,9 @@ def _rewrite(node, visit):
     without a call for a constant or a name without an annotation, which hold no
     node to rewrite: a third of the nodes or more."""
     cls = node.__class__
-    fields = _FIELDS.get(cls)
+    fields = WALKED_FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = walked_fields(cls)
+        fields = walked_fields(cls)
     for field in fields:
         child = getattr(node, field, None)
         if child.__class__ is list:

@@ -185,6 +185,9 @@ def function_def(fname: str, args, body):
 
 
 _WALKED = {}  # node class -> the fields descendants() looks into
+# the same table, for the walks written out in the passes' hot paths (inline, tidy,
+# buffers): read it, and call ``walked_fields`` for a class not in it yet
+WALKED_FIELDS = _WALKED
 # fields not walked: a name's context (Load, Store) and an operation's operator (Add,
 # USub, Lt...) are read through their owner, never walked to (nodes without fields,
 # shared); identifiers, flags, comments hold no node
