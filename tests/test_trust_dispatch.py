@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from transpile import TranspileError, grad, jvp, source, value_and_grad, vjp
+from transpile.backend import dispatch as dispatch_module
 from transpile.core import emit
 
 _modules = itertools.count()
@@ -137,6 +138,49 @@ def test_eight_threads_first_calls_with_four_signatures(tmp_path):
                 fd.assert_close(g(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_generic_gradient_compiled_once_by_threads_that_first_need_it(tmp_path):
+    """A gradient with shape variants compiles its generic code only when a call needs
+    it (here: once it has as many variants as it keeps); eight threads needing it at
+    once all get the right gradient from one compiled function."""
+    f, _ = load(tmp_path, "def f(x, b):\n    return np.sum(np.tanh(x + b) ** 2)\n")
+    g = grad(f, wrt=1)
+    dispatcher = g.__transpile_dispatch__
+    assert dispatcher.compiled_generic is None  # not compiled by grad
+    rng = np.random.default_rng(5)
+    kept = dispatch_module.MAX_VARIANTS
+    for n in range(1, kept + 1):  # each signature's second call makes its variant
+        x, b = rng.normal(size=(3, n)), rng.normal(size=n)
+        for _ in range(2):
+            fd.assert_close(g(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
+    assert dispatcher.compiled_generic is None  # probes and variants ran, never it
+    later = [(rng.normal(size=(3, n)), rng.normal(size=n)) for n in range(kept + 1, kept + 9)]
+    barrier = threading.Barrier(len(later))
+    errors, seen = [], []
+
+    def call(x, b):
+        barrier.wait()
+        try:
+            fd.assert_close(g(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
+            seen.append(dispatcher.generic)
+        except Exception as error:
+            errors.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=call, args=args) for args in later]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[:2]
+    assert len(seen) == len(later) and all(s is seen[0] for s in seen)
+    x, b = later[0]  # and a later call of one of those signatures
+    fd.assert_close(g(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
 
 
 def test_fifty_functions_transpiled_from_eight_threads(tmp_path):

@@ -36,7 +36,7 @@ from transpile.core.nodes import clone, function_def
 from transpile.front import bound_functions
 from transpile_runtime import complex_ops, ops
 
-_MAX_VARIANTS = 16
+MAX_VARIANTS = 16
 
 
 class SpecializationWarning(RuntimeWarning):
@@ -48,7 +48,7 @@ class EntrySpec:
     """What a dispatcher needs to know about one generated gradient."""
 
     fdef: object  # the generic gradient's FunctionDef
-    generic: object  # the generic gradient, compiled
+    generic: object  # the generic gradient, compiled; or None, made by compile_generic
     wrt: tuple  # indices of the differentiated parameters
     code_reads: tuple  # assumptions.Read of names whose identity the code relies on
     data_reads: tuple  # assumptions.Read of global arrays and numbers the body reads
@@ -74,6 +74,7 @@ class EntrySpec:
     variant_stages: tuple = ()  # pipeline.VARIANT_STAGES: how a shape variant is made
     has_aux: bool = False  # the function returns (value, aux): value is differentiated
     may_be_complex: bool = True  # its source makes complex values (raw: analysis.complex_use)
+    compile_generic: object = None  # () -> the generic gradient, where generic is None
 
 
 def stage(fn, ctx):
@@ -87,6 +88,7 @@ def stage(fn, ctx):
     spec = EntrySpec(
         fdef=fdef,
         generic=generated.function,
+        compile_generic=generated.compile,
         wrt=ctx.wrt,
         code_reads=generated.code_reads,
         data_reads=generated.data_reads,
@@ -173,7 +175,8 @@ def _origin(func):
 class Dispatcher:
     def __init__(self, spec: EntrySpec):
         self.spec = spec
-        self.generic = spec.generic
+        self.compiled_generic = spec.generic
+        self.generic_lock = threading.Lock()
         self.fname = spec.fdef.name
         self.params = [a.id for a in spec.fdef.args.args]
         self.specializable = spec.static is not None
@@ -210,10 +213,21 @@ class Dispatcher:
         bound = {route: self.slow_call, located: tracebacks.locate}
         entry = emit.compile_function(source, self.fname, {}, bound, f"{self.spec.label}: entry")
         self.route_cell = entry.__closure__[entry.__code__.co_freevars.index(route)]
-        entry.__defaults__ = self.generic.__defaults__
-        entry.__doc__ = self.generic.__doc__
+        if self.compiled_generic is not None:  # (one compiled later has neither)
+            entry.__defaults__ = self.compiled_generic.__defaults__
+            entry.__doc__ = self.compiled_generic.__doc__
         entry.__transpile_dispatch__ = self
         return entry
+
+    @property
+    def generic(self):
+        """The generic gradient, compiled when first needed (``emit.stage``)."""
+        if self.compiled_generic is None:
+            with self.generic_lock:
+                if self.compiled_generic is None:
+                    with gcpause.paused(), stack_room.room():
+                        self.compiled_generic = self.spec.compile_generic()
+        return self.compiled_generic
 
     def install(self, route):
         self.route_cell.cell_contents = route  # one store: atomic for other threads
@@ -403,7 +417,7 @@ class Dispatcher:
                 self.install(self.specialized_route(key, found[0]))
                 return self.shaped_as_arguments(found[0](*args), args)
         arguments.check(args, self.params, self.spec.wrt, self.fname)
-        if key is None or len(self.variants) >= _MAX_VARIANTS:
+        if key is None or len(self.variants) >= MAX_VARIANTS:
             self.install(self.generic_route())
             return self.shaped_as_arguments(self.generic(*args), args)
         return self.first_call(key, args)

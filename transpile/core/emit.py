@@ -5,6 +5,7 @@ tracebacks and pdb show the generated lines.
 """
 
 import ast
+import functools
 import itertools
 import linecache
 import re
@@ -95,7 +96,9 @@ def rebound(fn, values: dict):
 
 def stage(fn, ctx):
     """Compile every output. ``fn.generated`` is the gradient, or for a callee its
-    forward function, with the adjoint function as ``extra``."""
+    forward function, with the adjoint function as ``extra``. A gradient that gets
+    shape variants is compiled by its entry when a call first needs it (``compile``):
+    its first call runs the probe and later ones a variant, so most never do."""
     code, data = assumptions.collect(fn.parsed)
     code = assumptions.merge(
         code,
@@ -107,7 +110,8 @@ def stage(fn, ctx):
         fdef = function_def(out.name, out.args, out.body)
         source, lines = to_source_and_origins(fdef)
         offset = fn.parsed.line_offset
-        f = compile_function(
+        compiled = functools.partial(
+            _compiled,
             source,
             out.name,
             fn.parsed.namespace,
@@ -116,12 +120,32 @@ def stage(fn, ctx):
             fn.parsed.cells,
             (fn.parsed.filename, {k: offset + n for k, n in lines.items()}),
         )
-        f.__transpile_source__ = source
+        later = out is fn.outputs[-1] and _compiled_by_entry(fn, ctx, out.args)
+        f = None if later else compiled()
         made.append(Generated(f, source, out.name, list(fn.callees), None, code, data))
+        if later:
+            made[-1].compile = compiled
     if len(made) == 2:
         made[0].extra = made[1]
     fn.generated = made[0]
     return fn
+
+
+def _compiled(source, *args):
+    f = compile_function(source, *args)
+    f.__transpile_source__ = source
+    return f
+
+
+def _compiled_by_entry(fn, ctx, args):
+    """Whether the entry (``dispatch``) may compile this gradient when first needed: it
+    makes shape variants, and it has no defaults, which the entry copies when made."""
+    return (
+        fn.static is not None
+        and ctx.mode != "split"
+        and not args.defaults
+        and not any(d is not None for d in args.kw_defaults)
+    )
 
 
 def bound_names(fn, source=None):

@@ -106,6 +106,8 @@ class Generated:
     data_reads: tuple = ()  # assumptions.Read of global data the function reads
     cuts: tuple = ()  # cuts.Unreached: wrt parameters with no path to the output
     recipe: object = None  # pipeline.Recipe: how to make it again (explain, export)
+    # () -> the function, where emit left compiling it to the entry (``function`` None)
+    compile: object = None
 
 
 @dataclass
