@@ -301,20 +301,53 @@ def rebinds_a_parameter_then_branches(y, s):
     return s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug (found by the slow test_random_programs_with_control_flow_exhaustive, "
-    "and on the code of 97fbdcf too): seeding's s_in = s makes every zero of ds shaped "
-    "like the argument s, and the zero ds starts the sweep with must be shaped like the "
-    "value s holds at the end (y here); where the branch that writes ds is not taken, "
-    "dy = ds returns the float 0.0 for an array y. Shaping that zero like s instead "
-    "would break a rebinding whose adjoint is skipped (s unused after it), which then "
-    "returns it as s's gradient; the fix is a reset of ds at every rebinding of a kept "
-    "parameter, in raw",
+def rebinds_a_parameter_unused_after(y, s):
+    if np.sum(y) > 0:
+        s = y
+    return np.sum(y * y) + 0.0 * np.sum(s)
+
+
+def rebinds_a_parameter_to_a_number(y, s):
+    if np.sum(y) > 0:
+        s = 3.0
+    return np.sum(y) * np.sum(s)
+
+
+def rebinds_a_parameter_in_a_loop(y, s):
+    t = 0.0
+    for i in range(2):
+        t = t + np.sum(s * y)
+        s = y * i
+    return t
+
+
+def rebinds_a_parameter_in_a_while_loop(y, s):
+    k = 0
+    while k < 2:
+        s = y + k
+        k = k + 1
+    return np.sum(s * s)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        rebinds_a_parameter_then_branches,
+        rebinds_a_parameter_unused_after,
+        rebinds_a_parameter_to_a_number,
+        rebinds_a_parameter_in_a_loop,
+        rebinds_a_parameter_in_a_while_loop,
+    ],
 )
-def test_a_parameter_rebound_to_an_array_gives_that_array_a_zero_of_its_shape():
-    y, s = np.array([1.0, 2.0, -0.5]), 0.3
-    dy, ds = grad(rebinds_a_parameter_then_branches, wrt=(0, 1))(y, s)
-    want = fd.numeric_grad(rebinds_a_parameter_then_branches, (y, s), (0, 1))
-    assert np.shape(dy) == (3,)
-    fd.assert_close((dy, ds), want)
+def test_a_parameter_rebound_in_a_branch_or_loop_gets_a_gradient_of_its_shape(f):
+    """The adjoint sweep starts with a zero shaped like the value the parameter holds
+    at the end (an array here, where the branch rebinding it is taken), and returns one
+    shaped like the argument; checked on the first call and on the shape variant."""
+    y_up, y_down = np.array([1.0, 2.0, -0.5]), np.array([-1.0, -2.0, 0.5])
+    for y, s in [(y_up, 0.3), (y_down, 0.3), (y_up, np.array([0.3, 0.1, 0.2]))]:
+        g = grad(f, wrt=(0, 1))
+        want = fd.numeric_grad(f, (y, s), (0, 1))
+        for _ in range(3):  # the first call, the one that makes the variant, a later one
+            dy, ds = g(y, s)
+            assert np.shape(dy) == np.shape(y) and np.shape(ds) == np.shape(s)
+            fd.assert_close((dy, ds), want)

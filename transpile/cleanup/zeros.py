@@ -39,7 +39,14 @@ def stage(fn, ctx):
     given = {fn.d_result} if ctx.mode == "split" and fn.d_result else set()
     em = fn.emitted
     inits, body = run(
-        fn.adjoint, fn.adjoint_names, em.primal_of, fn.names["ops"], fn.containers, given, em.pops
+        fn.adjoint,
+        fn.adjoint_names,
+        em.primal_of,
+        fn.names["ops"],
+        fn.containers,
+        given,
+        em.pops,
+        em.at_end,
     )
     fn.adjoint = inits + body
     return fn
@@ -138,10 +145,11 @@ class _Adjoints:
         self.first_writes = {}  # id -> each assignment made of an accumulation onto zero
         self.only_first_writes = False  # whether the last round made nothing else
 
-    def zeros_like(self, adj):
+    def zeros_like(self, adj, primal_of=None):
+        primal = (primal_of or {}).get(adj) or self.primal_of.get(adj, adj)
         return gast.Call(
             func=gast.Attribute(value=name(self.ops), attr="zeros_like", ctx=gast.Load()),
-            args=[name(self.primal_of.get(adj, adj))],
+            args=[name(primal)],
             keywords=[],
         )
 
@@ -365,7 +373,7 @@ class _Adjoints:
             body, self.names - self.containers, needed_ids, self.ops, set(entry_names)
         )
 
-        inits = [assign(n, self.zeros_like(n), gast.Pass()) for n in entry_names]
+        inits = [assign(n, self.zeros_like(n, self.at_end), gast.Pass()) for n in entry_names]
         return inits, self.owned(self.converted(body, needed_ids, in_place))
 
     def owned(self, body):
@@ -509,9 +517,13 @@ def _replace_names(stmt, repl):
     return transform(clone(stmt), {gast.Name: put})
 
 
-def run(body, names, primal_of, ops_name, containers, given=(), pops=True):
+def run(body, names, primal_of, ops_name, containers, given=(), pops=True, at_end=None):
     """Resolve symbolic zeros and accumulations in ``body``; returns ``(inits, body)``:
     ``inits`` are zero arrays that must exist when the adjoint sweep starts. ``given``
     adjoints hold a value on entry (the output cotangent of a split function). Without
-    ``pops`` (no statement pops from a list), no statement is searched for one."""
-    return _Adjoints(set(names), primal_of, ops_name, containers, given, pops).run(body)
+    ``pops`` (no statement pops from a list), no statement is searched for one.
+    ``at_end``: adjoint -> the primal name whose value at the end shapes its zero in
+    ``inits`` (a rebound parameter's), where that is not ``primal_of``'s."""
+    adjoints = _Adjoints(set(names), primal_of, ops_name, containers, given, pops)
+    adjoints.at_end = at_end or {}
+    return adjoints.run(body)

@@ -51,6 +51,9 @@ class Emitted:
     pops: bool = False  # whether the adjoint may pop from a list (an append's, a hook's)
     walked: tuple = ()  # (tree, descendants(tree)) as the sweep read it (seeding reads it)
     complex_values: bool = False  # the function may compute with complex numbers (complex_use)
+    # the adjoint of a rebound wrt parameter -> that parameter (seeding): the sweep starts
+    # with it shaped like the value the parameter holds at the end, not like the argument
+    at_end: dict = field(default_factory=dict)
 
 
 # the origin of a statement the user's source has no place for: ``assign`` copies from

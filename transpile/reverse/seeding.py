@@ -98,6 +98,7 @@ def _arguments_kept(fn, tree, wrt_names):
             arg = fn.namer.fresh(p + "_in")
             kept.append(assign(arg, name(p), gast.Pass()))
             fn.emitted.primal_of[fn.namer.adjoint(p)] = arg
+            fn.emitted.at_end[fn.namer.adjoint(p)] = p
     return kept
 
 
