@@ -90,7 +90,12 @@ def _wanted(fn, loads, attempted):
     # whole would keep every iteration's temporary alive until the sweep comes back
     # (``ops.shape_of`` keeps a Python number as it is, and an array of another
     # library as a stand-in of that library)
-    shape_reads, other_reads = _classify_reads(fn.adjoint, ops, loads)
+    # the sweep's lines before its first block read the values the primal left (a
+    # rebound parameter's first zero, ``zeros``): what they read needs nothing recorded
+    first = _before_first_block(fn.adjoint)
+    shape_reads, other_reads = _classify_reads(
+        fn.adjoint, ops, loads, skip=lambda s: id(s) in first or _is_restore(s)
+    )
     shape_only = set(shape_reads) - other_reads - attempted
     assigned = recompute.assigned_sources(fn.primal, fn.parsed.resolve)
     view_of = _views(fn.primal, assigned)
@@ -313,13 +318,24 @@ def _in_loops(stmts, inside=False, found=None):
     return found
 
 
-def _classify_reads(stmts, ops_name, loads):
-    """``shapes.classify_reads`` of ``stmts``, restore markers left out: names read where
-    a shape is enough (``ops.unbroadcast(g, x)``), and those read otherwise."""
-    return shapes.classify_reads(stmts, ops_name, skip=_is_restore, walk=loads.walk)
+def _classify_reads(stmts, ops_name, loads, skip=None):
+    """``shapes.classify_reads`` of ``stmts``, restore markers (or the statements
+    ``skip`` says) left out: names read where a shape is enough
+    (``ops.unbroadcast(g, x)``), and those read otherwise."""
+    return shapes.classify_reads(stmts, ops_name, skip=skip or _is_restore, walk=loads.walk)
 
 
 _is_restore = recompute.is_restore
+
+
+def _before_first_block(stmts):
+    """The ids of the statements of ``stmts`` before its first branch or loop."""
+    first = set()
+    for s in stmts:
+        if isinstance(s, _BLOCKS):
+            break
+        first.add(id(s))
+    return first
 
 
 def needed(adjoint, adjoint_names, view_of, loads, steps=None):
