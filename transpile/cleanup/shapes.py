@@ -271,18 +271,19 @@ def read_shapes_from_sources(body, parsed, ops_name, is_pure, params=(), sequenc
         return body  # every value read for its shape is read otherwise too: all stay
 
     body = deadcode.dead_code(body, is_pure, reads=_reads_through_sources(reads_in, sources))
-    _read_sources_of_removed(body, sources, reads_in, ops_name)
+    _read_sources_of_removed(body, sources, shape_reads, ops_name)
     return body
 
 
-def _read_sources_of_removed(body, sources, reads_in, ops_name):
-    """The shape reads of the values no longer computed made reads of their sources."""
+def _read_sources_of_removed(body, sources, shape_reads, ops_name):
+    """The shape reads of the values no longer computed made reads of their sources.
+    ``shape_reads``: as ``_classify`` found them before the dead code went (the solve
+    only removes statements: those of the removed ones are rewritten unseen)."""
     written = {t for stmt in all_stmts(body) for t in stores(stmt)}
     alike = {}  # sources -> the values with them that are computed anyway, in order
     for t, found in sources.items():
         if t in written:
             alike.setdefault(found, []).append(t)
-    shape_reads, _ = _classify(body, reads_in)
     for n, found in shape_reads.items():
         if n in sources and n not in written:
             names = _source_names(n, sources[n], alike)
