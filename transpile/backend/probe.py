@@ -314,13 +314,44 @@ _UNSEEN = object()
 
 def recorder(keys, seen):
     """The probe's ``seen(k, value)`` for one run: records ``value`` at ``keys[k]`` in
-    ``seen`` (``observe``) and returns it."""
+    ``seen`` (``observe``) and returns it. A loop's line is met once per iteration: its
+    later iterations only compare (``same_meta``)."""
+    get = seen.get
 
     def record(k, value):
-        observe(seen, keys[k], value)
+        index = keys[k]
+        cls = index.__class__
+        if cls is tuple:
+            old = get(index, _UNSEEN)
+            if old is _UNSEEN:
+                seen[index] = meta(value)
+            elif old is not None and not same_meta(old, value):
+                seen[index] = None
+        elif cls is list:  # what each name held at the start of a loop's body
+            for one, v in zip(index, value):
+                old = get(one, _UNSEEN)
+                if old is _UNSEEN or one.__class__ is not tuple:
+                    observe(seen, one, v)
+                elif old is not None and not same_meta(old, v):
+                    seen[one] = None
+        else:
+            observe(seen, index, value)
         return value
 
     return record
+
+
+def same_meta(found, value):
+    """Whether ``meta(value) == found``, most often without making the meta."""
+    cls = value.__class__
+    if cls is np.ndarray:
+        if found[3] is cls and found[2] is value.dtype and found[1] == value.shape:
+            return True
+    else:
+        by_type = _META_OF_TYPE.get(cls)
+        if by_type is not None:
+            return found == by_type
+    return found == meta(value)
 
 
 def call_recorder(sites):
