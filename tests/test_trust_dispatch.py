@@ -17,7 +17,7 @@ import fd
 import numpy as np
 import pytest
 
-from transpile import TranspileError, grad, jvp, source, value_and_grad, vjp
+from transpile import TranspileError, grad, jvp, pipeline, source, value_and_grad, vjp
 from transpile.backend import dispatch as dispatch_module
 from transpile.core import emit
 
@@ -181,6 +181,40 @@ def test_generic_gradient_compiled_once_by_threads_that_first_need_it(tmp_path):
     assert len(seen) == len(later) and all(s is seen[0] for s in seen)
     x, b = later[0]  # and a later call of one of those signatures
     fd.assert_close(g(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
+
+
+def test_source_of_a_gradient_with_variants_printed_once_when_first_read(tmp_path):
+    """grad(f) of straight-line code compacts and prints its generic code only when
+    its source is first read; the calls before and after (probe, variant, generic)
+    give the closed form, and eight threads reading the source at once get one text,
+    the text a gradient made with every stage run at once shows."""
+    f, _ = load(tmp_path, "def f(x, b):\n    return np.sum(np.tanh(x + b) ** 2)\n")
+    g = grad(f, wrt=1)
+    generated = g.__transpile_generated__
+    assert generated.text is None  # not printed by grad
+    rng = np.random.default_rng(6)
+    x, b = rng.normal(size=(4, 3)), rng.normal(size=3)
+    for _ in range(3):  # the probe, the call that makes the variant, the variant
+        fd.assert_close(g(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
+    assert generated.text is None
+    barrier = threading.Barrier(8)
+    texts = []
+
+    def read():
+        barrier.wait()
+        texts.append(source(g))
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(texts) == 8 and len(set(texts)) == 1
+    assert texts[0] == pipeline.dump(f, (1,), "emit")  # every stage run at once
+    assert "def df(x, b):" in texts[0] and "np.tanh" in texts[0]
+    generic = g.__transpile_dispatch__.generic  # compiled from that text
+    assert generic.__transpile_source__ == generated.source
+    fd.assert_close(generic(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
 
 
 def test_fifty_functions_transpiled_from_eight_threads(tmp_path):

@@ -287,6 +287,8 @@ def run(ctx, until=None, steps=None):
     ``ir.Function`` they built; ``steps``: a ``progress.Progress`` told of each stage."""
     if not ctx.variant_stages:  # what the entry makes shape variants with
         ctx = dataclasses.replace(ctx, variant_stages=VARIANT_STAGES)
+    if until is not None and not ctx.eager:  # each stage's output is read: made now
+        ctx = dataclasses.replace(ctx, eager=True)
     return stages.run(stages_for(ctx.mode), Function(), ctx, until=until, steps=steps)
 
 

@@ -192,8 +192,9 @@ def _second_of(pair, f):
 
     product.__name__ = product.__qualname__ = f"{getattr(f, '__name__', 'f')}_hvp"
     product.__doc__ = "H v: the tangent of the gradient along v (transpile.hvp)"
-    product.__transpile_source__ = pair.__transpile_source__
-    product.__transpile_generated__ = pair.__transpile_generated__
+    for attribute in ("__transpile_source__", "__transpile_generated__"):
+        if hasattr(pair, attribute):  # source(product) shows the pair's
+            setattr(product, attribute, getattr(pair, attribute))
     return product
 
 

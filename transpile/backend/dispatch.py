@@ -114,8 +114,7 @@ def stage(fn, ctx):
         source_file=(fn.parsed.filename, fn.parsed.line_offset),
     )
     entry = Dispatcher(spec).function
-    entry.__transpile_source__ = generated.source
-    entry.__transpile_generated__ = generated
+    entry.__transpile_generated__ = generated  # (its source: printed when first read)
     generated.function = entry
     return fn
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import gast
 
+from transpile.cleanup import regions
 from transpile.core import defuse, printer
 from transpile.core.nodes import WALKED_FIELDS, clone, descendants, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
@@ -29,16 +30,48 @@ _COMPOUND = (gast.If, gast.For, gast.While)
 
 def stage(fn, ctx):
     """Inline the outputs' temporaries (keeping the one-per-line form where ``entry``
-    makes shape variants from it)."""
+    makes shape variants from it). A gradient with shape variants runs them (its first
+    call the probe): its own code is compacted when its source is first read
+    (``out.compact``), from a copy of the one-per-line form, which the entry keeps."""
     walked = {}  # the statements' names and calls, from one walk over each (_Memo.walked)
     for out in fn.outputs:
         if out is fn.outputs[-1] and fn.static is not None:
+            if _left_to_the_entry(fn, ctx, out):
+                out.anf, out.body = out.body, None
+                out.compact = _Later(out.anf, fn.names, fn.namer)
+                continue
             out.anf = _copy_block(out.body, walked)  # the copy's walk is the index's
         out.body = compact(out.body, fn.names, fn.namer, renumber=False, walked=walked)
     # one numbering for all: a callee's forward and adjoint functions share the saved names
-    everything = [*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body)]
+    everything = [*(o.args for o in fn.outputs), *(s for o in fn.outputs for s in o.body or ())]
     _renumber(everything, fn.namer, walked)
     return fn
+
+
+def _left_to_the_entry(fn, ctx, out):
+    """Whether compacting ``out`` can wait for its source to be read: not where every
+    stage's output is shown (``ctx.eager``); not for a callee's functions, nor where the
+    entry copies defaults from the compiled gradient, or regions are printed back
+    (``regions``, after this stage)."""
+    args = out.args
+    return not (
+        ctx.eager
+        or ctx.mode == "split"
+        or args.defaults
+        or any(d is not None for d in args.kw_defaults)
+        or regions.has_markers(out.body)
+    )
+
+
+class _Later:
+    """``compact`` of a copy of a gradient's one-per-line body, made when called (its
+    temporaries numbered, as ``stage`` numbers them)."""
+
+    def __init__(self, body, names, namer):
+        self.body, self.names, self.namer = body, names, namer
+
+    def __call__(self):
+        return compact([clone(s) for s in self.body], self.names, self.namer)
 
 
 def compact(body, names, namer, renumber=True, also=frozenset(), walked=None):

@@ -29,15 +29,21 @@ from transpile.core.nodes import all_stmts, assign, calls_marker, const, descend
 def stage(fn, ctx):
     """Markers printed back as the ``try`` and ``with`` statements they stand for."""
     for out in fn.outputs:
-        out.body = run(out.body, fn.namer, fn.names["ops"])
+        if out.body is not None:  # (None: left to ``out.compact``, where there are none)
+            out.body = run(out.body, fn.namer, fn.names["ops"])
         if out.anf is not None:
             out.anf = run(out.anf, fn.namer, fn.names["ops"])
     return fn
 
 
+def has_markers(body) -> bool:
+    """Whether ``body`` holds a marker of a region: then ``run`` rewrites it."""
+    return any(_marker(s) for s in all_stmts(body))
+
+
 def run(body, namer, ops_name):
     """``body`` with its markers made ``try`` and ``with`` statements."""
-    if not any(_marker(s) for s in all_stmts(body)):
+    if not has_markers(body):
         return body
     caught = {}  # try number -> the statements binding what it caught (e = __exception__(k))
     for s in all_stmts(body):

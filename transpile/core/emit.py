@@ -12,7 +12,7 @@ import re
 import types
 import weakref
 
-from transpile.core import assumptions, printer, tracebacks
+from transpile.core import assumptions, gcpause, printer, stack_room, tracebacks
 from transpile.core.ir import COMMENT, Generated
 from transpile.core.nodes import function_def
 
@@ -98,7 +98,9 @@ def stage(fn, ctx):
     """Compile every output. ``fn.generated`` is the gradient, or for a callee its
     forward function, with the adjoint function as ``extra``. A gradient that gets
     shape variants is compiled by its entry when a call first needs it (``compile``):
-    its first call runs the probe and later ones a variant, so most never do."""
+    its first call runs the probe and later ones a variant, so most never do; where
+    ``inline`` left compacting it for later (``out.compact``), it is printed when its
+    source is first read too."""
     code, data = assumptions.collect(fn.parsed)
     code = assumptions.merge(
         code,
@@ -107,34 +109,54 @@ def stage(fn, ctx):
     )
     made = []
     for out in fn.outputs:
-        fdef = function_def(out.name, out.args, out.body)
-        source, lines = to_source_and_origins(fdef)
-        offset = fn.parsed.line_offset
-        compiled = functools.partial(
-            _compiled,
-            source,
-            out.name,
-            fn.parsed.namespace,
-            bound_names(fn, source),
-            f"{out.name} from {ctx.func.__name__}",
-            fn.parsed.cells,
-            (fn.parsed.filename, {k: offset + n for k, n in lines.items()}),
-        )
-        later = out is fn.outputs[-1] and _compiled_by_entry(fn, ctx, out.args)
-        f = None if later else compiled()
-        made.append(Generated(f, source, out.name, list(fn.callees), None, code, data))
-        if later:
-            made[-1].compile = compiled
+        generated = Generated(None, None, out.name, list(fn.callees), None, code, data)
+        later = _Printing(fn, ctx, out)
+        if out.compact is not None:
+            generated.make = later.source
+        else:
+            generated.text = later.source()
+        compiled = functools.partial(later.function, generated)
+        if out is fn.outputs[-1] and _compiled_by_entry(fn, ctx, out.args):
+            generated.compile = compiled
+        else:
+            generated.function = compiled()
+        made.append(generated)
     if len(made) == 2:
         made[0].extra = made[1]
     fn.generated = made[0]
     return fn
 
 
-def _compiled(source, *args):
-    f = compile_function(source, *args)
-    f.__transpile_source__ = source
-    return f
+class _Printing:
+    """One output's source and function, each made when first asked (what they need of
+    ``fn`` taken now: a later stage's edits of ``fn`` do not reach them)."""
+
+    def __init__(self, fn, ctx, out):
+        self.out, self.parsed, self.namespace = out, fn.parsed, fn.namespace
+        self.label = f"{out.name} from {ctx.func.__name__}"
+        self.lines = None
+
+    def source(self):
+        out = self.out
+        with gcpause.paused(), stack_room.room():  # (as the stages run: made later)
+            body = out.body if out.compact is None else out.compact()
+            text, self.lines = to_source_and_origins(function_def(out.name, out.args, body))
+        return text
+
+    def function(self, generated):
+        source = generated.source  # (made first, if it is not)
+        parsed, offset = self.parsed, self.parsed.line_offset
+        f = compile_function(
+            source,
+            self.out.name,
+            parsed.namespace,
+            _bound(self.namespace, parsed.cells, source),
+            self.label,
+            parsed.cells,
+            (parsed.filename, {k: offset + n for k, n in self.lines.items()}),
+        )
+        f.__transpile_source__ = source
+        return f
 
 
 def _compiled_by_entry(fn, ctx, args):
@@ -156,9 +178,13 @@ def bound_names(fn, source=None):
 
     Binding a name the code never reads changes nothing (the function made closes
     over the names it reads), so the words of the source are a safe superset."""
+    return _bound(fn.namespace, fn.parsed.cells, source)
+
+
+def _bound(namespace, cells, source=None):
     used = identifiers(source) if source is not None else None
-    bound = {k: v for k, v in fn.namespace.items() if used is None or k in used}
-    bound.update({k: _contents(c) for k, c in fn.parsed.cells.items() if used is None or k in used})
+    bound = {k: v for k, v in namespace.items() if used is None or k in used}
+    bound.update({k: _contents(c) for k, c in cells.items() if used is None or k in used})
     return bound
 
 

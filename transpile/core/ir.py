@@ -16,6 +16,7 @@ The raw adjoint uses three markers that later stages resolve:
 """
 
 import enum
+import threading
 from dataclasses import dataclass, field
 
 ZERO = "__zero__"
@@ -90,15 +91,20 @@ class Context:
     # caller's own arrays, read no more there): ``fence`` lets it make them
     updates_followed: bool = False
     checkpoint: object = None  # snapshots for every loop of the body; False: no markers
+    # every output made as the stages run (a run stopped after a stage: --dump, explain,
+    # export read them); else a gradient with shape variants is compacted, printed and
+    # compiled when first needed (``inline``)
+    eager: bool = False
 
 
 @dataclass
 class Generated:
     """A compiled function and its source (for split mode, the forward function, with
-    the adjoint function as ``extra``)."""
+    the adjoint function as ``extra``). A gradient with shape variants is printed when
+    its source is first read, and compiled when its entry first needs it (``inline``)."""
 
     function: object
-    source: str
+    text: str  # its source; None until ``source`` is first read (then made by ``make``)
     name: str
     callees: list = field(default_factory=list)  # Generated of the callees' fwd/bwd
     extra: object = None
@@ -108,6 +114,18 @@ class Generated:
     recipe: object = None  # pipeline.Recipe: how to make it again (explain, export)
     # () -> the function, where emit left compiling it to the entry (``function`` None)
     compile: object = None
+    make: object = None  # () -> the source, where ``text`` is None
+
+    @property
+    def source(self) -> str:
+        if self.text is None:
+            with _MAKING:  # (made once: two threads reading it get the same text)
+                if self.text is None:
+                    self.text = self.make()
+        return self.text
+
+
+_MAKING = threading.RLock()
 
 
 @dataclass
@@ -118,6 +136,9 @@ class Output:
     args: object
     body: list
     anf: list = None  # the body one operation per line, before ``inline`` compacts it
+    # () -> the body compacted, where ``inline`` left that to the first read of the
+    # source (``body`` is then None): a gradient with shape variants runs them instead
+    compact: object = None
 
 
 def fact(default, made_by: str, read_by: str, what: str):

@@ -90,8 +90,12 @@ def classify_call(value, parsed, transpile):
 
 
 def is_generated(func) -> bool:
-    """Made by this library: a generic gradient, or a callee's forward or adjoint."""
-    return getattr(func, "__transpile_source__", None) is not None
+    """Made by this library: a generic gradient, a callee's forward or adjoint, or the
+    entry of a gradient."""
+    return (
+        getattr(func, "__transpile_source__", None) is not None
+        or getattr(func, "__transpile_generated__", None) is not None
+    )
 
 
 def refusal(func):
