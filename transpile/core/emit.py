@@ -132,7 +132,10 @@ class _Printing:
     ``fn`` taken now: a later stage's edits of ``fn`` do not reach them)."""
 
     def __init__(self, fn, ctx, out):
-        self.out, self.parsed, self.namespace = out, fn.parsed, fn.namespace
+        parsed = fn.parsed  # (its parts: the tree it holds is not kept)
+        self.out, self.namespace = out, fn.namespace
+        self.module_globals, self.cells = parsed.namespace, parsed.cells
+        self.filename, self.offset = parsed.filename, parsed.line_offset
         self.label = f"{out.name} from {ctx.func.__name__}"
         self.lines = None
 
@@ -145,15 +148,15 @@ class _Printing:
 
     def function(self, generated):
         source = generated.source  # (made first, if it is not)
-        parsed, offset = self.parsed, self.parsed.line_offset
+        offset = self.offset
         f = compile_function(
             source,
             self.out.name,
-            parsed.namespace,
-            _bound(self.namespace, parsed.cells, source),
+            self.module_globals,
+            _bound(self.namespace, self.cells, source),
             self.label,
-            parsed.cells,
-            (parsed.filename, {k: offset + n for k, n in self.lines.items()}),
+            self.cells,
+            (self.filename, {k: offset + n for k, n in self.lines.items()}),
         )
         f.__transpile_source__ = source
         return f
