@@ -118,10 +118,14 @@ STAGES = (
     Stage("tidy", tidy.stage, "constants folded, default arguments dropped, empty blocks gone"),
     Stage("ownership", ownership.stage, "returned gradients own their arrays, or are copied"),
     Stage("fixed_shapes", fixed_shapes.stage, "whether shape variants can be made, from what"),
-    Stage("inline", inline.stage, "temporaries used once printed where they are used"),
+    Stage(
+        "inline",
+        inline.stage,
+        "temporaries used once printed where they are used (with variants: when read)",
+    ),
     Stage("regions", regions.stage, "the marked regions printed back as try and with blocks"),
     # back end
-    Stage("emit", emit.stage, "source printed and compiled"),
+    Stage("emit", emit.stage, "source printed and compiled (with variants: when needed)"),
     Stage("dispatch", dispatch.stage, "the entry: checks per call, routes to shape variants"),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
