@@ -460,12 +460,11 @@ class GradGrad(Entry):
 
     def check(self, result, extras):
         g = grad(self.f, wrt=1)
-        np.testing.assert_allclose(
+        self.ref.close(  # (skipped where central differences disagree with a coarser step)
             g(*copy.deepcopy(self.args)),
             self.ref.gradient(indices=(1,))[0],
-            rtol=self.ref.rtol,
-            atol=self.ref.atol * 10,
-            err_msg="df/ds",
+            "df/ds",
+            lambda: self.ref.smooth(indices=(1,)),
         )
 
         def ds(*args):
