@@ -217,6 +217,26 @@ def test_source_of_a_gradient_with_variants_printed_once_when_first_read(tmp_pat
     fd.assert_close(generic(x, b), tanh_sq_sum_grad_b(x, b), rtol=1e-10, atol=1e-12)
 
 
+def test_generic_code_made_late_follows_a_rebound_global(tmp_path):
+    """A gradient whose generic code is made only when first needed, after a global
+    it reads was rebound: its source, its generic code and its calls are those of
+    the function as it reads now (first call, later calls), against closed forms."""
+    f, module = load(tmp_path, "ACT = np.tanh\n\n\ndef f(x):\n    return np.sum(ACT(x) ** 2)\n")
+    g = grad(f)
+    x = np.array([0.3, -1.2, 0.7])
+    t = np.tanh(x)
+    fd.assert_close(g(x), 2 * t * (1 - t * t), rtol=1e-12, atol=1e-14)  # the probe
+    assert g.__transpile_generated__.text is None
+    module.ACT = np.sin
+    want = 2 * np.sin(x) * np.cos(x)
+    for _ in range(3):  # the gradient made again, its first and later calls
+        fd.assert_close(g(x), want, rtol=1e-12, atol=1e-14)
+    text = source(g)
+    assert "np.cos" in text and "tanh" not in text
+    generic = g.__transpile_dispatch__.current().generic
+    fd.assert_close(generic(x), want, rtol=1e-12, atol=1e-14)
+
+
 def test_fifty_functions_transpiled_from_eight_threads(tmp_path):
     """Transpiling and first-calling 50 different functions from 8 threads at once."""
     sources = [

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import gast
 
 from transpile.cleanup import regions
-from transpile.core import defuse, printer
+from transpile.core import defuse, emit, printer
 from transpile.core.nodes import WALKED_FIELDS, clone, descendants, name_nodes, walked_fields
 from transpile.rules.declare import helper_of
 
@@ -49,17 +49,14 @@ def stage(fn, ctx):
 
 
 def _left_to_the_entry(fn, ctx, out):
-    """Whether compacting ``out`` can wait for its source to be read: not where every
-    stage's output is shown (``ctx.eager``); not for a callee's functions, nor where the
-    entry copies defaults from the compiled gradient, or regions are printed back
-    (``regions``, after this stage)."""
-    args = out.args
-    return not (
-        ctx.eager
-        or ctx.mode == "split"
-        or args.defaults
-        or any(d is not None for d in args.kw_defaults)
-        or regions.has_markers(out.body)
+    """Whether compacting ``out`` can wait for its source to be read: where the entry
+    compiles it when first needed (``emit.compiled_by_entry``), but not where every
+    stage's output is shown (``ctx.eager``) or regions are printed back (``regions``,
+    after this stage)."""
+    return (
+        emit.compiled_by_entry(fn, ctx, out.args)
+        and not ctx.eager
+        and not regions.has_markers(out.body)
     )
 
 

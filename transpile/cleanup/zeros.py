@@ -126,11 +126,12 @@ def _pop_base(node):
 
 
 class _Adjoints:
-    def __init__(self, names, primal_of, ops_name, containers, given=(), pops=True):
+    def __init__(self, names, primal_of, ops_name, containers, given=(), pops=True, at_end=None):
         self.given = set(given)
         self.may_pop = pops
         self.names = names
         self.primal_of = primal_of
+        self.at_end = at_end or {}  # adjoint -> the primal name shaping its first zero
         self.ops = ops_name
         self.containers = containers
         self.in_place = set()
@@ -524,6 +525,4 @@ def run(body, names, primal_of, ops_name, containers, given=(), pops=True, at_en
     ``pops`` (no statement pops from a list), no statement is searched for one.
     ``at_end``: adjoint -> the primal name whose value at the end shapes its zero in
     ``inits`` (a rebound parameter's), where that is not ``primal_of``'s."""
-    adjoints = _Adjoints(set(names), primal_of, ops_name, containers, given, pops)
-    adjoints.at_end = at_end or {}
-    return adjoints.run(body)
+    return _Adjoints(set(names), primal_of, ops_name, containers, given, pops, at_end).run(body)

@@ -116,7 +116,7 @@ def stage(fn, ctx):
         else:
             generated.text = later.source()
         compiled = functools.partial(later.function, generated)
-        if out is fn.outputs[-1] and _compiled_by_entry(fn, ctx, out.args):
+        if out is fn.outputs[-1] and compiled_by_entry(fn, ctx, out.args):
             generated.compile = compiled
         else:
             generated.function = compiled()
@@ -162,7 +162,7 @@ class _Printing:
         return f
 
 
-def _compiled_by_entry(fn, ctx, args):
+def compiled_by_entry(fn, ctx, args):
     """Whether the entry (``dispatch``) may compile this gradient when first needed: it
     makes shape variants, and it has no defaults, which the entry copies when made."""
     return (
