@@ -46,7 +46,7 @@ def pass_at_the_end(x):
 
 
 # --------------------------------------------------------------------------
-# fence
+# fence, inplace
 
 
 def uses_with(x):
@@ -392,7 +392,7 @@ def _halve(v):
 
 
 def halves_in_a_helper(x):
-    """A helper's in-place update of an array the caller made, followed (``fence``)."""
+    """A helper's in-place update of an array the caller made, followed (``inplace``)."""
     v = x * 2.0
     v = _halve(v)
     return np.sum(v * v)

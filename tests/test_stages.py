@@ -248,7 +248,7 @@ def test_higher_makes_a_gradients_add_at_a_new_array_and_leaves_user_code_alone(
 
 
 # --------------------------------------------------------------------------
-# fence
+# fence, inplace
 
 
 def test_fence_refuses_unsupported_syntax_at_its_line():
@@ -259,9 +259,10 @@ def test_fence_refuses_unsupported_syntax_at_its_line():
     assert info.value.lineno == line_of(S.uses_with, "return np.sum(x)  # refused")
 
 
-def test_fence_refuses_an_in_place_update_another_name_sees():
+def test_inplace_refuses_an_update_another_name_sees_that_fence_lets_through():
+    built(S.updates_alias, "fence")
     with pytest.raises(TranspileError, match="`z -= 1.0` updates the array") as info:
-        built(S.updates_alias, "fence")
+        built(S.updates_alias, "inplace")
     assert info.value.lineno == line_of(S.updates_alias, "z -= 1.0")
 
 

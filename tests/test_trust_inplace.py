@@ -16,7 +16,7 @@ import numpy as onp
 import pytest
 
 from transpile import TranspileError, grad, stop_gradient
-from transpile.front import fence, parse
+from transpile.front import inplace, parse
 
 MARKER = "# ERR"
 
@@ -163,6 +163,13 @@ def updates_result_of_identity_helper(x):
     return np.sum(h * y)
 
 
+def updates_list_slot(x):
+    z = x * 2.0
+    w = [z, x]
+    w[0] += 1.0  # ERR
+    return np.sum(z * x)
+
+
 REFUSED = [
     (updates_view, (X,)),
     (updates_through_view, (X,)),
@@ -177,6 +184,7 @@ REFUSED = [
     (updates_conditional_alias, (X,)),
     (updates_module_array, (X,)),
     (updates_result_of_identity_helper, (X,)),
+    (updates_list_slot, (X,)),
 ]
 
 
@@ -188,6 +196,16 @@ def test_update_seen_through_another_name_is_refused(func, args):
     assert_located(info.value, func)
     assert "in place" in info.value.what
     assert "make a new array" in info.value.hint
+
+
+def test_an_update_of_a_list_slot_is_quoted_as_written():
+    # numpy: w[0] += 1.0 updates z's array, so f = sum((2x + 1) * x) = 1*3 + 2*5
+    assert updates_list_slot(X.copy()) == pytest.approx(13.0)
+    with pytest.raises(TranspileError) as info:
+        grad(updates_list_slot)
+    assert_located(info.value, updates_list_slot)
+    assert "`w[0] += 1.0` updates the array of `w[0]`" in info.value.what, info.value.what
+    assert "`w[0] = w[0] + 1.0`" in info.value.hint, info.value.hint
 
 
 # --------------------------------------------------------------------------
@@ -239,13 +257,15 @@ def test_helper_updating_an_alias_of_a_parameter_is_refused():
     assert "`b`" in info.value.what and "`c`" in info.value.what
 
 
-def test_fence_refuses_a_parameter_update_only_in_a_helper():
-    fence.run(parse.run(helper_updates_parameter))  # top level: the caller's value is f's own
+def test_a_parameter_update_is_refused_only_in_a_helper():
+    parsed = parse.run(helper_updates_parameter)
+    assert inplace.check(parsed, is_helper=False) == set()  # top level: the value is f's own
     with pytest.raises(TranspileError) as info:
-        fence.run(parse.run(helper_updates_parameter), helper=True)
+        inplace.check(parse.run(helper_updates_parameter), is_helper=True)
     assert_located(info.value, helper_updates_parameter)
     # a caller whose array it is, and which reads it no more, follows the update
-    assert fence.run(parse.run(rebinds_after_updating_helper)) == {helper_updates_parameter}
+    followed = inplace.check(parse.run(rebinds_after_updating_helper), is_helper=False)
+    assert followed == {helper_updates_parameter}
 
 
 # --------------------------------------------------------------------------

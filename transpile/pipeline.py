@@ -57,6 +57,7 @@ from transpile.front import (
     generators,
     helpers,
     higher,
+    inplace,
     loops,
     naming,
     normalize,
@@ -83,7 +84,8 @@ STAGES = (
     # front end: the user's function, read, checked and put in A-normal form
     Stage("parse", parse.stage, "read the source; refuse a decorated or changed function"),
     Stage("higher", higher.stage, "a gradient read again: its ops.add_at makes a new array"),
-    Stage("fence", fence.stage, "refuse unsupported syntax and in-place updates of shared arrays"),
+    Stage("fence", fence.stage, "refuse syntax that is not differentiated, at its line"),
+    Stage("inplace", inplace.stage, "refuse an in-place update another name would see"),
     Stage("helpers", helpers.stage, "small helpers of the user's inlined where they are called"),
     Stage("naming", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
     Stage("loops", loops.stage, "checkpointed loops: the body becomes a step function"),

@@ -88,7 +88,7 @@ class Context:
     has_aux: bool = False  # the function returns (value, aux): value is differentiated
     variant_stages: tuple = ()  # pipeline.VARIANT_STAGES, run by the entry (dispatch)
     # a callee whose caller followed its in-place updates of its parameters (the
-    # caller's own arrays, read no more there): ``fence`` lets it make them
+    # caller's own arrays, read no more there): ``inplace`` lets it make them
     updates_followed: bool = False
     checkpoint: object = None  # snapshots for every loop of the body; False: no markers
     # every output made as the stages run (a run stopped after a stage: --dump, explain,
@@ -248,10 +248,10 @@ class Function:
     )
     updates_followed: frozenset = fact(
         frozenset,
-        "fence",
+        "inplace",
         "callees, tangents",
-        "the user functions called whose in-place updates of their parameters fence "
-        "followed here (inplace): their transpilations may make them",
+        "the user functions called whose in-place updates of their parameters inplace "
+        "followed here: their transpilations may make them",
     )
     inlined: tuple = fact(
         tuple,

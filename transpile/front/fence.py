@@ -1,21 +1,20 @@
 """Rejects syntax the transpiler does not differentiate, with a located error.
 
-``run(parsed, helper=False)`` walks the function once and raises ``TranspileError``
-for the first unsupported construct; it returns nothing. This is the one place syntax
-is refused: a statement or expression whose type is not in ``ACCEPTED_STATEMENTS`` or
+``run(parsed)`` walks the function once and raises ``TranspileError`` for the first
+unsupported construct; it returns nothing. This is the one place syntax is refused: a
+statement or expression whose type is not in ``ACCEPTED_STATEMENTS`` or
 ``ACCEPTED_EXPRESSIONS`` stops here (a type gast adds later too), with the hint of
 ``_REFUSED`` where there is one, so every later stage may assume the subset the front
-end lowers to A-normal form (``tests/test_fence_syntax.py`` walks every gast type). Then ``inplace.check`` refuses augmented assignments whose in-place
-update numpy would show through another name (``helper=True`` for a user function
-that the differentiated function calls: there an update of the caller's array is
-refused too).
+end lowers to A-normal form (``tests/test_fence_syntax.py`` walks every gast type).
+What numpy would update in place for another name to see is the next stage's
+(``inplace``).
 """
 
 import gast
 
 from transpile.core.errors import at
 from transpile.core.nodes import descendants
-from transpile.front import exceptions, generators, inplace
+from transpile.front import exceptions, generators
 from transpile_runtime import insert_grad_of, stop_gradient
 
 # what the front end lowers (``normalize`` and its lowerings, ``exceptions``): every
@@ -59,19 +58,13 @@ _REFUSED = {k: v for k, v in {**_STATEMENTS, **_EXPRESSIONS}.items() if k is not
 
 def stage(fn, ctx):
     """Refuse what cannot be differentiated, before anything is rewritten."""
-    called = ctx.mode in ("split", "tangent")
-    helper = called and not ctx.updates_followed
-    fn.updates_followed = run(fn.parsed, helper=helper, called=called)
+    run(fn.parsed, called=ctx.mode in ("split", "tangent"))
     return fn
 
 
-def run(parsed, helper=False, called=True) -> frozenset:
-    """Raise TranspileError for the first unsupported construct in ``parsed.tree``;
-    return the user functions it calls whose in-place updates of their parameters
-    ``inplace`` followed (``inplace.check``).
+def run(parsed, called=True):
+    """Raise TranspileError for the first unsupported construct in ``parsed.tree``.
 
-    ``helper``: ``parsed`` is a user function called by the one being differentiated,
-    whose caller did not follow its updates of its parameters: those are refused.
     ``called``: it is called by the function differentiated (a generator may be).
     """
     tree = parsed.tree
@@ -84,8 +77,7 @@ def run(parsed, helper=False, called=True) -> frozenset:
             "in a differentiated function",
             "use plain positional parameters (with defaults if needed)",
         )
-    nodes = descendants(tree)  # walked once, for the yields and the in-place updates
-    yields = generators.own_yields(tree, nodes)
+    yields = generators.own_yields(tree, descendants(tree))
     if yields and not called:
         raise at(
             parsed,
@@ -96,7 +88,6 @@ def run(parsed, helper=False, called=True) -> frozenset:
     allowed = generators.check(parsed, yields) if yields else set()
     for stmt in tree.body:
         _check(parsed, stmt, allowed)
-    return inplace.check(parsed, helper, nodes)
 
 
 def _check(parsed, root, allowed=frozenset()):

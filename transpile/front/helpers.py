@@ -59,7 +59,7 @@ from transpile.core.nodes import (
     names_and_calls,
     transform,
 )
-from transpile.front import bound_functions, fence, higher, parse
+from transpile.front import bound_functions, fence, higher, inplace, parse
 from transpile.front.naming import Namer
 from transpile.rules import registry, user_rules
 from transpile_runtime import instances, stop_gradient
@@ -150,11 +150,12 @@ def _names(body, params):
 
 
 def _parsed(obj):
-    """The helper's ``parse.Parsed``, or None where parse or fence would refuse it."""
+    """The helper's ``parse.Parsed``, or None where parse, fence or inplace would refuse it."""
     try:
         parsed = parse.run(obj)
         parse.refuse_undefined(parsed)
-        fence.run(parsed, helper=True)
+        fence.run(parsed)
+        inplace.check(parsed, is_helper=True)
     except TranspileError:
         return None  # the callee pair says why, located at the user's call
     return parsed

@@ -197,6 +197,13 @@ _CONTAINER_BUILTINS = frozenset(
 )
 
 
+def stage(fn, ctx):
+    """Refuse an in-place update another name would see, on the function as written."""
+    called = ctx.mode in ("split", "tangent")
+    fn.updates_followed = check(fn.parsed, is_helper=called and not ctx.updates_followed)
+    return fn
+
+
 def check(parsed, is_helper: bool, nodes=None) -> frozenset:
     """Raise TranspileError for an augmented assignment whose in-place update is seen;
     return the user functions called whose updates of their parameters were followed
@@ -317,18 +324,24 @@ def _outside(obj):
     return obj[0] in ("free", "stale")
 
 
+def _written(aug):
+    """How messages quote the augmented assignment ``aug`` (``w[0] += v``): its target,
+    the update as written, and the rebinding that would make a new array instead."""
+    target, op, rhs = _unparse(aug.target), _OPS.get(type(aug.op), "?"), _unparse(aug.value)
+    return target, f"`{target} {op}= {rhs}`", f"`{target} = {target} {op} {rhs}`"
+
+
 def _users_array_error(aug, n, callee, func, p):
     """A helper ``func`` updates in place, by ``aug``, the array its caller received."""
-    op, rhs = _OPS.get(type(aug.op), "?"), _unparse(aug.value)
+    _, update, rebind = _written(aug)
     which = f"parameter `{n}`" if n == p else f"parameter `{p}` (`{n}` shares its array)"
     return at(
         callee,
         aug,
-        f"`{n} {op}= {rhs}` in {func}() updates in place the array the caller passed as "
+        f"{update} in {func}() updates in place the array the caller passed as "
         f"{which}: numpy changes the caller's array as well, while the derivative would "
         f"treat the update as a new value local to {func}()",
-        f"write `{n} = {n} {op} {rhs}` to make a new array (rebinding leaves the caller's "
-        "array alone)",
+        f"write {rebind} to make a new array (rebinding leaves the caller's array alone)",
     )
 
 
@@ -563,42 +576,41 @@ class _Analysis:
 
     def helper_alias_error(self, update, m, read, shares):
         aug, n, callee, func, p = update
-        op, rhs = _OPS.get(type(aug.op), "?"), _unparse(aug.value)
+        _, update, rebind = _written(aug)
         which = f"parameter `{n}`" if n == p else f"parameter `{p}` (`{n}` shares its array)"
         line = getattr(read, "lineno", 0) + self.parsed.line_offset
         how = "shares" if shares else "holds"
         return at(
             callee,
             aug,
-            f"`{n} {op}= {rhs}` in {func}() updates in place the array the caller passed as "
+            f"{update} in {func}() updates in place the array the caller passed as "
             f"{which}, and `{m}` {how} that array and is read afterwards "
             f"({self.parsed.filename}:{line}): numpy changes `{m}` as well, while the "
             f"derivative would treat the update as a new value local to {func}()",
-            f"write `{n} = {n} {op} {rhs}` in {func}() to make a new array, or bind what "
+            f"write {rebind} in {func}() to make a new array, or bind what "
             f"{func}() returns instead of reading `{m}` again",
         )
 
     def alias_error(self, aug, n, m, read, shares, loop=False):
-        op = _OPS.get(type(aug.op), "?")
-        rhs = _unparse(aug.value)
+        target, update, rebind = _written(aug)
         line = getattr(read, "lineno", 0) + self.parsed.line_offset
         if loop:
             what = (
-                f"`{n} {op}= {rhs}` updates the array of `{n}` in place, and that array "
+                f"{update} updates the array of `{target}` in place, and that array "
                 f"belongs to `{m}`, which the loop at line {line} goes on reading: numpy "
                 f"changes `{m}` as well, while the derivative would treat the update as a "
-                f"new value of `{n}` only"
+                f"new value of `{target}` only"
             )
             hint = (
-                f"write `{n} = {n} {op} {rhs}` to make a new array; to change the elements "
+                f"write {rebind} to make a new array; to change the elements "
                 f"of `{m}`, assign them by index (`{m}[i] = ...`)"
             )
             return at(self.parsed, aug, what, hint)
         how = "shares" if shares else "holds"
         what = (
-            f"`{n} {op}= {rhs}` updates the array of `{n}` in place, and `{m}` {how} that "
+            f"{update} updates the array of `{target}` in place, and `{m}` {how} that "
             f"array and is read afterwards (line {line}): numpy changes `{m}` as well, "
-            f"while the derivative would treat the update as a new value of `{n}` only"
+            f"while the derivative would treat the update as a new value of `{target}` only"
         )
         copy = None
         for name_, other in ((n, m), (m, n)):
@@ -606,7 +618,7 @@ class _Analysis:
                 if src == other and copy is None:
                     copy = f"`{name_} = {text}.copy()`"
         copy = copy or "`.copy()` where the two names start sharing one array"
-        hint = f"write `{n} = {n} {op} {rhs}` to make a new array, or take a copy: {copy}"
+        hint = f"write {rebind} to make a new array, or take a copy: {copy}"
         return at(self.parsed, aug, what, hint)
 
     # statements --------------------------------------------------------------------
@@ -782,10 +794,7 @@ class _Analysis:
                     self.hold(st, holder, (refs - objs) | {stale})
 
     def refuse_escape(self, s, n, objs):
-        op = _OPS.get(type(s.op), "?")
-        rhs = _unparse(s.value)
-        update = f"`{n} {op}= {rhs}`"
-        rebind = f"`{n} = {n} {op} {rhs}`"
+        _, update, rebind = _written(s)
         for o in sorted(objs, key=repr):
             if o[0] == "items":
                 o = o[1]  # an item of a list the caller passed is the caller's
