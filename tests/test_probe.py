@@ -35,6 +35,20 @@ def grows(x):
     return np.sum(s * s)
 
 
+def changes_midway(x):
+    """A loop line that sees a Python float on the first trip, then arrays (``a``), next
+    to one that sees arrays of one shape on every trip (``b``), and a name bound twice in
+    the body, to an array and then to a number (``c``)."""
+    s = 0.0
+    for t in range(3):
+        a = s * 2.0
+        b = np.sin(x * (t + 1))
+        c = x[:2] * b[:2]
+        c = np.sum(c)
+        s = a + b * c
+    return np.sum(s * s)
+
+
 def _single_targets(body, path=()):
     """``(position, target)`` of every assignment to a name in ``body``, positions as the
     probe numbers them: an int at the top, a tuple of indices inside loops."""
@@ -73,6 +87,30 @@ def test_each_assignment_is_reported_once_at_its_position():
     carried = {k for k in reported if isinstance(k, tuple) and isinstance(k[-1], str)}
     assert set(reported) - carried == wanted
     assert carried, "a loop's carried names are reported at the start of its body"
+
+
+def test_a_run_of_loop_lines_reported_in_one_call_keeps_what_each_line_saw():
+    g = grad(changes_midway, wrt=0)
+    dispatcher = g.__transpile_dispatch__
+    entry = dispatcher.current()
+    x = np.linspace(0.1, 0.5, 5)
+    g(x)  # the first call runs the probe
+    ((_, _, seen),) = dispatcher.pending.values()
+    body, keys, _ = probe.probe_body(entry.body, entry.spec.names["ops"], "_p", "_s", entry.params)
+    runs = [keys[c.args[0].value] for c in _seen_calls(body, "_s")]
+    lines = [k for k in runs if isinstance(k, list) and not isinstance(k[0][-1], str)]
+    assert any(len(k) > 1 for k in lines), "a loop's straight lines are reported together"
+    forward = next(i for i, stmt in enumerate(entry.body) if isinstance(stmt, gast.For))
+    inside = [(key, t) for key, t in _single_targets(entry.body) if isinstance(key, tuple)]
+    saw = {}
+    for key, t in sorted(inside):
+        if key[0] == forward:
+            saw.setdefault(t, []).append(seen[key])
+    float64 = np.dtype(np.float64)
+    assert saw["a"] == [None]  # a float, then arrays: nothing is known of it
+    assert saw["b"] == [("array", (5,), float64, np.ndarray)]
+    assert saw["c"] == [("array", (2,), float64, np.ndarray), ("array", (), float64, np.float64)]
+    fd.assert_close(g(x), fd.numeric_grad(changes_midway, (x,), (0,))[0], rtol=1e-6)
 
 
 def test_the_generic_body_is_not_changed_by_its_probe():

@@ -168,7 +168,8 @@ def probe_body(body, ops_name, probe_name, seen_name, params=(), sites=None):
     not report because the probe knows them before it runs (a constant bound at the
     top, ahead of any block), for the observations to start from. A loop reports its
     carried names in one call, ``seen(k, (a, b, ...))`` with ``keys[k]`` the list of
-    their positions: Python compiles one tuple faster than a statement per name."""
+    their positions: Python compiles one tuple faster than a statement per name; and
+    each run of assignments in its body the same way, where the run ends (``report``)."""
     reporter = _Reporter(probe_name, seen_name, sites)
     groups = reporter.groups(body, set(params))
     return _free_when_dead(groups), reporter.keys, reporter.known
@@ -222,19 +223,38 @@ class _Reporter:
         each one saw); ``path``: the loop's. ``bound``: the names surely bound before
         ``body`` runs; ``targets`` gets every target reported."""
         out, bound = [], set(bound)
+        run = {}  # target -> key of the assignments since the last report
         for i, stmt in enumerate(body):
             key = (*path, i)
+            target = single_target(stmt)
+            if target in run or (target is None and stmt.__class__ is not gast.Expr):
+                out += self.report(run)
             if isinstance(stmt, gast.For):
                 reported, inner = self.loop(stmt, self.names_of(stmt), key, bound)
                 out += reported
                 targets |= inner
+            elif target is not None:
+                out.append(self.reported(stmt))
+                run[target] = key
             else:
                 out += self.statement(stmt, key)
-            target = single_target(stmt)
             if target is not None:
                 bound.add(target)
                 targets.add(target)
-        return out
+        return out + self.report(run)
+
+    def report(self, run):
+        """Where a run of assignments in a loop's body ends (at a block, a jump, a name
+        bound again, or the end of the body; a call statement such as ``tape.push(x)``
+        binds nothing and goes on), one call reports what each bound: each holds what
+        its assignment gave it, since nothing between binds it again or leaves the run,
+        and one call per run costs a fraction of one per line. Empties ``run``."""
+        if not run:
+            return []
+        values = gast.Tuple(elts=[name(n) for n in run], ctx=gast.Load())
+        report = gast.Expr(value=self.seen(list(run.values()), values))
+        run.clear()
+        return [report]
 
     def loop(self, loop, names, key, bound):
         """``[loop]`` reported (its body reports, first, each name the loop binds and
@@ -252,13 +272,16 @@ class _Reporter:
         orelse = [_report_sites(s, self.probe_name) for s in loop.orelse]
         return [_copied(loop, body=starts + body, orelse=orelse, **header)], targets
 
+    def reported(self, stmt):
+        """``stmt`` with its helper calls reported."""
+        if self.holding is None or id(stmt) in self.holding:
+            return _report_sites(stmt, self.probe_name)
+        return stmt
+
     def statement(self, stmt, key):
         """``stmt`` with its helper calls reported, and its target, where it has one:
         ``x = seen(k, value)``; ``x += v; seen(k, x)``."""
-        if self.holding is None or id(stmt) in self.holding:
-            reported = _report_sites(stmt, self.probe_name)
-        else:
-            reported = stmt
+        reported = self.reported(stmt)
         target = single_target(stmt)
         if target is None:
             return [reported]
@@ -327,12 +350,14 @@ def recorder(keys, seen):
                 seen[index] = meta(value)
             elif old is not None and not same_meta(old, value):
                 seen[index] = None
-        elif cls is list:  # what each name held at the start of a loop's body
+        elif cls is list:  # a run of a loop's lines, or the names carried into it
             for one, v in zip(index, value):
                 old = get(one, _UNSEEN)
+                if old is None:
+                    continue  # nothing more is learned
                 if old is _UNSEEN or one.__class__ is not tuple:
                     observe(seen, one, v)
-                elif old is not None and not same_meta(old, v):
+                elif old is not _META_OF_TYPE.get(v.__class__) and not same_meta(old, v):
                     seen[one] = None
         else:
             observe(seen, index, value)
@@ -360,10 +385,11 @@ def call_recorder(sites):
     ``merged``) and returns the helper's result."""
 
     def record(site, helper, *args):
-        metas = tuple(map(meta, args))
-        if site in sites:
-            metas = merged(sites[site], metas, helper.declared.shape_args)
-        sites[site] = metas
+        old = sites.get(site, _UNSEEN)
+        if old is _UNSEEN:
+            sites[site] = tuple(map(meta, args))
+        elif old is not None and not (len(old) == len(args) and all(map(same_meta, old, args))):
+            sites[site] = merged(old, tuple(map(meta, args)), helper.declared.shape_args)
         return helper(*args)
 
     return record
