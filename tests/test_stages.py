@@ -1442,6 +1442,7 @@ def test_every_fact_is_documented_and_seen_made():
         (S.value_and_aux, "value_and_grad", {"has_aux": True}),
         (S.makes_an_object, "vjp", {}),
         (S.halves_in_a_helper, "grad", {}),
+        (S.unpacks, "grad", {}),  # a += b: normalize remembers the update (augmented)
     ]:
         seen.update(_facts_first_set(func, mode, **options))
     for f in dataclasses.fields(Function):

@@ -170,6 +170,25 @@ def updates_list_slot(x):
     return np.sum(z * x)
 
 
+def updates_in_a_local_function(x):
+    y = x * 1.0
+
+    def bump(v):
+        v += 1.0  # ERR
+        return v
+
+    z = bump(y)
+    return np.sum(y * z)
+
+
+def updates_after_rebinding(x):
+    z = x * 2.0
+    z = z * 3.0
+    y = z
+    z -= 1.0  # ERR
+    return np.sum(y * z)
+
+
 REFUSED = [
     (updates_view, (X,)),
     (updates_through_view, (X,)),
@@ -185,6 +204,8 @@ REFUSED = [
     (updates_module_array, (X,)),
     (updates_result_of_identity_helper, (X,)),
     (updates_list_slot, (X,)),
+    (updates_in_a_local_function, (X,)),
+    (updates_after_rebinding, (X,)),
 ]
 
 
@@ -206,6 +227,28 @@ def test_an_update_of_a_list_slot_is_quoted_as_written():
     assert_located(info.value, updates_list_slot)
     assert "`w[0] += 1.0` updates the array of `w[0]`" in info.value.what, info.value.what
     assert "`w[0] = w[0] + 1.0`" in info.value.hint, info.value.hint
+
+
+def test_an_update_inside_a_local_function_is_seen_where_it_is_called():
+    # numpy: bump(y) adds 1 to y's array, so f = sum((x + 1) ** 2) = 4 + 9; read as a
+    # new value of v it would be sum(x * (x + 1)) = 2 + 6, whose gradient (2x + 1) is
+    # not f's (2x + 2): refused, where it is called on A-normal form
+    assert updates_in_a_local_function(X.copy()) == pytest.approx(13.0)
+    with pytest.raises(TranspileError) as info:
+        grad(updates_in_a_local_function)
+    assert_located(info.value, updates_in_a_local_function)
+    assert "`v += 1.0`" in info.value.what and "`y`" in info.value.what, info.value.what
+
+
+def test_messages_name_what_the_user_wrote_not_the_versions_of_a_name():
+    with pytest.raises(TranspileError) as info:
+        grad(updates_after_rebinding)
+    err = info.value
+    assert_located(err, updates_after_rebinding)
+    assert "`z -= 1.0` updates the array of `z`" in err.what, err.what
+    said = err.what + err.hint
+    assert "z2" not in said and "z3" not in said and "_t" not in said, said
+    assert "`y = z.copy()`" in err.hint, err.hint
 
 
 # --------------------------------------------------------------------------

@@ -85,7 +85,6 @@ STAGES = (
     Stage("parse", parse.stage, "read the source; refuse a decorated or changed function"),
     Stage("higher", higher.stage, "a gradient read again: its ops.add_at makes a new array"),
     Stage("fence", fence.stage, "refuse syntax that is not differentiated, at its line"),
-    Stage("inplace", inplace.stage, "refuse an in-place update another name would see"),
     Stage("helpers", helpers.stage, "small helpers of the user's inlined where they are called"),
     Stage("naming", naming.stage, "a namer clear of the user's names; np, ops, Tape names"),
     Stage("loops", loops.stage, "checkpointed loops: the body becomes a step function"),
@@ -95,6 +94,7 @@ STAGES = (
     Stage(
         "normalize", normalize.stage, "single exit, one operation per line, jumps lowered, renames"
     ),
+    Stage("inplace", inplace.stage, "refuse an in-place update another name would see"),
     Stage("snapshot", snapshot.stage, "a list appended to after a read is read through a copy"),
     Stage(
         "auxiliary", auxiliary.stage, "has_aux: the value of a (value, aux) pair is differentiated"

@@ -188,6 +188,13 @@ class Function:
         "every analysis, raw, tangents",
         "the user's FunctionDef in A-normal form",
     )
+    augmented: dict = fact(
+        dict,
+        "normalize",
+        "inplace",
+        "id(the statement an augmented assignment became, that does its update) -> the "
+        "assignment as written",
+    )
     kinds: object = fact(
         None,
         "kinds",

@@ -1,6 +1,6 @@
 """The front end: the user's function read (``parse``), a gradient read again
-(``higher``), unsupported syntax refused (``fence``), in-place updates another name
-would see refused (``inplace``), names reserved (``naming``),
+(``higher``), unsupported syntax refused (``fence``), names reserved (``naming``),
 methods and objects (``objects``), and A-normal form (``normalize``, with ``desugar``,
-``lower``, ``rename``, ``dict_loops``), then ``snapshot`` and ``auxiliary``. Built on
-``core`` and ``rules``."""
+``lower``, ``rename``, ``dict_loops``), on which in-place updates another name would
+see are refused (``inplace``), then ``snapshot`` and ``auxiliary``. Built on ``core``
+and ``rules``."""

@@ -7,8 +7,12 @@ the caller's array when ``z`` is a parameter of a helper. Where such a differenc
 could be seen, ``check`` raises a located ``TranspileError`` instead of letting the
 derivative be computed for a program numpy does not run.
 
-How: a forward, flow-sensitive may-points-to analysis of the user's statements
-(before normalization). Every value is a set of abstract objects: a parameter, a
+How: a forward, flow-sensitive may-points-to analysis of the function in A-normal
+form (``stage``, right after ``normalize``, which remembers which statement does each
+augmented assignment's update: ``fn.augmented``; messages quote the assignment as
+written and name temporaries by what they hold), or of a function as written (a
+helper before ``helpers`` inlines it, and the user functions a call analyses:
+``summary``). Every value is a set of abstract objects: a parameter, a
 module-level value, or the expression that allocated it (``x * 2.0``, ``np.zeros``);
 an empty set is a value no statement can update in place (numbers, strings, tuples of
 them, shapes). ``a = b`` and views (``b[i]``, ``b.T``, ``for r in b``) share ``b``'s
@@ -44,6 +48,7 @@ all. Updates by other means than augmented assignment (``np.add(a, b, out=a)``,
 import builtins
 import dis
 import inspect
+from dataclasses import dataclass
 
 import gast
 import numpy as np
@@ -51,7 +56,7 @@ import numpy as np
 from transpile.core import printer
 from transpile.core.errors import at
 from transpile.core.ir import MISSING
-from transpile.core.nodes import descendants, walked_fields
+from transpile.core.nodes import clone, descendants, walked_fields
 from transpile.front import parse
 from transpile.rules import registry
 from transpile.rules.declare import Memory, memory
@@ -198,28 +203,46 @@ _CONTAINER_BUILTINS = frozenset(
 
 
 def stage(fn, ctx):
-    """Refuse an in-place update another name would see, on the function as written."""
+    """Refuse an in-place update another name would see, on the A-normal form."""
     called = ctx.mode in ("split", "tangent")
-    fn.updates_followed = check(fn.parsed, is_helper=called and not ctx.updates_followed)
+    normalized = Normalized(fn.tree, fn.augmented, fn.namer)
+    helper = called and not ctx.updates_followed
+    fn.updates_followed = check(fn.parsed, helper, normalized=normalized)
     return fn
 
 
-def check(parsed, is_helper: bool, nodes=None) -> frozenset:
+@dataclass(frozen=True)
+class Normalized:
+    """The function in A-normal form, as ``normalize`` left it: ``augmented`` maps
+    id(the statement that does an augmented assignment's update) to the assignment
+    as written; ``namer`` knows the temporaries and versions, which messages show as
+    the user wrote them."""
+
+    tree: object
+    augmented: dict
+    namer: object
+
+
+def check(parsed, is_helper: bool, nodes=None, normalized=None) -> frozenset:
     """Raise TranspileError for an augmented assignment whose in-place update is seen;
     return the user functions called whose updates of their parameters were followed
     here (a call updating the function's own array, read no more afterwards).
 
-    ``parsed.tree`` is the user's ``FunctionDef`` before normalization. With
-    ``is_helper``, an update of an array the caller passed in is refused too. ``nodes``:
-    the ``descendants`` of ``parsed.tree``, where the caller has them.
+    The function read is ``parsed.tree`` as written (a helper before it is inlined),
+    or ``normalized``, its A-normal form. With ``is_helper``, an update of an array
+    the caller passed in is refused too. ``nodes``: the ``descendants`` of the tree
+    read, where the caller has them.
     """
+    tree = parsed.tree if normalized is None else normalized.tree
     if nodes is None:
-        nodes = descendants(parsed.tree)
-    if not any(isinstance(node, gast.AugAssign) for node in nodes) and not _calls_updating(
-        parsed, nodes
-    ):
+        nodes = descendants(tree)
+    if normalized is not None:
+        updates = bool(normalized.augmented)
+    else:
+        updates = any(isinstance(node, gast.AugAssign) for node in nodes)
+    if not updates and not _calls_updating(parsed, nodes):
         return frozenset()  # nothing updates in place here or in what it calls
-    analysis = _Analysis(parsed, is_helper, raising=True, summaries={})
+    analysis = _Analysis(parsed, is_helper, raising=True, summaries={}, normalized=normalized)
     analysis.run()
     return frozenset(analysis.followed)
 
@@ -324,10 +347,12 @@ def _outside(obj):
     return obj[0] in ("free", "stale")
 
 
-def _written(aug):
+def _written(aug, text=None):
     """How messages quote the augmented assignment ``aug`` (``w[0] += v``): its target,
-    the update as written, and the rebinding that would make a new array instead."""
-    target, op, rhs = _unparse(aug.target), _OPS.get(type(aug.op), "?"), _unparse(aug.value)
+    the update as written, and the rebinding that would make a new array instead;
+    ``text(node)`` prints a part (``_unparse``, or what names the user's names)."""
+    text = text or _unparse
+    target, op, rhs = text(aug.target), _OPS.get(type(aug.op), "?"), text(aug.value)
     return target, f"`{target} {op}= {rhs}`", f"`{target} = {target} {op} {rhs}`"
 
 
@@ -405,6 +430,11 @@ def _own_nodes(stmt):
     return ids
 
 
+def _postfix(value):
+    """Whether ``value``'s text can be followed by ``[i]`` or ``.T`` as it is."""
+    return not isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.BoolOp, gast.IfExp))
+
+
 def _unparse(node):
     try:
         return printer.source(node).strip()
@@ -413,13 +443,20 @@ def _unparse(node):
 
 
 class _Analysis:
-    def __init__(self, parsed, is_helper, raising, summaries):
+    def __init__(self, parsed, is_helper, raising, summaries, normalized=None):
         self.parsed = parsed
-        self.tree = parsed.tree
+        self.tree = parsed.tree if normalized is None else normalized.tree
         self.is_helper = is_helper
         self.raising = raising
         self.summaries = summaries  # function -> summary, shared with nested analyses
         self.locals = set(getattr(parsed, "local_names", ()) or ())
+        self.augmented = {}  # id(statement) -> the augmented assignment it does
+        self.versions = {}  # a version normalize made -> the user's name
+        self.held_by = {}  # a temporary -> the value bound to it, which messages show
+        self.temporaries = frozenset()
+        self.loop_lines = set()  # in A-normal form, the lines of the ``for`` loops
+        if normalized is not None:
+            self.read_normalized(normalized)
         self.params = [a.id for a in self.tree.args.args if isinstance(a, gast.Name)]
         self.locals |= set(self.params)
         self.env_refs = {}  # object -> names (and loop iterators) that may refer to it
@@ -427,7 +464,7 @@ class _Analysis:
         self.holders = set()  # allocation sites that may hold references (lists, dicts, ...)
         self.containers = set()  # ... and those that are certainly not arrays
         self.updates = {}  # id(aug-assign node) -> (node, target name)
-        self.origins = {}  # name -> [(source name, source text)] of `a = <view of b>`
+        self.origins = {}  # name -> [(source name, value)] of `a = <view of b>`
         self.loops = []  # (breaks, continues) state lists of the enclosing loops
         self.returned = EMPTY  # the objects a return statement may return
         self.returned_items = EMPTY  # ... and those they may hold
@@ -445,6 +482,19 @@ class _Analysis:
                     self.made_in_loop.setdefault(id(node), set()).update(
                         id(n) for n in descendants(node.test)
                     )
+
+    def read_normalized(self, normalized):
+        """What the A-normal form adds: the updates ``normalize`` remembered, the names
+        it made (locals of the function, shown in messages as the user's) and the lines
+        of its loops, where each iteration reads its items."""
+        self.augmented = normalized.augmented
+        self.versions = normalized.namer.version_of
+        self.temporaries = normalized.namer.temporaries
+        walked = descendants(self.tree)
+        self.locals |= {
+            n.id for n in walked if n.__class__ is gast.Name and isinstance(n.ctx, gast.Store)
+        }
+        self.loop_lines = {n.lineno for n in walked if n.__class__ is gast.For}
 
     def run(self):
         start = _State({}, {})
@@ -567,6 +617,8 @@ class _Analysis:
         stale = [o for o in self.elements(objs, st) if o[0] == "stale"]
         if not stale or not self.raising:
             return
+        # in A-normal form a loop reads its items where it starts each iteration
+        loop = loop or getattr(node, "lineno", None) in self.loop_lines
         update = min((self.updates[o[1]] for o in stale), key=lambda u: u[0].lineno)
         shares = any(o[0] == "stale" for o in objs)
         if len(update) > 2:  # made by a function of the user's called here
@@ -574,8 +626,28 @@ class _Analysis:
         aug, target = update
         raise self.alias_error(aug, target, label, node, shares, loop)
 
+    def written(self, value):
+        """The text of ``value`` as the user wrote it: the temporaries it reads shown by
+        what they hold, the versions by the user's names (made for a message only)."""
+        if not self.held_by and not self.versions:
+            return _unparse(value)
+        value = clone(value)
+        for n in descendants(value):
+            if n.__class__ is gast.Name:
+                held = self.held_by.get(n.id)
+                text = self.show(n.id)
+                n.id = text if held is None or _postfix(held) else f"({text})"
+        return _unparse(value)
+
+    def show(self, label):
+        """How messages name ``label``: a temporary by what it holds (``z.T``), a
+        version by the user's name."""
+        held = self.held_by.get(label)
+        return self.written(held) if held is not None else self.versions.get(label, label)
+
     def helper_alias_error(self, update, m, read, shares):
         aug, n, callee, func, p = update
+        m = self.show(m)
         _, update, rebind = _written(aug)
         which = f"parameter `{n}`" if n == p else f"parameter `{p}` (`{n}` shares its array)"
         line = getattr(read, "lineno", 0) + self.parsed.line_offset
@@ -592,31 +664,32 @@ class _Analysis:
         )
 
     def alias_error(self, aug, n, m, read, shares, loop=False):
-        target, update, rebind = _written(aug)
+        target, update, rebind = _written(aug, self.written)
+        shown = self.show(m)
         line = getattr(read, "lineno", 0) + self.parsed.line_offset
         if loop:
             what = (
                 f"{update} updates the array of `{target}` in place, and that array "
-                f"belongs to `{m}`, which the loop at line {line} goes on reading: numpy "
-                f"changes `{m}` as well, while the derivative would treat the update as a "
-                f"new value of `{target}` only"
+                f"belongs to `{shown}`, which the loop at line {line} goes on reading: numpy "
+                f"changes `{shown}` as well, while the derivative would treat the update as "
+                f"a new value of `{target}` only"
             )
             hint = (
                 f"write {rebind} to make a new array; to change the elements "
-                f"of `{m}`, assign them by index (`{m}[i] = ...`)"
+                f"of `{shown}`, assign them by index (`{shown}[i] = ...`)"
             )
             return at(self.parsed, aug, what, hint)
         how = "shares" if shares else "holds"
         what = (
-            f"{update} updates the array of `{target}` in place, and `{m}` {how} that "
-            f"array and is read afterwards (line {line}): numpy changes `{m}` as well, "
+            f"{update} updates the array of `{target}` in place, and `{shown}` {how} that "
+            f"array and is read afterwards (line {line}): numpy changes `{shown}` as well, "
             f"while the derivative would treat the update as a new value of `{target}` only"
         )
         copy = None
         for name_, other in ((n, m), (m, n)):
-            for src, text in self.origins.get(name_, ()):
+            for src, value in self.origins.get(name_, ()):
                 if src == other and copy is None:
-                    copy = f"`{name_} = {text}.copy()`"
+                    copy = f"`{self.show(name_)} = {self.written(value)}.copy()`"
         copy = copy or "`.copy()` where the two names start sharing one array"
         hint = f"write {rebind} to make a new array, or take a copy: {copy}"
         return at(self.parsed, aug, what, hint)
@@ -676,7 +749,28 @@ class _Analysis:
         return st
 
     def stmt_Assign(self, s, st):
+        aug = self.augmented.get(id(s))
+        if aug is not None:
+            return self.augmented_assign(s, aug, st)
         self.assign(s.targets, s.value, st)
+        return st
+
+    def augmented_assign(self, s, aug, st):
+        """``s`` does the update of the augmented assignment ``aug`` (``normalize``):
+        for a name, ``t = z OP v`` (``t`` is ``z``, a version of it or a temporary):
+        numpy updates ``z``'s array in place, and ``t`` is that array; for
+        ``w[i] OP= v``, the write into ``w`` after the item ``w[i]`` was updated."""
+        target = s.targets[0]
+        if isinstance(target, gast.Name):
+            updated = s.value.left
+            self.update_name(aug, updated.id, self.expr(s.value.right, st), st, site=s)
+            self.put(st, target.id, st.env.get(updated.id, EMPTY))
+            return st
+        base = self.expr(target.value, st)
+        self.expr(target.slice, st)
+        if isinstance(aug.target.value, gast.Name):  # w[i] OP= v, not w[i][j] OP= v
+            self.update_slot(aug, target.value.id, base, st)
+        self.store_into(base, self.expr(s.value, st), st)
         return st
 
     def assign(self, targets, value, st):
@@ -698,9 +792,11 @@ class _Analysis:
     def bind(self, target, objs, st, value=None):
         if isinstance(target, gast.Name):
             self.put(st, target.id, objs)
+            if target.id in self.temporaries and value is not None:
+                self.held_by.setdefault(target.id, value)
             root = _root_name(value) if value is not None else None
             if root is not None and root != target.id and objs:
-                entry = (root, _unparse(value))
+                entry = (root, value)
                 known = self.origins.setdefault(target.id, [])
                 if entry not in known:
                     known.append(entry)
@@ -726,22 +822,28 @@ class _Analysis:
         if isinstance(target, gast.Subscript):
             self.expr(target.slice, st)
             if isinstance(target.value, gast.Name):
-                # a list slot updated in place changes the array it holds
-                items = set()
-                for o in base:
-                    if o[0] in ("site", "old") and o[1] in self.holders:
-                        items |= st.held.get(o, EMPTY)
-                if items:
-                    self.updated(s, target.value.id, frozenset(items), st, keep=base)
+                self.update_slot(s, target.value.id, base, st)
         if isinstance(s.op, gast.Add):  # lst[i] += [h] when lst[i] is a list
             self.store_into(base, self.sequence_items(value, st), st)
         return st
 
-    def update_name(self, s, n, value, st):
+    def update_slot(self, s, n, base, st):
+        """A list slot of ``n`` (objects ``base``) updated in place by ``s`` changes the
+        array it holds."""
+        items = set()
+        for o in base:
+            if o[0] in ("site", "old") and o[1] in self.holders:
+                items |= st.held.get(o, EMPTY)
+        if items:
+            self.updated(s, n, frozenset(items), st, keep=base)
+
+    def update_name(self, s, n, value, st, site=None):
+        """``s`` updates ``n`` in place with a value of objects ``value``; ``site``: the
+        statement that does it, where it is not ``s`` (A-normal form)."""
         objs = st.env.get(n, EMPTY)
         self.observe(objs, st, s, n)
         if not objs:  # a number, a string, a shape: the update rebinds the name
-            self.put(st, n, self.alloc(s, st) if value else EMPTY)
+            self.put(st, n, self.alloc(site or s, st) if value else EMPTY)
             return
         self.updated(s, n, objs, st)
         if isinstance(s.op, gast.Add):  # lst += [h]: h is in lst now
@@ -794,7 +896,7 @@ class _Analysis:
                     self.hold(st, holder, (refs - objs) | {stale})
 
     def refuse_escape(self, s, n, objs):
-        _, update, rebind = _written(s)
+        _, update, rebind = _written(s, self.written)
         for o in sorted(objs, key=repr):
             if o[0] == "items":
                 o = o[1]  # an item of a list the caller passed is the caller's

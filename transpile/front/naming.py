@@ -84,6 +84,8 @@ class Namer:
         self._counter = 0
         self._adjoints = {}
         self._versions = {}
+        # a version (``h2``) or a fresh name (``h_1``) -> the name it was made from
+        self.version_of = {}
         self.temporaries = set()  # the temporaries handed out, and their adjoints
 
     @classmethod
@@ -103,6 +105,7 @@ class Namer:
         i = 1
         while f"{base}_{i}" in self._taken:
             i += 1
+        self.version_of[f"{base}_{i}"] = self.version_of.get(base, base)
         return self.reserve(f"{base}_{i}")
 
     def temp(self) -> str:
@@ -122,6 +125,7 @@ class Namer:
             candidate = f"{name}{sep}{n}"
             if candidate not in self._taken:
                 self._versions[name] = n
+                self.version_of[candidate] = self.version_of.get(name, name)
                 return self.reserve(candidate)
 
     def adjoint(self, name: str) -> str:

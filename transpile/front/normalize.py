@@ -60,16 +60,22 @@ _OPAQUE = (gast.BoolOp, gast.Lambda, gast.JoinedStr)
 
 def stage(fn, ctx):
     """Single exit, A-normal form, jumps lowered, top-level re-assignments renamed."""
-    fn.tree = run(fn.parsed, fn.namer, fn.names.get("ops", "ops"))
+    fn.augmented = {}
+    fn.tree = run(fn.parsed, fn.namer, fn.names.get("ops", "ops"), fn.augmented)
     return fn
 
 
-def run(parsed, namer, ops_name="ops"):
+def run(parsed, namer, ops_name="ops", augmented=None):
     """Normalize ``parsed.tree`` in place and return it; ``ops_name`` is the name the
-    generated code calls the runtime helpers by (a loop over a dict reads its keys)."""
+    generated code calls the runtime helpers by (a loop over a dict reads its keys).
+    ``augmented`` gets, for each augmented assignment, id(the statement that now does
+    its update) -> the assignment as written (``_Normalizer.stmt_AugAssign``)."""
     tree = parsed.tree
     tree.body = lower.returns(parsed, namer, tree.body)
-    tree.body = _Normalizer(parsed, namer, ops_name).block(tree.body)
+    normalizer = _Normalizer(parsed, namer, ops_name)
+    tree.body = normalizer.block(tree.body)
+    if augmented is not None:
+        augmented.update(normalizer.augmented)
     tree.body = lower.jumps(tree.body, parsed, namer)
     return rename.run(tree, namer)
 
@@ -113,6 +119,7 @@ class _Normalizer:
         self.dict_keys = {}  # a name bound once to a dict display of fixed keys -> them
         self.mutated_dicts = keyword_spread.mutated(walked, parsed.tree.body)
         self.inlining = []  # the local functions whose bodies are being inlined
+        self.augmented = {}  # id(statement) -> the augmented assignment it does
 
     # statements -----------------------------------------------------------------
     def block(self, stmts):
@@ -218,11 +225,19 @@ class _Normalizer:
         )
 
     def stmt_AugAssign(self, s):
+        """``z -= v`` becomes ``z = z - v``; the statement that does the update (for a
+        name, the one computing ``z - v``, which ``rename`` may bind to a temporary or a
+        version; for ``w[i] -= v``, the write into ``w``) is remembered with the
+        assignment as written, for ``inplace``: numpy updates ``z``'s array in place."""
+        written = clone(s)
         load_target = gast.copy_location(_as_load(s.target), s)  # its read: the user's line
         value = gast.copy_location(gast.BinOp(left=load_target, op=s.op, right=s.value), s)
-        return self.stmt_Assign(
+        out = self.stmt_Assign(
             gast.copy_location(gast.Assign(targets=[s.target], value=value, type_comment=None), s)
         )
+        if out and isinstance(s.target, (gast.Name, gast.Subscript)):
+            self.augmented[id(out[-1])] = written
+        return out
 
     def stmt_Assign(self, s):
         pre = []
