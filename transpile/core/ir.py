@@ -192,8 +192,8 @@ class Function:
         dict,
         "normalize",
         "inplace",
-        "id(the statement an augmented assignment became, that does its update) -> the "
-        "assignment as written",
+        "id(the statement an augmented assignment became, that does its update) -> (that "
+        "statement, the assignment as written)",
     )
     kinds: object = fact(
         None,

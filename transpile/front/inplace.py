@@ -214,8 +214,8 @@ def stage(fn, ctx):
 @dataclass(frozen=True)
 class Normalized:
     """The function in A-normal form, as ``normalize`` left it: ``augmented`` maps
-    id(the statement that does an augmented assignment's update) to the assignment
-    as written; ``namer`` knows the temporaries and versions, which messages show as
+    id(the statement that does an augmented assignment's update) to (that statement,
+    the assignment as written); ``namer`` knows the temporaries and versions, which messages show as
     the user wrote them."""
 
     tree: object
@@ -242,7 +242,7 @@ def check(parsed, is_helper: bool, nodes=None, normalized=None) -> frozenset:
         updates = any(isinstance(node, gast.AugAssign) for node in nodes)
     if not updates and not _calls_updating(parsed, nodes):
         return frozenset()  # nothing updates in place here or in what it calls
-    analysis = _Analysis(parsed, is_helper, raising=True, summaries={}, normalized=normalized)
+    analysis = _Analysis(parsed, is_helper, True, {}, normalized=normalized, nodes=nodes)
     analysis.run()
     return frozenset(analysis.followed)
 
@@ -443,20 +443,20 @@ def _unparse(node):
 
 
 class _Analysis:
-    def __init__(self, parsed, is_helper, raising, summaries, normalized=None):
+    def __init__(self, parsed, is_helper, raising, summaries, normalized=None, nodes=None):
         self.parsed = parsed
         self.tree = parsed.tree if normalized is None else normalized.tree
         self.is_helper = is_helper
         self.raising = raising
         self.summaries = summaries  # function -> summary, shared with nested analyses
         self.locals = set(getattr(parsed, "local_names", ()) or ())
-        self.augmented = {}  # id(statement) -> the augmented assignment it does
+        self.augmented = {}  # id(statement) -> (it, the augmented assignment it does)
         self.versions = {}  # a version normalize made -> the user's name
         self.held_by = {}  # a temporary -> the value bound to it, which messages show
         self.temporaries = frozenset()
         self.loop_lines = set()  # in A-normal form, the lines of the ``for`` loops
         if normalized is not None:
-            self.read_normalized(normalized)
+            self.read_normalized(normalized, nodes)
         self.params = [a.id for a in self.tree.args.args if isinstance(a, gast.Name)]
         self.locals |= set(self.params)
         self.env_refs = {}  # object -> names (and loop iterators) that may refer to it
@@ -483,14 +483,16 @@ class _Analysis:
                         id(n) for n in descendants(node.test)
                     )
 
-    def read_normalized(self, normalized):
+    def read_normalized(self, normalized, walked=None):
         """What the A-normal form adds: the updates ``normalize`` remembered, the names
         it made (locals of the function, shown in messages as the user's) and the lines
-        of its loops, where each iteration reads its items."""
+        of its loops, where each iteration reads its items. ``walked``: the tree's
+        ``descendants``, where the caller has them."""
         self.augmented = normalized.augmented
         self.versions = normalized.namer.version_of
         self.temporaries = normalized.namer.temporaries
-        walked = descendants(self.tree)
+        if walked is None:
+            walked = descendants(self.tree)
         self.locals |= {
             n.id for n in walked if n.__class__ is gast.Name and isinstance(n.ctx, gast.Store)
         }
@@ -749,9 +751,9 @@ class _Analysis:
         return st
 
     def stmt_Assign(self, s, st):
-        aug = self.augmented.get(id(s))
-        if aug is not None:
-            return self.augmented_assign(s, aug, st)
+        marked = self.augmented.get(id(s))
+        if marked is not None and marked[0] is s:
+            return self.augmented_assign(s, marked[1], st)
         self.assign(s.targets, s.value, st)
         return st
 

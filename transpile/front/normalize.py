@@ -69,7 +69,7 @@ def run(parsed, namer, ops_name="ops", augmented=None):
     """Normalize ``parsed.tree`` in place and return it; ``ops_name`` is the name the
     generated code calls the runtime helpers by (a loop over a dict reads its keys).
     ``augmented`` gets, for each augmented assignment, id(the statement that now does
-    its update) -> the assignment as written (``_Normalizer.stmt_AugAssign``)."""
+    its update) -> (that statement, the assignment as written)."""
     tree = parsed.tree
     tree.body = lower.returns(parsed, namer, tree.body)
     normalizer = _Normalizer(parsed, namer, ops_name)
@@ -119,7 +119,7 @@ class _Normalizer:
         self.dict_keys = {}  # a name bound once to a dict display of fixed keys -> them
         self.mutated_dicts = keyword_spread.mutated(walked, parsed.tree.body)
         self.inlining = []  # the local functions whose bodies are being inlined
-        self.augmented = {}  # id(statement) -> the augmented assignment it does
+        self.augmented = {}  # id(statement) -> (it, the augmented assignment it does)
 
     # statements -----------------------------------------------------------------
     def block(self, stmts):
@@ -236,7 +236,8 @@ class _Normalizer:
             gast.copy_location(gast.Assign(targets=[s.target], value=value, type_comment=None), s)
         )
         if out and isinstance(s.target, (gast.Name, gast.Subscript)):
-            self.augmented[id(out[-1])] = written
+            # the statement itself is kept with it: its id names no other node later
+            self.augmented[id(out[-1])] = (out[-1], written)
         return out
 
     def stmt_Assign(self, s):
